@@ -1,0 +1,42 @@
+// RuntimeProbe: is the configured OCI runtime (runc, crun) usable? Found on disk and answering
+// `--version`. The answer is cached against the binary's identity (inode, size, mtime), so Status
+// calls stat the file but exec it only when it appeared or changed.
+#pragma once
+
+#include <mutex>
+#include <string>
+
+#include <sys/types.h>
+
+namespace berth {
+
+struct RuntimeProbeResult {
+  bool ready = false;
+  std::string path;     // resolved binary path, when found
+  std::string version;  // first line of `--version`
+  std::string message;  // why it is not ready
+};
+
+class RuntimeProbe {
+ public:
+  explicit RuntimeProbe(std::string configured_path) : configured_(std::move(configured_path)) {}
+  RuntimeProbeResult check();
+
+ private:
+  struct Identity {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    off_t size = 0;
+    long mtime_ns = 0;
+    bool operator==(const Identity&) const = default;
+  };
+
+  std::string configured_;
+  std::mutex mu_;
+  bool probed_ = false;
+  std::string last_path_;
+  Identity last_id_;
+  RuntimeProbeResult last_;
+};
+
+}  // namespace berth

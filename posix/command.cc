@@ -1,0 +1,204 @@
+// run_command: posix_spawn (glibc reports exec errors such as ETXTBSY as its return value, which
+// the CNI retry depends on) plus a poll loop that feeds stdin, drains both output pipes and
+// enforces the timeout by killing the child's whole process group.
+#include "berth/command.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "berth/unique_fd.h"
+
+extern char** environ;
+
+namespace berth {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Pipe {
+  UniqueFd read, write;
+};
+
+Result<Pipe> make_pipe() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return errno_status(errno, "pipe");
+  return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+class SpawnSetup {
+ public:
+  SpawnSetup() {
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+  }
+  ~SpawnSetup() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+};
+
+std::vector<char*> c_strings(const std::vector<std::string>& v) {
+  std::vector<char*> out;
+  out.reserve(v.size() + 1);
+  for (const auto& s : v) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+void append_capped(std::string& buf, const char* data, size_t n, size_t limit, bool& truncated) {
+  size_t room = buf.size() < limit ? limit - buf.size() : 0;
+  if (n > room) truncated = true;
+  buf.append(data, std::min(n, room));
+}
+
+}  // namespace
+
+std::string CommandResult::describe(std::chrono::milliseconds timeout) const {
+  if (timed_out) return "timed out after " + std::to_string(timeout.count()) + "ms";
+  if (term_signal != 0) return "killed by signal " + std::to_string(term_signal);
+  return "exit status " + std::to_string(exit_code);
+}
+
+Result<CommandResult> run_command(const Command& cmd) {
+  if (cmd.argv.empty()) return invalid_argument("run command: empty argv");
+  auto in = make_pipe();
+  auto out = make_pipe();
+  auto err = make_pipe();
+  if (!in.ok()) return in.status();
+  if (!out.ok()) return out.status();
+  if (!err.ok()) return err.status();
+
+  SpawnSetup s;
+  posix_spawn_file_actions_adddup2(&s.actions, in->read.get(), 0);
+  posix_spawn_file_actions_adddup2(&s.actions, out->write.get(), 1);
+  posix_spawn_file_actions_adddup2(&s.actions, err->write.get(), 2);
+  if (cmd.cwd) posix_spawn_file_actions_addchdir_np(&s.actions, cmd.cwd->c_str());
+  // berthd blocks SIGTERM/SIGINT for its signal thread and ignores SIGPIPE; a child must start
+  // with neither, in its own process group so a timeout can kill everything it started.
+  sigset_t empty, defaults;
+  sigemptyset(&empty);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  sigaddset(&defaults, SIGTERM);
+  sigaddset(&defaults, SIGINT);
+  posix_spawnattr_setsigmask(&s.attr, &empty);
+  posix_spawnattr_setsigdefault(&s.attr, &defaults);
+  posix_spawnattr_setpgroup(&s.attr, 0);
+  posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                        POSIX_SPAWN_SETPGROUP);
+
+  auto argv = c_strings(cmd.argv);
+  std::vector<char*> envp;
+  if (cmd.env) envp = c_strings(*cmd.env);
+  char** env = cmd.env ? envp.data() : environ;
+  pid_t pid = -1;
+  const bool has_slash = cmd.argv[0].find('/') != std::string::npos;
+  int rc = has_slash ? posix_spawn(&pid, argv[0], &s.actions, &s.attr, argv.data(), env)
+                     : posix_spawnp(&pid, argv[0], &s.actions, &s.attr, argv.data(), env);
+  if (rc != 0) {
+    Code code = rc == ENOENT ? Code::not_found : Code::internal;
+    return errno_status(rc, "exec " + cmd.argv[0], code);
+  }
+  in->read.reset();
+  out->write.reset();
+  err->write.reset();
+  fcntl(in->write.get(), F_SETFL, O_NONBLOCK);
+  if (cmd.stdin_data.empty()) in->write.reset();
+
+  CommandResult res;
+  size_t stdin_off = 0;
+  const auto deadline = Clock::now() + cmd.timeout;
+  char buf[65536];
+  while (out->read || err->read) {
+    pollfd fds[3];
+    int n = 0;
+    int out_i = -1, err_i = -1, in_i = -1;
+    if (out->read) { out_i = n; fds[n++] = {out->read.get(), POLLIN, 0}; }
+    if (err->read) { err_i = n; fds[n++] = {err->read.get(), POLLIN, 0}; }
+    if (in->write) { in_i = n; fds[n++] = {in->write.get(), POLLOUT, 0}; }
+    int wait_ms = -1;
+    if (cmd.timeout.count() > 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) {
+        res.timed_out = true;
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+        break;
+      }
+      wait_ms = static_cast<int>(left.count());
+    }
+    int pr = poll(fds, n, wait_ms);
+    if (pr < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      kill(-pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      return errno_status(e, "poll output of " + cmd.argv[0]);
+    }
+    auto drain = [&](int idx, UniqueFd& fd, std::string& sink, bool& trunc) {
+      if (idx < 0 || !(fds[idx].revents & (POLLIN | POLLHUP | POLLERR))) return;
+      ssize_t r = read(fd.get(), buf, sizeof buf);
+      if (r > 0) append_capped(sink, buf, static_cast<size_t>(r), cmd.output_limit, trunc);
+      else if (r == 0 || (errno != EINTR && errno != EAGAIN)) fd.reset();
+    };
+    drain(out_i, out->read, res.out, res.out_truncated);
+    drain(err_i, err->read, res.err, res.err_truncated);
+    if (in_i >= 0 && (fds[in_i].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      ssize_t w = write(in->write.get(), cmd.stdin_data.data() + stdin_off,
+                        cmd.stdin_data.size() - stdin_off);
+      if (w > 0) stdin_off += static_cast<size_t>(w);
+      if ((w < 0 && errno != EAGAIN && errno != EINTR) || stdin_off == cmd.stdin_data.size())
+        in->write.reset();
+    }
+  }
+  in->write.reset();
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return errno_status(errno, "wait for " + cmd.argv[0]);
+  }
+  // Children of a timed-out command may still hold the group; make sure none outlives it.
+  if (res.timed_out) kill(-pid, SIGKILL);
+  if (WIFEXITED(status)) res.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) res.term_signal = WTERMSIG(status);
+  return res;
+}
+
+std::optional<std::string> find_executable(const std::string& name,
+                                           const std::vector<std::string>& dirs) {
+  auto runnable = [](const std::string& p) {
+    struct stat st;
+    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
+  };
+  if (name.empty()) return std::nullopt;
+  if (name.find('/') != std::string::npos)
+    return runnable(name) ? std::optional<std::string>(name) : std::nullopt;
+  std::vector<std::string> search = dirs;
+  if (search.empty()) {
+    const char* path = getenv("PATH");
+    std::string p = path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    size_t start = 0;
+    while (start <= p.size()) {
+      size_t end = p.find(':', start);
+      if (end == std::string::npos) end = p.size();
+      if (end > start) search.push_back(p.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  for (const auto& d : search) {
+    std::string candidate = d + "/" + name;
+    if (runnable(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
+}  // namespace berth

@@ -1,0 +1,46 @@
+// Runs a program to completion: argv, environment, stdin bytes, a timeout, and a cap on captured
+// output. Used wherever berth execs a helper (the OCI runtime's --version, CNI plugins, runc ...).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "berth/status.h"
+
+namespace berth {
+
+struct Command {
+  std::vector<std::string> argv;            // argv[0] is a path, or a name looked up in PATH
+  std::optional<std::vector<std::string>> env;  // "K=V" entries; unset: inherit berthd's
+  std::string stdin_data;
+  std::chrono::milliseconds timeout{0};     // 0: no limit
+  size_t output_limit = 16 << 20;           // per stream; more is read and dropped
+  std::optional<std::string> cwd;
+};
+
+struct CommandResult {
+  int exit_code = -1;     // valid when term_signal == 0
+  int term_signal = 0;    // the signal that ended it, or 0
+  bool timed_out = false; // killed (SIGKILL to its process group) because the timeout passed
+  bool out_truncated = false;
+  bool err_truncated = false;
+  std::string out;
+  std::string err;
+
+  bool success() const { return !timed_out && term_signal == 0 && exit_code == 0; }
+  // "exit status 2", "killed by signal 9", "timed out after 500ms"
+  std::string describe(std::chrono::milliseconds timeout) const;
+};
+
+// A failure to start the program (ENOENT, EACCES, ETXTBSY ...) is an error Status whose
+// sys_errno() is the exec's errno; once started, every ending is a CommandResult.
+Result<CommandResult> run_command(const Command& cmd);
+
+// The first executable file named `name` in `dirs` (or in PATH when dirs is empty); a name
+// with a slash is checked as it is.
+std::optional<std::string> find_executable(const std::string& name,
+                                           const std::vector<std::string>& dirs = {});
+
+}  // namespace berth

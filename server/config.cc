@@ -1,0 +1,197 @@
+// TOML config loading (toml++). toml++ reports syntax errors by exception; they are caught here
+// and turned into a Status, so nothing escapes the module.
+#include "berth/config.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+namespace berth {
+namespace {
+
+const std::set<std::string> kLogLevels{"trace", "debug", "info", "warn", "error", "critical", "off"};
+
+// Walks one TOML table: each get_* consumes a known key; finish() reports any key left over.
+class TableReader {
+ public:
+  TableReader(const toml::table& t, std::string prefix, const std::string& source, Status& err)
+      : t_(t), prefix_(std::move(prefix)), source_(source), err_(err) {}
+
+  void str(const char* key, std::string& out) {
+    const toml::node* n = take(key);
+    if (!n) return;
+    if (auto v = n->value<std::string>(); n->is_string() && v) out = *v;
+    else fail(key, "expected a string, got " + type_name(*n));
+  }
+  void integer(const char* key, int& out, long min, long max) {
+    const toml::node* n = take(key);
+    if (!n) return;
+    if (!n->is_integer()) return fail(key, "expected an integer, got " + type_name(*n));
+    long v = n->as_integer()->get();
+    if (v < min || v > max)
+      return fail(key, "must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                           ", got " + std::to_string(v));
+    out = static_cast<int>(v);
+  }
+  const toml::table* table(const char* key) {
+    const toml::node* n = take(key);
+    if (!n) return nullptr;
+    if (!n->is_table()) {
+      fail(key, "expected a table, got " + type_name(*n));
+      return nullptr;
+    }
+    return n->as_table();
+  }
+  void one_of(const char* key, std::string& out, const std::set<std::string>& allowed) {
+    str(key, out);
+    if (!err_.ok() || allowed.count(out)) return;
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    fail(key, "must be one of " + list + ", got \"" + out + "\"");
+  }
+  void finish() {
+    if (!err_.ok()) return;
+    for (const auto& [k, v] : t_) {
+      if (!seen_.count(std::string(k.str()))) {
+        err_ = invalid_argument("config " + source_ + ": unknown key '" + name(k.str()) + "'");
+        return;
+      }
+    }
+  }
+  std::string name(std::string_view key) const { return prefix_ + std::string(key); }
+  void fail(std::string_view key, const std::string& why) {
+    if (err_.ok()) err_ = invalid_argument("config " + source_ + ": key '" + name(key) + "': " + why);
+  }
+
+ private:
+  const toml::node* take(const char* key) {
+    seen_.insert(key);
+    if (!err_.ok()) return nullptr;
+    return t_.get(key);
+  }
+  static std::string type_name(const toml::node& n) {
+    switch (n.type()) {
+      case toml::node_type::string: return "a string";
+      case toml::node_type::integer: return "an integer";
+      case toml::node_type::floating_point: return "a float";
+      case toml::node_type::boolean: return "a boolean";
+      case toml::node_type::table: return "a table";
+      case toml::node_type::array: return "an array";
+      default: return "a date/time";
+    }
+  }
+
+  const toml::table& t_;
+  std::string prefix_;
+  const std::string& source_;
+  Status& err_;
+  std::set<std::string> seen_;
+};
+
+Status read_config(const toml::table& root, const std::string& source, Config& c) {
+  Status err;
+  TableReader r(root, "", source, err);
+  r.str("socket", c.socket);
+  r.str("root", c.root);
+  r.str("state", c.state);
+  r.one_of("log_level", c.log_level, kLogLevels);
+  r.one_of("cgroup_driver", c.cgroup_driver, {"cgroupfs", "systemd"});
+  r.str("default_runtime", c.default_runtime);
+  r.integer("shutdown_timeout_seconds", c.shutdown_timeout_seconds, 0, 3600);
+  r.integer("max_concurrent_rpcs", c.max_concurrent_rpcs, 4, 4096);
+  if (const toml::table* rt = r.table("runtimes")) {
+    for (const auto& [name, node] : *rt) {
+      std::string key(name.str());
+      if (!node.is_table()) {
+        r.fail("runtimes." + key, "expected a table ([runtimes." + key + "])");
+        break;
+      }
+      RuntimeHandlerConfig h = c.runtimes.count(key) ? c.runtimes[key] : RuntimeHandlerConfig{key, ""};
+      TableReader hr(*node.as_table(), "runtimes." + key + ".", source, err);
+      hr.str("path", h.path);
+      hr.str("root", h.root);
+      hr.finish();
+      if (h.path.empty()) hr.fail("path", "must not be empty");
+      c.runtimes[key] = h;
+    }
+  }
+  r.finish();
+  if (!err.ok()) return err;
+  return validate_config(c).context("config " + source);
+}
+
+}  // namespace
+
+Status validate_config(const Config& c) {
+  auto absolute = [](const std::string& key, const std::string& p) -> Status {
+    if (p.empty() || p[0] != '/') return invalid_argument("key '" + key + "': must be an absolute path, got \"" + p + "\"");
+    return {};
+  };
+  for (auto [k, v] : {std::pair{"socket", &c.socket}, {"root", &c.root}, {"state", &c.state}}) {
+    if (Status s = absolute(k, *v); !s.ok()) return s;
+  }
+  if (!kLogLevels.count(c.log_level))
+    return invalid_argument("key 'log_level': unknown level \"" + c.log_level + "\"");
+  if (!c.runtimes.count(c.default_runtime)) {
+    std::string known;
+    for (const auto& [k, v] : c.runtimes) known += (known.empty() ? "" : ", ") + k;
+    return invalid_argument("key 'default_runtime': \"" + c.default_runtime +
+                            "\" is not a configured runtime (known: " + known + ")");
+  }
+  for (const auto& [name, h] : c.runtimes) {
+    if (!h.root.empty() && h.root[0] != '/')
+      return invalid_argument("key 'runtimes." + name + ".root': must be an absolute path");
+  }
+  return {};
+}
+
+Result<Config> parse_config(const std::string& text, const std::string& source) {
+  Config c;
+  c.source = source;
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream m;
+    m << "config " << source << ": line " << e.source().begin.line << ", column "
+      << e.source().begin.column << ": " << e.description();
+    return invalid_argument(m.str());
+  }
+  if (Status s = read_config(root, source, c); !s.ok()) return s;
+  return c;
+}
+
+Result<Config> load_config(const std::string& path) {
+  std::string file = path;
+  struct stat st;
+  if (file.empty()) {
+    if (stat(kDefaultConfigPath, &st) != 0) return Config{};
+    file = kDefaultConfigPath;
+  }
+  std::ifstream in(file);
+  if (!in) return errno_status(errno, "config " + file + ": open", Code::invalid_argument);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parse_config(buf.str(), file);
+}
+
+nlohmann::json config_to_json(const Config& c) {
+  nlohmann::json runtimes = nlohmann::json::object();
+  for (const auto& [name, h] : c.runtimes) runtimes[name] = {{"path", h.path}, {"root", h.root}};
+  return {{"source", c.source},
+          {"socket", c.socket},
+          {"root", c.root},
+          {"state", c.state},
+          {"log_level", c.log_level},
+          {"cgroup_driver", c.cgroup_driver},
+          {"default_runtime", c.default_runtime},
+          {"runtimes", runtimes},
+          {"shutdown_timeout_seconds", c.shutdown_timeout_seconds},
+          {"max_concurrent_rpcs", c.max_concurrent_rpcs}};
+}
+
+}  // namespace berth

@@ -1,0 +1,98 @@
+// berthd's life: lock the state and root directories, take the socket, serve, and on
+// SIGTERM/SIGINT stop accepting, give in-flight calls a bounded time, remove the socket.
+// Signals are blocked in every thread and taken by one thread with sigwait, so no handler
+// runs inside gRPC's threads.
+#include "berth/daemon.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/resource_quota.h>
+#include <spdlog/spdlog.h>
+
+#include "services.h"
+#include "socket_path.h"
+#include "state_lock.h"
+
+namespace berth {
+
+int run_daemon(const Config& config) {
+  auto started = std::chrono::steady_clock::now();
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  for (auto [dir, mode] : {std::pair{&config.root, 0700}, {&config.state, 0711}}) {
+    if (Status s = make_dirs(*dir, static_cast<mode_t>(mode)); !s.ok()) {
+      spdlog::critical("berthd: {}", s.message());
+      return 1;
+    }
+  }
+  auto state_lock = StateDirLock::acquire(config.state);
+  if (!state_lock.ok()) {
+    spdlog::critical("berthd: refusing to start: {}", state_lock.status().message());
+    return 1;
+  }
+  auto root_lock = StateDirLock::acquire(config.root);
+  if (!root_lock.ok()) {
+    spdlog::critical("berthd: refusing to start: {}", root_lock.status().message());
+    return 1;
+  }
+  if (Status s = prepare_socket_path(config.socket); !s.ok()) {
+    spdlog::critical("berthd: refusing to start: {}", s.message());
+    return 1;
+  }
+
+  RuntimeProbe probe(config.runtimes.at(config.default_runtime).path);
+  ServiceContext ctx{config, probe};
+  RuntimeServiceImpl runtime_service(ctx);
+  ImageServiceImpl image_service(ctx);
+
+  grpc::ResourceQuota quota("berthd");
+  quota.SetMaxThreads(config.max_concurrent_rpcs);
+  grpc::ServerBuilder builder;
+  builder.SetResourceQuota(quota);
+  builder.AddListeningPort("unix:" + config.socket, grpc::InsecureServerCredentials());
+  builder.RegisterService(&runtime_service);
+  builder.RegisterService(&image_service);
+  builder.SetMaxReceiveMessageSize(16 << 20);
+  builder.SetMaxSendMessageSize(16 << 20);
+  // The socket must never be reachable with a wider mode than 0660, not even for a moment.
+  mode_t old_umask = umask(0117);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  umask(old_umask);
+  if (!server) {
+    spdlog::critical("berthd: cannot listen on {}", config.socket);
+    return 1;
+  }
+  if (chmod(config.socket.c_str(), 0660) != 0)
+    spdlog::warn("berthd: chmod 0660 {}: {}", config.socket, strerror(errno));
+
+  std::thread signal_thread([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    spdlog::info("berthd: {} received, draining (at most {}s)", strsignal(sig),
+                 config.shutdown_timeout_seconds);
+    server->Shutdown(std::chrono::system_clock::now() +
+                     std::chrono::seconds(config.shutdown_timeout_seconds));
+  });
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  spdlog::info("berthd {} serving CRI v1 on {} (root {}, state {}, runtime {}) in {:.1f}ms",
+               BERTH_VERSION, config.socket, config.root, config.state, config.default_runtime, ms);
+  server->Wait();
+  signal_thread.join();
+  if (unlink(config.socket.c_str()) != 0 && errno != ENOENT)
+    spdlog::warn("berthd: remove {}: {}", config.socket, strerror(errno));
+  spdlog::info("berthd: stopped");
+  return 0;
+}
+
+}  // namespace berth

@@ -1,0 +1,47 @@
+// berthd's configuration: embedded defaults, then /etc/berth/berth.toml (or --config), then flags.
+// Every key is documented in packaging/berth.toml; load_config refuses unknown keys, wrong types
+// and impossible values with a message naming the key and the file.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "berth/status.h"
+
+namespace berth {
+
+inline constexpr const char* kDefaultConfigPath = "/etc/berth/berth.toml";
+
+struct RuntimeHandlerConfig {
+  std::string path;  // the OCI runtime binary: a name looked up in PATH, or an absolute path
+  std::string root;  // the runtime's own state dir (--root); empty: <state>/runtime/<handler>
+};
+
+struct Config {
+  std::string source = "(embedded defaults)";  // the file the values came from
+  std::string socket = "/run/berth/berth.sock";
+  std::string root = "/var/lib/berth";  // durable state
+  std::string state = "/run/berth";     // runtime state, gone after a reboot
+  std::string log_level = "info";
+  std::string cgroup_driver = "cgroupfs";
+  std::string default_runtime = "runc";
+  std::map<std::string, RuntimeHandlerConfig> runtimes{{"runc", {"runc", ""}}};
+  int shutdown_timeout_seconds = 10;  // in-flight calls get this long after SIGTERM
+  int max_concurrent_rpcs = 256;      // gRPC worker threads at most
+};
+
+// Reads `path` over the defaults. An empty path means kDefaultConfigPath when that file exists
+// and the defaults otherwise; a path that was asked for must exist.
+Result<Config> load_config(const std::string& path);
+
+// Parses TOML text as if read from `source` (used by load_config and by the tests).
+Result<Config> parse_config(const std::string& text, const std::string& source);
+
+// Checks cross-key rules (paths absolute, default runtime known); flags are applied before it.
+Status validate_config(const Config& config);
+
+nlohmann::json config_to_json(const Config& config);
+
+}  // namespace berth

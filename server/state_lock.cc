@@ -1,0 +1,46 @@
+// Directory creation and the daemon's state-directory lock.
+#include "state_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+namespace berth {
+
+Status make_dirs(const std::string& dir, mode_t mode) {
+  if (dir.empty()) return invalid_argument("make directory: empty path");
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos != dir.size() && dir[pos] != '/') continue;
+    std::string part = dir.substr(0, pos);
+    if (mkdir(part.c_str(), mode) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + part);
+  }
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) return errno_status(errno, "stat " + dir);
+  if (!S_ISDIR(st.st_mode)) return internal_error(dir + " exists and is not a directory");
+  return {};
+}
+
+Result<StateDirLock> StateDirLock::acquire(const std::string& dir) {
+  std::string path = dir + "/berthd.lock";
+  UniqueFd fd(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!fd) return errno_status(errno, "open lock " + path);
+  if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK) return errno_status(errno, "lock " + path);
+    char buf[32] = {};
+    ssize_t n = pread(fd.get(), buf, sizeof buf - 1, 0);
+    std::string holder = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "unknown";
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    return failed_precondition("another berthd (pid " + holder + ") already uses " + dir +
+                               " (lock " + path + " is held)");
+  }
+  std::string pid = std::to_string(getpid()) + "\n";
+  if (ftruncate(fd.get(), 0) != 0 || pwrite(fd.get(), pid.data(), pid.size(), 0) < 0)
+    return errno_status(errno, "write lock " + path);
+  return StateDirLock(std::move(fd), std::move(path));
+}
+
+}  // namespace berth

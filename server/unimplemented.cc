@@ -1,0 +1,158 @@
+// RPCs that no issue has built yet: each answers UNIMPLEMENTED naming itself.
+#include "rpc_scope.h"
+#include "services.h"
+
+namespace berth {
+
+grpc::Status ImageServiceImpl::ListImages(grpc::ServerContext*, const v1::ListImagesRequest*, v1::ListImagesResponse*) {
+  return unimplemented_rpc("ListImages");
+}
+
+grpc::Status ImageServiceImpl::StreamImages(grpc::ServerContext*, const v1::StreamImagesRequest*, grpc::ServerWriter<v1::StreamImagesResponse>*) {
+  return unimplemented_rpc("StreamImages");
+}
+
+grpc::Status ImageServiceImpl::ImageStatus(grpc::ServerContext*, const v1::ImageStatusRequest*, v1::ImageStatusResponse*) {
+  return unimplemented_rpc("ImageStatus");
+}
+
+grpc::Status ImageServiceImpl::PullImage(grpc::ServerContext*, const v1::PullImageRequest*, v1::PullImageResponse*) {
+  return unimplemented_rpc("PullImage");
+}
+
+grpc::Status ImageServiceImpl::RemoveImage(grpc::ServerContext*, const v1::RemoveImageRequest*, v1::RemoveImageResponse*) {
+  return unimplemented_rpc("RemoveImage");
+}
+
+grpc::Status ImageServiceImpl::ImageFsInfo(grpc::ServerContext*, const v1::ImageFsInfoRequest*, v1::ImageFsInfoResponse*) {
+  return unimplemented_rpc("ImageFsInfo");
+}
+
+grpc::Status RuntimeServiceImpl::RunPodSandbox(grpc::ServerContext*, const v1::RunPodSandboxRequest*, v1::RunPodSandboxResponse*) {
+  return unimplemented_rpc("RunPodSandbox");
+}
+
+grpc::Status RuntimeServiceImpl::StopPodSandbox(grpc::ServerContext*, const v1::StopPodSandboxRequest*, v1::StopPodSandboxResponse*) {
+  return unimplemented_rpc("StopPodSandbox");
+}
+
+grpc::Status RuntimeServiceImpl::RemovePodSandbox(grpc::ServerContext*, const v1::RemovePodSandboxRequest*, v1::RemovePodSandboxResponse*) {
+  return unimplemented_rpc("RemovePodSandbox");
+}
+
+grpc::Status RuntimeServiceImpl::PodSandboxStatus(grpc::ServerContext*, const v1::PodSandboxStatusRequest*, v1::PodSandboxStatusResponse*) {
+  return unimplemented_rpc("PodSandboxStatus");
+}
+
+grpc::Status RuntimeServiceImpl::ListPodSandbox(grpc::ServerContext*, const v1::ListPodSandboxRequest*, v1::ListPodSandboxResponse*) {
+  return unimplemented_rpc("ListPodSandbox");
+}
+
+grpc::Status RuntimeServiceImpl::StreamPodSandboxes(grpc::ServerContext*, const v1::StreamPodSandboxesRequest*, grpc::ServerWriter<v1::StreamPodSandboxesResponse>*) {
+  return unimplemented_rpc("StreamPodSandboxes");
+}
+
+grpc::Status RuntimeServiceImpl::CreateContainer(grpc::ServerContext*, const v1::CreateContainerRequest*, v1::CreateContainerResponse*) {
+  return unimplemented_rpc("CreateContainer");
+}
+
+grpc::Status RuntimeServiceImpl::StartContainer(grpc::ServerContext*, const v1::StartContainerRequest*, v1::StartContainerResponse*) {
+  return unimplemented_rpc("StartContainer");
+}
+
+grpc::Status RuntimeServiceImpl::StopContainer(grpc::ServerContext*, const v1::StopContainerRequest*, v1::StopContainerResponse*) {
+  return unimplemented_rpc("StopContainer");
+}
+
+grpc::Status RuntimeServiceImpl::RemoveContainer(grpc::ServerContext*, const v1::RemoveContainerRequest*, v1::RemoveContainerResponse*) {
+  return unimplemented_rpc("RemoveContainer");
+}
+
+grpc::Status RuntimeServiceImpl::ListContainers(grpc::ServerContext*, const v1::ListContainersRequest*, v1::ListContainersResponse*) {
+  return unimplemented_rpc("ListContainers");
+}
+
+grpc::Status RuntimeServiceImpl::StreamContainers(grpc::ServerContext*, const v1::StreamContainersRequest*, grpc::ServerWriter<v1::StreamContainersResponse>*) {
+  return unimplemented_rpc("StreamContainers");
+}
+
+grpc::Status RuntimeServiceImpl::ContainerStatus(grpc::ServerContext*, const v1::ContainerStatusRequest*, v1::ContainerStatusResponse*) {
+  return unimplemented_rpc("ContainerStatus");
+}
+
+grpc::Status RuntimeServiceImpl::UpdateContainerResources(grpc::ServerContext*, const v1::UpdateContainerResourcesRequest*, v1::UpdateContainerResourcesResponse*) {
+  return unimplemented_rpc("UpdateContainerResources");
+}
+
+grpc::Status RuntimeServiceImpl::ReopenContainerLog(grpc::ServerContext*, const v1::ReopenContainerLogRequest*, v1::ReopenContainerLogResponse*) {
+  return unimplemented_rpc("ReopenContainerLog");
+}
+
+grpc::Status RuntimeServiceImpl::ExecSync(grpc::ServerContext*, const v1::ExecSyncRequest*, v1::ExecSyncResponse*) {
+  return unimplemented_rpc("ExecSync");
+}
+
+grpc::Status RuntimeServiceImpl::Exec(grpc::ServerContext*, const v1::ExecRequest*, v1::ExecResponse*) {
+  return unimplemented_rpc("Exec");
+}
+
+grpc::Status RuntimeServiceImpl::Attach(grpc::ServerContext*, const v1::AttachRequest*, v1::AttachResponse*) {
+  return unimplemented_rpc("Attach");
+}
+
+grpc::Status RuntimeServiceImpl::PortForward(grpc::ServerContext*, const v1::PortForwardRequest*, v1::PortForwardResponse*) {
+  return unimplemented_rpc("PortForward");
+}
+
+grpc::Status RuntimeServiceImpl::ContainerStats(grpc::ServerContext*, const v1::ContainerStatsRequest*, v1::ContainerStatsResponse*) {
+  return unimplemented_rpc("ContainerStats");
+}
+
+grpc::Status RuntimeServiceImpl::ListContainerStats(grpc::ServerContext*, const v1::ListContainerStatsRequest*, v1::ListContainerStatsResponse*) {
+  return unimplemented_rpc("ListContainerStats");
+}
+
+grpc::Status RuntimeServiceImpl::StreamContainerStats(grpc::ServerContext*, const v1::StreamContainerStatsRequest*, grpc::ServerWriter<v1::StreamContainerStatsResponse>*) {
+  return unimplemented_rpc("StreamContainerStats");
+}
+
+grpc::Status RuntimeServiceImpl::PodSandboxStats(grpc::ServerContext*, const v1::PodSandboxStatsRequest*, v1::PodSandboxStatsResponse*) {
+  return unimplemented_rpc("PodSandboxStats");
+}
+
+grpc::Status RuntimeServiceImpl::ListPodSandboxStats(grpc::ServerContext*, const v1::ListPodSandboxStatsRequest*, v1::ListPodSandboxStatsResponse*) {
+  return unimplemented_rpc("ListPodSandboxStats");
+}
+
+grpc::Status RuntimeServiceImpl::StreamPodSandboxStats(grpc::ServerContext*, const v1::StreamPodSandboxStatsRequest*, grpc::ServerWriter<v1::StreamPodSandboxStatsResponse>*) {
+  return unimplemented_rpc("StreamPodSandboxStats");
+}
+
+grpc::Status RuntimeServiceImpl::UpdateRuntimeConfig(grpc::ServerContext*, const v1::UpdateRuntimeConfigRequest*, v1::UpdateRuntimeConfigResponse*) {
+  return unimplemented_rpc("UpdateRuntimeConfig");
+}
+
+grpc::Status RuntimeServiceImpl::CheckpointContainer(grpc::ServerContext*, const v1::CheckpointContainerRequest*, v1::CheckpointContainerResponse*) {
+  return unimplemented_rpc("CheckpointContainer");
+}
+
+grpc::Status RuntimeServiceImpl::GetContainerEvents(grpc::ServerContext*, const v1::GetEventsRequest*, grpc::ServerWriter<v1::ContainerEventResponse>*) {
+  return unimplemented_rpc("GetContainerEvents");
+}
+
+grpc::Status RuntimeServiceImpl::ListMetricDescriptors(grpc::ServerContext*, const v1::ListMetricDescriptorsRequest*, v1::ListMetricDescriptorsResponse*) {
+  return unimplemented_rpc("ListMetricDescriptors");
+}
+
+grpc::Status RuntimeServiceImpl::ListPodSandboxMetrics(grpc::ServerContext*, const v1::ListPodSandboxMetricsRequest*, v1::ListPodSandboxMetricsResponse*) {
+  return unimplemented_rpc("ListPodSandboxMetrics");
+}
+
+grpc::Status RuntimeServiceImpl::StreamPodSandboxMetrics(grpc::ServerContext*, const v1::StreamPodSandboxMetricsRequest*, grpc::ServerWriter<v1::StreamPodSandboxMetricsResponse>*) {
+  return unimplemented_rpc("StreamPodSandboxMetrics");
+}
+
+grpc::Status RuntimeServiceImpl::UpdatePodSandboxResources(grpc::ServerContext*, const v1::UpdatePodSandboxResourcesRequest*, v1::UpdatePodSandboxResourcesResponse*) {
+  return unimplemented_rpc("UpdatePodSandboxResources");
+}
+}  // namespace berth
