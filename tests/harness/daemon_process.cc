@@ -1,0 +1,115 @@
+// Starts berthd as a child process with its own temp directories and talks CRI to it.
+#include "berth/test/daemon_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <thread>
+
+namespace berth::test {
+
+std::string berthd_path() { return BERTHD_PATH; }
+
+DaemonProcess::DaemonProcess(DaemonOptions opts) : dir_("berthd"), opts_(std::move(opts)) {
+  socket_ = dir_ / "berth.sock";
+  root_ = dir_ / "root";
+  state_ = dir_ / "state";
+  log_path_ = dir_ / "berthd.log";
+}
+
+DaemonProcess::DaemonProcess(DaemonOptions opts, std::string socket, std::string root,
+                             std::string state)
+    : dir_("berthd"), opts_(std::move(opts)), socket_(std::move(socket)), root_(std::move(root)),
+      state_(std::move(state)) {
+  log_path_ = dir_ / "berthd.log";
+}
+
+DaemonProcess::~DaemonProcess() {
+  if (pid_ > 0) stop(SIGTERM, std::chrono::seconds(20));
+}
+
+bool DaemonProcess::start() {
+  std::vector<std::string> args{berthd_path(), "--socket", socket_, "--root", root_,
+                                "--state", state_, "--log-level", "debug"};
+  if (!opts_.config_toml.empty()) {
+    std::string cfg = dir_ / "berth.toml";
+    write_file(cfg, opts_.config_toml);
+    args.insert(args.end(), {"--config", cfg});
+  }
+  args.insert(args.end(), opts_.extra_args.begin(), opts_.extra_args.end());
+  pid_ = fork();
+  if (pid_ == 0) {
+    int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  if (!opts_.wait_ready) return true;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!running()) return false;
+    if (access(socket_.c_str(), F_OK) == 0) {
+      auto stub = runtime();
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+      runtime::v1::VersionRequest req;
+      runtime::v1::VersionResponse resp;
+      if (stub->Version(&ctx, req, &resp).ok()) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+bool DaemonProcess::running() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  pid_t r = waitpid(pid_, &status, WNOHANG);
+  if (r == 0) return true;
+  if (r == pid_) exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  pid_ = -1;
+  return false;
+}
+
+int DaemonProcess::wait_exit(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (running()) {
+    if (std::chrono::steady_clock::now() > deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return exit_code_;
+}
+
+int DaemonProcess::stop(int signal, std::chrono::seconds timeout) {
+  if (!running()) return exit_code_;
+  kill(pid_, signal);
+  int code = wait_exit(timeout);
+  if (code == -1 && pid_ > 0) {
+    kill(pid_, SIGKILL);
+    code = wait_exit(std::chrono::seconds(5));
+    return -1;
+  }
+  return code;
+}
+
+std::string DaemonProcess::log() const { return read_file(log_path_); }
+
+std::shared_ptr<grpc::Channel> DaemonProcess::channel() {
+  return grpc::CreateChannel("unix:" + socket_, grpc::InsecureChannelCredentials());
+}
+
+std::unique_ptr<runtime::v1::RuntimeService::Stub> DaemonProcess::runtime() {
+  return runtime::v1::RuntimeService::NewStub(channel());
+}
+
+std::unique_ptr<runtime::v1::ImageService::Stub> DaemonProcess::images() {
+  return runtime::v1::ImageService::NewStub(channel());
+}
+
+}  // namespace berth::test

@@ -1,0 +1,60 @@
+// DaemonProcess: a real berthd started on temp dirs and a temp socket for one test, with a CRI
+// client channel to it; stopped with SIGTERM (SIGKILL if it hangs) and cleaned up on destruction.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "berth/cri_api.h"
+#include "berth/test/temp_dir.h"
+
+namespace berth::test {
+
+struct DaemonOptions {
+  std::string config_toml;           // written to <dir>/berth.toml and passed with --config
+  std::vector<std::string> extra_args;
+  bool wait_ready = true;            // wait for the socket to answer Version
+};
+
+class DaemonProcess {
+ public:
+  explicit DaemonProcess(DaemonOptions opts = {});
+  // A second daemon sharing another's directories (for refusal tests): give its paths.
+  DaemonProcess(DaemonOptions opts, std::string socket, std::string root, std::string state);
+  ~DaemonProcess();
+
+  bool start();  // false when berthd did not come up; log() says why
+  int stop(int signal = SIGTERM, std::chrono::seconds timeout = std::chrono::seconds(20));
+  // Waits for the process to exit on its own; returns its exit code or -1 on timeout.
+  int wait_exit(std::chrono::milliseconds timeout);
+  bool running();
+  pid_t pid() const { return pid_; }
+
+  const std::string& socket() const { return socket_; }
+  const std::string& root() const { return root_; }
+  const std::string& state() const { return state_; }
+  std::string dir() const { return dir_.path(); }
+  std::string log() const;
+
+  std::shared_ptr<grpc::Channel> channel();
+  std::unique_ptr<runtime::v1::RuntimeService::Stub> runtime();
+  std::unique_ptr<runtime::v1::ImageService::Stub> images();
+
+ private:
+  TempDir dir_;
+  DaemonOptions opts_;
+  std::string socket_, root_, state_, log_path_;
+  pid_t pid_ = -1;
+  int exit_code_ = -1;
+};
+
+// The berthd binary under test (set by CMake).
+std::string berthd_path();
+
+}  // namespace berth::test

@@ -1,0 +1,106 @@
+// Config parsing: defaults, file values, and each kind of bad config with the message it gives.
+#include <gtest/gtest.h>
+
+#include "berth/config.h"
+#include "berth/test/temp_dir.h"
+
+namespace berth {
+namespace {
+
+TEST(Config, DefaultsWhenNoFile) {
+  Config c;
+  EXPECT_EQ(c.socket, "/run/berth/berth.sock");
+  EXPECT_EQ(c.root, "/var/lib/berth");
+  EXPECT_EQ(c.state, "/run/berth");
+  EXPECT_EQ(c.cgroup_driver, "cgroupfs");
+  EXPECT_EQ(c.default_runtime, "runc");
+  ASSERT_TRUE(c.runtimes.count("runc"));
+  EXPECT_TRUE(validate_config(c).ok());
+}
+
+TEST(Config, FileValuesOverrideDefaults) {
+  auto c = parse_config(R"(
+socket = "/tmp/x.sock"
+root = "/srv/berth"
+log_level = "debug"
+cgroup_driver = "systemd"
+default_runtime = "crun"
+shutdown_timeout_seconds = 3
+[runtimes.crun]
+path = "/usr/bin/crun"
+)", "t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->socket, "/tmp/x.sock");
+  EXPECT_EQ(c->root, "/srv/berth");
+  EXPECT_EQ(c->state, "/run/berth");
+  EXPECT_EQ(c->log_level, "debug");
+  EXPECT_EQ(c->cgroup_driver, "systemd");
+  EXPECT_EQ(c->default_runtime, "crun");
+  EXPECT_EQ(c->runtimes.at("crun").path, "/usr/bin/crun");
+  EXPECT_EQ(c->runtimes.at("runc").path, "runc");
+  EXPECT_EQ(c->shutdown_timeout_seconds, 3);
+}
+
+TEST(Config, RuntimePathDefaultsToHandlerName) {
+  auto c = parse_config("[runtimes.crun]\n", "t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->runtimes.at("crun").path, "crun");
+}
+
+struct BadCase {
+  const char* toml;
+  const char* expected;  // a fragment of the message
+};
+
+class BadConfig : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadConfig, IsRefusedNamingKeyAndFile) {
+  auto c = parse_config(GetParam().toml, "/etc/berth/bad.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Code::invalid_argument);
+  EXPECT_NE(c.status().message().find("/etc/berth/bad.toml"), std::string::npos) << c.status().message();
+  EXPECT_NE(c.status().message().find(GetParam().expected), std::string::npos) << c.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadConfig,
+    ::testing::Values(
+        BadCase{"sockt = \"/x\"\n", "unknown key 'sockt'"},
+        BadCase{"[runtimes.runc]\npaht = \"runc\"\n", "unknown key 'runtimes.runc.paht'"},
+        BadCase{"socket = 5\n", "key 'socket': expected a string, got an integer"},
+        BadCase{"shutdown_timeout_seconds = \"10\"\n", "key 'shutdown_timeout_seconds': expected an integer"},
+        BadCase{"shutdown_timeout_seconds = -1\n", "key 'shutdown_timeout_seconds': must be between 0 and 3600"},
+        BadCase{"max_concurrent_rpcs = 1\n", "key 'max_concurrent_rpcs': must be between"},
+        BadCase{"log_level = \"loud\"\n", "key 'log_level': must be one of"},
+        BadCase{"cgroup_driver = \"cgroupv3\"\n", "key 'cgroup_driver': must be one of cgroupfs, systemd"},
+        BadCase{"root = \"relative/dir\"\n", "key 'root': must be an absolute path"},
+        BadCase{"default_runtime = \"kata\"\n", "key 'default_runtime': \"kata\" is not a configured runtime (known: runc)"},
+        BadCase{"runtimes = 3\n", "key 'runtimes': expected a table"},
+        BadCase{"[runtimes.crun]\npath = \"\"\n", "key 'runtimes.crun.path': must not be empty"},
+        BadCase{"socket = \"/x\nroot=1", "line 1"}));
+
+TEST(Config, MissingExplicitFileIsAnError) {
+  auto c = load_config("/nonexistent/berth.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("/nonexistent/berth.toml"), std::string::npos);
+}
+
+TEST(Config, LoadsFromFile) {
+  test::TempDir dir;
+  test::write_file(dir / "b.toml", "log_level = \"warn\"\n");
+  auto c = load_config(dir / "b.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->log_level, "warn");
+  EXPECT_EQ(c->source, dir / "b.toml");
+}
+
+TEST(Config, SampleConfigInPackagingIsValidAndMatchesDefaults) {
+  auto c = load_config(BERTH_SOURCE_DIR "/packaging/berth.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  Config d;
+  d.source = c->source;
+  EXPECT_EQ(config_to_json(*c), config_to_json(d));
+}
+
+}  // namespace
+}  // namespace berth
