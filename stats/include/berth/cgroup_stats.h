@@ -1,0 +1,46 @@
+// Reads a cgroup's cpu, memory, swap and pids figures straight from cgroupfs (v1 controllers or
+// the v2 unified hierarchy), so stats for many containers cost file reads, never a process.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "berth/status.h"
+
+namespace berth {
+
+enum class CgroupLayout { v1, v2 };
+
+// v2 only when /sys/fs/cgroup itself is cgroup2; a hybrid host (v1 controllers plus a v2 mount
+// at /sys/fs/cgroup/unified) counts as v1, because that is where the controllers are.
+CgroupLayout detect_cgroup_layout(const std::string& cgroup_root = "/sys/fs/cgroup");
+
+struct CgroupSample {
+  int64_t timestamp_ns = 0;  // CLOCK_REALTIME when read
+  uint64_t cpu_usage_ns = 0;
+  uint64_t memory_usage_bytes = 0;
+  uint64_t memory_working_set_bytes = 0;  // usage minus inactive file, floored at 0
+  uint64_t memory_rss_bytes = 0;
+  uint64_t memory_limit_bytes = 0;  // 0: no limit
+  uint64_t page_faults = 0;
+  uint64_t major_page_faults = 0;
+  std::optional<uint64_t> swap_usage_bytes;  // absent when the host does not account swap
+  uint64_t swap_limit_bytes = 0;             // 0: no limit
+  std::optional<uint64_t> pids_current;
+};
+
+// Where a cgroup lives: its path relative to the hierarchy root ("/kubepods/pod…/<id>").
+struct CgroupLocation {
+  std::string relative_path;
+  std::string cgroup_root = "/sys/fs/cgroup";
+  CgroupLayout layout = CgroupLayout::v1;
+};
+
+// Fails with not_found when the cgroup is gone (a container that just exited).
+Result<CgroupSample> read_cgroup_sample(const CgroupLocation& where);
+
+// Available memory as kubelet computes it: limit minus working set when a limit is set, else 0.
+uint64_t memory_available_bytes(const CgroupSample& s);
+
+}  // namespace berth

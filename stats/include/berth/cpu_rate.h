@@ -1,0 +1,29 @@
+// Turns cumulative cpu usage into usage_nano_cores (cores * 1e9) from the previous sample of the
+// same object, as CRI's CpuUsage asks. Thread-safe; one tracker per kind of object.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace berth {
+
+class CpuRateTracker {
+ public:
+  // Records this sample and returns the rate since the previous one; nullopt on the first sample
+  // or when time did not move forward.
+  std::optional<uint64_t> update(const std::string& id, uint64_t cpu_usage_ns, int64_t timestamp_ns);
+  void forget(const std::string& id);
+
+ private:
+  struct Last {
+    uint64_t cpu_ns;
+    int64_t at_ns;
+  };
+  std::mutex mu_;
+  std::unordered_map<std::string, Last> last_;
+};
+
+}  // namespace berth
