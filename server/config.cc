@@ -103,6 +103,7 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
   r.str("default_runtime", c.default_runtime);
   r.integer("shutdown_timeout_seconds", c.shutdown_timeout_seconds, 0, 3600);
   r.integer("max_concurrent_rpcs", c.max_concurrent_rpcs, 4, 4096);
+  r.str("metrics_address", c.metrics_address);
   if (const toml::table* rt = r.table("runtimes")) {
     for (const auto& [name, node] : *rt) {
       std::string key(name.str());
@@ -191,7 +192,8 @@ nlohmann::json config_to_json(const Config& c) {
           {"default_runtime", c.default_runtime},
           {"runtimes", runtimes},
           {"shutdown_timeout_seconds", c.shutdown_timeout_seconds},
-          {"max_concurrent_rpcs", c.max_concurrent_rpcs}};
+          {"max_concurrent_rpcs", c.max_concurrent_rpcs},
+          {"metrics_address", c.metrics_address}};
 }
 
 }  // namespace berth

@@ -15,6 +15,8 @@
 #include <grpcpp/resource_quota.h>
 #include <spdlog/spdlog.h>
 
+#include "berth/metrics_endpoint.h"
+#include "rpc_metrics.h"
 #include "services.h"
 #include "socket_path.h"
 #include "state_lock.h"
@@ -51,8 +53,25 @@ int run_daemon(const Config& config) {
     return 1;
   }
 
+  MetricsRegistry metrics;
+  RpcMetrics rpc_metric_families = make_rpc_metrics(metrics);
+  set_rpc_metrics(&rpc_metric_families);
+  struct UninstallRpcMetrics {
+    ~UninstallRpcMetrics() { set_rpc_metrics(nullptr); }
+  } uninstall_rpc_metrics;
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint;
+  if (!config.metrics_address.empty()) {
+    auto ep = MetricsEndpoint::start(config.metrics_address, metrics);
+    if (!ep.ok()) {
+      spdlog::critical("config {}: key 'metrics_address': {}", config.source, ep.status().message());
+      return 2;
+    }
+    metrics_endpoint = std::move(*ep);
+    spdlog::info("berthd: serving Prometheus metrics on http://{}/metrics", metrics_endpoint->address());
+  }
+
   RuntimeProbe probe(config.runtimes.at(config.default_runtime).path);
-  ServiceContext ctx{config, probe};
+  ServiceContext ctx{config, probe, metrics};
   RuntimeServiceImpl runtime_service(ctx);
   ImageServiceImpl image_service(ctx);
 

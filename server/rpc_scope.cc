@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "rpc_metrics.h"
+
 namespace berth {
 
 grpc::Status to_grpc(const Status& s) {
@@ -33,6 +35,10 @@ void RpcScope::add_id(const std::string& key, const std::string& value) {
 
 grpc::Status RpcScope::done(const Status& s) {
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+  if (RpcMetrics* m = rpc_metrics()) {
+    m->calls.add({method_, code_name(s.code())});
+    m->latency.observe({method_}, ms / 1000);
+  }
   if (s.ok()) {
     spdlog::debug("rpc {} {} ok {:.2f}ms", method_, ids_, ms);
   } else if (s.code() == Code::internal || s.code() == Code::deadline_exceeded) {

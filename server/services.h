@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "berth/config.h"
+#include "berth/metrics_registry.h"
 #include "berth/runtime_probe.h"
 #include "berth/cri_api.h"
 
@@ -16,6 +17,7 @@ namespace v1 = runtime::v1;
 struct ServiceContext {
   const Config& config;
   RuntimeProbe& runtime_probe;
+  MetricsRegistry& metrics;
 };
 
 class RuntimeServiceImpl final : public v1::RuntimeService::Service {

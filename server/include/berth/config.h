@@ -30,6 +30,7 @@ struct Config {
   std::map<std::string, RuntimeHandlerConfig> runtimes{{"runc", {"runc", ""}}};
   int shutdown_timeout_seconds = 10;  // in-flight calls get this long after SIGTERM
   int max_concurrent_rpcs = 256;      // gRPC worker threads at most
+  std::string metrics_address;        // host:port of the Prometheus /metrics endpoint; empty: off
 };
 
 // Reads `path` over the defaults. An empty path means kDefaultConfigPath when that file exists

@@ -1,0 +1,20 @@
+// The rpc counters and latency histogram every RpcScope records into, once berthd installs them.
+// A process-wide hook because RpcScope is opened in every handler without the service context.
+#pragma once
+
+#include "berth/metrics_registry.h"
+
+namespace berth {
+
+struct RpcMetrics {
+  CounterFamily& calls;      // berth_rpc_requests_total{method,code}
+  HistogramFamily& latency;  // berth_rpc_duration_seconds{method}
+};
+
+// Registers the families in `registry` and makes RpcScope record into them (until the returned
+// pointer's owner, the daemon, uninstalls at shutdown by passing nullptr to set_rpc_metrics).
+RpcMetrics make_rpc_metrics(MetricsRegistry& registry);
+void set_rpc_metrics(RpcMetrics* metrics);
+RpcMetrics* rpc_metrics();
+
+}  // namespace berth

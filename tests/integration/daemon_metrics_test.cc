@@ -1,0 +1,108 @@
+// berthd's Prometheus endpoint: off by default, served at metrics_address when configured, rpc
+// counters and latency histograms move with calls, and a bad address stops the start.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "berth/test/daemon_process.h"
+
+namespace berth::test {
+namespace {
+
+namespace v1 = runtime::v1;
+
+int free_loopback_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// A plain HTTP/1.0 GET, written here so the test does not share the server's HTTP code.
+std::string http_get(int port, const std::string& target) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return "";
+  }
+  std::string req = "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  (void)!::write(fd, req.data(), req.size());
+  std::string out;
+  char buf[8192];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+// The value of the sample line that starts with `series ` (exact series text), or -1.
+double sample(const std::string& text, const std::string& series) {
+  size_t at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + series.size() + 2));
+}
+
+TEST(DaemonMetrics, RpcCountersAndHistogramsMove) {
+  int port = free_loopback_port();
+  DaemonProcess d({.config_toml = "metrics_address = \"127.0.0.1:" + std::to_string(port) + "\"\n"});
+  ASSERT_TRUE(d.start()) << d.log();
+  auto rt = d.runtime();
+  for (int i = 0; i < 3; ++i) {
+    grpc::ClientContext ctx;
+    v1::VersionResponse resp;
+    ASSERT_TRUE(rt->Version(&ctx, v1::VersionRequest(), &resp).ok());
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::CheckpointContainerResponse resp;
+    EXPECT_EQ(rt->CheckpointContainer(&ctx, v1::CheckpointContainerRequest(), &resp).error_code(),
+              grpc::StatusCode::UNIMPLEMENTED);
+  }
+  std::string reply = http_get(port, "/metrics");
+  ASSERT_EQ(reply.rfind("HTTP/1.0 200", 0), 0u) << reply;
+  EXPECT_NE(reply.find("Content-Type: text/plain; version=0.0.4"), std::string::npos) << reply;
+  double versions = sample(reply, "berth_rpc_requests_total{method=\"Version\",code=\"OK\"}");
+  EXPECT_GE(versions, 3) << reply;  // the harness's readiness probe calls Version too
+  EXPECT_EQ(sample(reply, "berth_rpc_requests_total{method=\"CheckpointContainer\",code=\"UNIMPLEMENTED\"}"), 1)
+      << reply;
+  EXPECT_EQ(sample(reply, "berth_rpc_duration_seconds_count{method=\"Version\"}"), versions) << reply;
+  EXPECT_EQ(sample(reply, "berth_rpc_duration_seconds_bucket{method=\"Version\",le=\"+Inf\"}"), versions) << reply;
+  {
+    grpc::ClientContext ctx;
+    v1::VersionResponse resp;
+    ASSERT_TRUE(rt->Version(&ctx, v1::VersionRequest(), &resp).ok());
+  }
+  EXPECT_EQ(sample(http_get(port, "/metrics"), "berth_rpc_requests_total{method=\"Version\",code=\"OK\"}"),
+            versions + 1);
+  EXPECT_NE(http_get(port, "/nothing").find(" 404 "), std::string::npos);
+}
+
+TEST(DaemonMetrics, OffByDefault) {
+  int port = free_loopback_port();
+  DaemonProcess d;
+  ASSERT_TRUE(d.start()) << d.log();
+  EXPECT_EQ(http_get(port, "/metrics"), "");
+  EXPECT_EQ(d.log().find("Prometheus"), std::string::npos) << d.log();
+}
+
+TEST(DaemonMetrics, BadAddressStopsStartNamingKey) {
+  DaemonProcess d({.config_toml = "metrics_address = \"localhost:nine\"\n", .wait_ready = false});
+  ASSERT_TRUE(d.start());
+  EXPECT_EQ(d.wait_exit(std::chrono::seconds(10)), 2);
+  EXPECT_NE(d.log().find("key 'metrics_address'"), std::string::npos) << d.log();
+  EXPECT_NE(d.log().find("berth.toml"), std::string::npos) << d.log();
+}
+
+}  // namespace
+}  // namespace berth::test
