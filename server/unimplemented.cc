@@ -140,10 +140,6 @@ grpc::Status RuntimeServiceImpl::GetContainerEvents(grpc::ServerContext*, const 
   return unimplemented_rpc("GetContainerEvents");
 }
 
-grpc::Status RuntimeServiceImpl::ListMetricDescriptors(grpc::ServerContext*, const v1::ListMetricDescriptorsRequest*, v1::ListMetricDescriptorsResponse*) {
-  return unimplemented_rpc("ListMetricDescriptors");
-}
-
 grpc::Status RuntimeServiceImpl::ListPodSandboxMetrics(grpc::ServerContext*, const v1::ListPodSandboxMetricsRequest*, v1::ListPodSandboxMetricsResponse*) {
   return unimplemented_rpc("ListPodSandboxMetrics");
 }

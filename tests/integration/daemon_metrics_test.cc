@@ -106,3 +106,28 @@ TEST(DaemonMetrics, BadAddressStopsStartNamingKey) {
 
 }  // namespace
 }  // namespace berth::test
+
+namespace berth::test {
+namespace {
+
+TEST(DaemonMetrics, ListMetricDescriptorsNamesCadvisorMetrics) {
+  DaemonProcess d;
+  ASSERT_TRUE(d.start()) << d.log();
+  grpc::ClientContext ctx;
+  runtime::v1::ListMetricDescriptorsResponse resp;
+  ASSERT_TRUE(d.runtime()->ListMetricDescriptors(&ctx, {}, &resp).ok());
+  std::map<std::string, std::vector<std::string>> by_name;
+  for (const auto& m : resp.descriptors()) {
+    EXPECT_FALSE(m.help().empty()) << m.name();
+    by_name[m.name()] = {m.label_keys().begin(), m.label_keys().end()};
+  }
+  ASSERT_TRUE(by_name.count("container_cpu_usage_seconds_total"));
+  ASSERT_TRUE(by_name.count("container_memory_working_set_bytes"));
+  ASSERT_TRUE(by_name.count("container_network_receive_bytes_total"));
+  EXPECT_EQ(by_name["container_cpu_usage_seconds_total"],
+            (std::vector<std::string>{"container", "id", "image", "name", "namespace", "pod"}));
+  EXPECT_EQ(by_name["container_network_receive_bytes_total"].back(), "interface");
+}
+
+}  // namespace
+}  // namespace berth::test
