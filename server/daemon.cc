@@ -70,8 +70,14 @@ int run_daemon(const Config& config) {
     spdlog::info("berthd: serving Prometheus metrics on http://{}/metrics", metrics_endpoint->address());
   }
 
+  // A subscriber more than this many events behind is dropped rather than buffered further.
+  static constexpr size_t kEventBacklog = 1000;
+  EventHub<v1::ContainerEventResponse> container_events(kEventBacklog, [](uint64_t id) {
+    spdlog::warn("GetContainerEvents: dropped subscriber {}: it fell {} events behind", id, kEventBacklog);
+  });
+
   RuntimeProbe probe(config.runtimes.at(config.default_runtime).path);
-  ServiceContext ctx{config, probe, metrics};
+  ServiceContext ctx{config, probe, metrics, container_events};
   RuntimeServiceImpl runtime_service(ctx);
   ImageServiceImpl image_service(ctx);
 
@@ -100,6 +106,7 @@ int run_daemon(const Config& config) {
     sigwait(&stop_signals, &sig);
     spdlog::info("berthd: {} received, draining (at most {}s)", strsignal(sig),
                  config.shutdown_timeout_seconds);
+    container_events.close();  // ends GetContainerEvents streams so the drain is not held up
     server->Shutdown(std::chrono::system_clock::now() +
                      std::chrono::seconds(config.shutdown_timeout_seconds));
   });

@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "berth/config.h"
+#include "berth/event_hub.h"
 #include "berth/metrics_registry.h"
 #include "berth/runtime_probe.h"
 #include "berth/cri_api.h"
@@ -18,6 +19,8 @@ struct ServiceContext {
   const Config& config;
   RuntimeProbe& runtime_probe;
   MetricsRegistry& metrics;
+  // Container and sandbox lifecycle events for GetContainerEvents subscribers.
+  EventHub<v1::ContainerEventResponse>& container_events;
 };
 
 class RuntimeServiceImpl final : public v1::RuntimeService::Service {

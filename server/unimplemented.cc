@@ -136,10 +136,6 @@ grpc::Status RuntimeServiceImpl::CheckpointContainer(grpc::ServerContext*, const
   return unimplemented_rpc("CheckpointContainer");
 }
 
-grpc::Status RuntimeServiceImpl::GetContainerEvents(grpc::ServerContext*, const v1::GetEventsRequest*, grpc::ServerWriter<v1::ContainerEventResponse>*) {
-  return unimplemented_rpc("GetContainerEvents");
-}
-
 grpc::Status RuntimeServiceImpl::ListPodSandboxMetrics(grpc::ServerContext*, const v1::ListPodSandboxMetricsRequest*, v1::ListPodSandboxMetricsResponse*) {
   return unimplemented_rpc("ListPodSandboxMetrics");
 }

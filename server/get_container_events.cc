@@ -1,0 +1,32 @@
+// GetContainerEvents: a server stream of container (and sandbox) lifecycle events for kubelet's
+// Evented PLEG. Each stream reads its own bounded subscription of the daemon's EventHub; a
+// subscriber that falls too far behind is dropped and its stream ends with RESOURCE_EXHAUSTED,
+// so one slow client never slows the runtime.
+#include <spdlog/spdlog.h>
+
+#include "rpc_scope.h"
+#include "services.h"
+
+namespace berth {
+
+grpc::Status RuntimeServiceImpl::GetContainerEvents(grpc::ServerContext* ctx, const v1::GetEventsRequest*,
+                                                    grpc::ServerWriter<v1::ContainerEventResponse>* writer) {
+  auto sub = ctx_.container_events.subscribe();
+  spdlog::debug("GetContainerEvents: subscriber {} connected", sub->id());
+  writer->SendInitialMetadata();  // the client sees the stream is open before any event
+  while (!ctx->IsCancelled()) {
+    auto event = sub->next(std::chrono::milliseconds(250));
+    if (event) {
+      if (!writer->Write(*event)) break;  // the client went away
+      continue;
+    }
+    if (sub->dropped())
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+              "GetContainerEvents: this subscriber fell too far behind and was dropped; subscribe again"};
+    if (sub->ended()) break;  // berthd is shutting down
+  }
+  spdlog::debug("GetContainerEvents: subscriber {} left", sub->id());
+  return grpc::Status::OK;
+}
+
+}  // namespace berth
