@@ -7,6 +7,10 @@
 
 #include <filesystem>
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "berth/container_devices.h"
 #include "berth/container_mounts.h"
 #include "berth/container_process.h"
 #include "berth/container_security.h"
@@ -248,6 +252,55 @@ TEST(BindMounts, PropagationNeedsAMatchingHostMount) {
                                 .propagation = MountPropagation::host_to_container}},
                               mountinfo)
                    .ok());
+}
+
+}  // namespace
+}  // namespace berth
+
+namespace berth {
+namespace {
+
+TEST(Devices, NodeDirectoryAndErrors) {
+  auto null = resolve_devices({{.container_path = "/dev/mynull", .host_path = "/dev/null", .permissions = "rw"}});
+  ASSERT_TRUE(null.ok()) << null.status().message();
+  ASSERT_EQ(null->size(), 1u);
+  EXPECT_EQ((*null)[0].path, "/dev/mynull");
+  EXPECT_EQ((*null)[0].type, 'c');
+  EXPECT_EQ((*null)[0].major, 1);
+  EXPECT_EQ((*null)[0].minor, 3);
+  EXPECT_EQ((*null)[0].access, "rw");
+
+  test::TempDir dir;
+  ASSERT_EQ(::mknod((dir / "zero").c_str(), S_IFCHR | 0600, makedev(1, 5)), 0);
+  fs::create_directories(dir / "sub");
+  ASSERT_EQ(::mknod((dir / "sub/full").c_str(), S_IFCHR | 0666, makedev(1, 7)), 0);
+  test::write_file(dir / "plain", "x");
+  auto tree = resolve_devices({{.container_path = "/dev/set", .host_path = dir.path()}});
+  ASSERT_TRUE(tree.ok()) << tree.status().message();
+  ASSERT_EQ(tree->size(), 2u);
+  for (const auto& d : *tree) {
+    EXPECT_TRUE(d.path == "/dev/set/zero" || d.path == "/dev/set/sub/full") << d.path;
+    EXPECT_EQ(d.access, "rwm");
+  }
+
+  auto missing = resolve_devices({{.container_path = "/dev/x", .host_path = "/dev/berth-no-such"}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("config.devices[0].host_path: /dev/berth-no-such"), std::string::npos);
+  auto file = resolve_devices({{.container_path = "/dev/x", .host_path = dir / "plain"}});
+  ASSERT_FALSE(file.ok());
+  EXPECT_NE(file.status().message().find("not a device node"), std::string::npos);
+  EXPECT_FALSE(resolve_devices({{.container_path = "/dev/x", .host_path = "/dev/null", .permissions = "rwx"}}).ok());
+}
+
+TEST(Devices, HostDevicesForPrivileged) {
+  auto all = host_devices();
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  bool has_null = false;
+  for (const auto& d : *all) {
+    has_null |= d.path == "/dev/null";
+    EXPECT_NE(d.path.rfind("/dev/pts/", 0), 0u) << d.path;
+  }
+  EXPECT_TRUE(has_null);
 }
 
 }  // namespace
