@@ -1,0 +1,108 @@
+// CRI Mount -> OCI bind mount. Propagation other than private needs the host mount to propagate
+// too (a bidirectional mount on a private host mount would silently not propagate), so it is
+// checked against mountinfo, as kubelet's users expect from containerd and CRI-O.
+#include <sys/stat.h>
+
+#include <climits>
+#include <cstdlib>
+#include <sstream>
+
+#include "berth/container_mounts.h"
+
+namespace berth {
+
+namespace {
+
+// mountinfo's octal escapes (\040 for space etc.) undone.
+std::string unescape(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    bool octal = s[i] == '\\' && i + 3 < s.size();
+    for (size_t j = 1; octal && j <= 3; ++j) octal = s[i + j] >= '0' && s[i + j] <= '7';
+    if (octal) {
+      out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+bool under(const std::string& path, const std::string& mount_point) {
+  if (mount_point == "/") return true;
+  return path == mount_point || (path.rfind(mount_point, 0) == 0 && path[mount_point.size()] == '/');
+}
+
+}  // namespace
+
+std::string mount_propagation_of(const std::string& path, const std::string& mountinfo) {
+  std::istringstream in(mountinfo);
+  std::string line, best_point, best_prop = "private";
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string id, parent, devno, root, point;
+    if (!(f >> id >> parent >> devno >> root >> point)) continue;
+    point = unescape(point);
+    std::string opts, field, prop = "private";
+    f >> opts;
+    while (f >> field && field != "-") {
+      if (field.rfind("shared:", 0) == 0) prop = "shared";
+      else if (field.rfind("master:", 0) == 0 && prop != "shared") prop = "slave";
+    }
+    // Later lines for the same point are mounts stacked on top: they win.
+    if (under(path, point) && point.size() >= best_point.size()) {
+      best_point = point;
+      best_prop = prop;
+    }
+  }
+  return best_prop;
+}
+
+Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mounts, const std::string& mountinfo) {
+  std::vector<OciMount> out;
+  for (size_t i = 0; i < mounts.size(); ++i) {
+    const MountRequest& m = mounts[i];
+    const std::string field = "config.mounts[" + std::to_string(i) + "]";
+    if (m.has_image) return invalid_argument(field + ".image: image volumes are not supported by berth");
+    if (m.has_id_mapping) return invalid_argument(field + ": id-mapped mounts are not supported by berth");
+    if (m.container_path.empty() || m.container_path[0] != '/')
+      return invalid_argument(field + ".container_path: '" + m.container_path + "' is not an absolute path");
+    if (m.host_path.empty() || m.host_path[0] != '/')
+      return invalid_argument(field + ".host_path: '" + m.host_path + "' is not an absolute path");
+    char resolved[PATH_MAX];
+    if (!::realpath(m.host_path.c_str(), resolved))
+      return errno_status(errno, field + ".host_path: " + m.host_path, Code::invalid_argument);
+    if (m.recursive_read_only) {
+      if (!m.readonly) return invalid_argument(field + ".recursive_read_only: needs readonly");
+      if (m.propagation != MountPropagation::private_)
+        return invalid_argument(field + ".recursive_read_only: needs private propagation");
+      return invalid_argument(field + ".recursive_read_only: not supported by the configured OCI runtime");
+    }
+    OciMount o{.destination = m.container_path, .type = "bind", .source = m.host_path, .options = {"rbind"}};
+    switch (m.propagation) {
+      case MountPropagation::private_: o.options.push_back("rprivate"); break;
+      case MountPropagation::host_to_container: {
+        std::string p = mount_propagation_of(resolved, mountinfo);
+        if (p == "private")
+          return failed_precondition(field + ".propagation: host-to-container needs " + m.host_path +
+                                     " on a shared or slave mount, but its mount is private");
+        o.options.push_back("rslave");
+        break;
+      }
+      case MountPropagation::bidirectional: {
+        std::string p = mount_propagation_of(resolved, mountinfo);
+        if (p != "shared")
+          return failed_precondition(field + ".propagation: bidirectional needs " + m.host_path +
+                                     " on a shared mount, but its mount is " + p);
+        o.options.push_back("rshared");
+        break;
+      }
+    }
+    if (m.readonly) o.options.push_back("ro");
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+}  // namespace berth

@@ -1,0 +1,107 @@
+// Capability names are checked and numbered with libcap (cap_from_name, cap_to_name,
+// cap_max_bits), so berth accepts exactly the capabilities this kernel and libcap know.
+#include <sys/capability.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "berth/container_security.h"
+
+namespace berth {
+
+const std::vector<std::string>& default_capabilities() {
+  static const std::vector<std::string> caps = {
+      "CAP_CHOWN",  "CAP_DAC_OVERRIDE", "CAP_FSETID",           "CAP_FOWNER",      "CAP_MKNOD",
+      "CAP_NET_RAW", "CAP_SETGID",      "CAP_SETUID",           "CAP_SETFCAP",     "CAP_SETPCAP",
+      "CAP_NET_BIND_SERVICE",           "CAP_SYS_CHROOT",       "CAP_KILL",        "CAP_AUDIT_WRITE"};
+  return caps;
+}
+
+const std::vector<std::string>& default_masked_paths() {
+  static const std::vector<std::string> paths = {
+      "/proc/asound",      "/proc/acpi",        "/proc/kcore",       "/proc/keys",
+      "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
+      "/proc/scsi",        "/sys/firmware",     "/sys/devices/virtual/powercap"};
+  return paths;
+}
+
+const std::vector<std::string>& default_readonly_paths() {
+  static const std::vector<std::string> paths = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
+                                                 "/proc/sysrq-trigger"};
+  return paths;
+}
+
+namespace {
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool is_all(const std::string& name) { return upper(name) == "ALL"; }
+
+// "net_admin", "CAP_NET_ADMIN", "Net_Admin" -> its number; -1 when libcap does not know it.
+int cap_number(const std::string& name) {
+  std::string n = upper(name);
+  if (n.rfind("CAP_", 0) != 0) n = "CAP_" + n;
+  cap_value_t v;
+  if (cap_from_name(n.c_str(), &v) != 0) return -1;
+  return static_cast<int>(v);
+}
+
+std::string cap_name(int number) {
+  char* text = cap_to_name(static_cast<cap_value_t>(number));
+  std::string out = text ? upper(text) : "CAP_" + std::to_string(number);
+  cap_free(text);
+  return out;
+}
+
+Status check_names(const std::vector<std::string>& names, const char* field) {
+  for (const auto& n : names) {
+    if (is_all(n)) continue;
+    if (cap_number(n) < 0)
+      return invalid_argument(std::string("linux.security_context.capabilities.") + field + ": unknown capability '" + n + "'");
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<CapabilitySet> resolve_capabilities(const CapabilityRequest& req) {
+  if (Status s = check_names(req.add, "add_capabilities"); !s.ok()) return s;
+  if (Status s = check_names(req.drop, "drop_capabilities"); !s.ok()) return s;
+  if (Status s = check_names(req.ambient, "add_ambient_capabilities"); !s.ok()) return s;
+
+  std::map<int, bool> set;  // ordered by number
+  auto all = [&] {
+    for (int i = 0; i < static_cast<int>(cap_max_bits()); ++i) set[i] = true;
+  };
+  if (req.privileged) {
+    all();
+  } else {
+    for (const auto& n : default_capabilities()) set[cap_number(n)] = true;
+    // ALL is applied before the named entries, so "add ALL, drop NET_RAW" and "drop ALL, add
+    // CHOWN" both mean what they say.
+    if (std::any_of(req.add.begin(), req.add.end(), is_all)) all();
+    if (std::any_of(req.drop.begin(), req.drop.end(), is_all)) set.clear();
+    for (const auto& n : req.add)
+      if (!is_all(n)) set[cap_number(n)] = true;
+    for (const auto& n : req.drop)
+      if (!is_all(n)) set.erase(cap_number(n));
+  }
+  CapabilitySet out;
+  for (const auto& [num, on] : set) out.caps.push_back(cap_name(num));
+  for (const auto& n : req.ambient) {
+    if (is_all(n)) return invalid_argument("linux.security_context.capabilities.add_ambient_capabilities: ALL is not allowed");
+    int num = cap_number(n);
+    if (!set.count(num))
+      return invalid_argument("linux.security_context.capabilities.add_ambient_capabilities: '" + n +
+                              "' is not in the container's capability set");
+    std::string name = cap_name(num);
+    if (std::find(out.ambient.begin(), out.ambient.end(), name) == out.ambient.end()) out.ambient.push_back(name);
+  }
+  return out;
+}
+
+}  // namespace berth

@@ -1,0 +1,38 @@
+// A container's bind mounts from its CRI mounts: checked (absolute paths, host path exists,
+// propagation the host mount allows) and turned into OCI mount entries.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "berth/status.h"
+
+namespace berth {
+
+enum class MountPropagation { private_, host_to_container, bidirectional };
+
+struct MountRequest {
+  std::string container_path;
+  std::string host_path;
+  bool readonly = false;
+  MountPropagation propagation = MountPropagation::private_;
+  bool recursive_read_only = false;
+  bool has_image = false;     // an image volume (Mount.image)
+  bool has_id_mapping = false;
+};
+
+struct OciMount {
+  std::string destination;
+  std::string type;
+  std::string source;
+  std::vector<std::string> options;
+};
+
+// `mountinfo` is the text of /proc/self/mountinfo (a parameter so tests can give their own).
+// Errors name the field (config.mounts[i].…) and the reason.
+Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mounts, const std::string& mountinfo);
+
+// The propagation ("shared", "slave", "private") of the mount holding `path`, from mountinfo text.
+std::string mount_propagation_of(const std::string& path, const std::string& mountinfo);
+
+}  // namespace berth

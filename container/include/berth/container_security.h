@@ -1,0 +1,34 @@
+// A container's capability set and its masked and read-only /proc and /sys paths, from its CRI
+// security context; the defaults are the ones containerd and CRI-O apply, so workloads behave the
+// same on berth.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "berth/status.h"
+
+namespace berth {
+
+struct CapabilityRequest {
+  std::vector<std::string> add;      // names with or without CAP_, any case, or "ALL"
+  std::vector<std::string> drop;
+  std::vector<std::string> ambient;  // must also end up in the set
+  bool privileged = false;
+};
+
+struct CapabilitySet {
+  std::vector<std::string> caps;     // "CAP_…", sorted by capability number: bounding/effective/permitted
+  std::vector<std::string> ambient;
+};
+
+// The default set when nothing is added or dropped (14 capabilities, no CAP_SYS_ADMIN).
+const std::vector<std::string>& default_capabilities();
+
+// Unknown names are INVALID_ARGUMENT naming the field and the name (checked with libcap).
+Result<CapabilitySet> resolve_capabilities(const CapabilityRequest& request);
+
+const std::vector<std::string>& default_masked_paths();
+const std::vector<std::string>& default_readonly_paths();
+
+}  // namespace berth

@@ -1,0 +1,307 @@
+// The container/ rules: process args and env, user lookup inside an image rootfs, capabilities
+// and bind mounts with propagation, each with its error cases.
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "berth/container_devices.h"
+#include "berth/container_mounts.h"
+#include "berth/container_process.h"
+#include "berth/container_security.h"
+#include "berth/test/temp_dir.h"
+
+namespace berth {
+namespace {
+
+namespace fs = std::filesystem;
+using Strings = std::vector<std::string>;
+
+TEST(ProcessArgs, KubernetesCommandAndArgsRules) {
+  ImageProcessDefaults img{.entrypoint = {"/entry"}, .cmd = {"default", "cmd"}};
+  EXPECT_EQ(*resolve_process_args(img, {}, {}), (Strings{"/entry", "default", "cmd"}));
+  EXPECT_EQ(*resolve_process_args(img, {}, {"a", "b"}), (Strings{"/entry", "a", "b"}));
+  EXPECT_EQ(*resolve_process_args(img, {"/bin/sh"}, {}), (Strings{"/bin/sh"}));
+  EXPECT_EQ(*resolve_process_args(img, {"/bin/sh", "-c"}, {"echo"}), (Strings{"/bin/sh", "-c", "echo"}));
+  ImageProcessDefaults cmd_only{.cmd = {"/bin/sh"}};
+  EXPECT_EQ(*resolve_process_args(cmd_only, {}, {"x"}), (Strings{"x"}));  // args replace Cmd
+  auto none = resolve_process_args(ImageProcessDefaults{}, {}, {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), Code::invalid_argument);
+  EXPECT_NE(none.status().message().find("config.command"), std::string::npos);
+}
+
+TEST(ProcessEnv, ImageFirstConfigOverrides) {
+  auto env = merge_process_env({"PATH=/bin", "HOME=/root"}, {{"HOME", "/home/x"}, {"A", "1=2"}});
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(*env, (Strings{"PATH=/bin", "HOME=/home/x", "A=1=2"}));
+  auto bad = merge_process_env({}, {{"A=B", "x"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("config.envs: key 'A=B'"), std::string::npos);
+  EXPECT_FALSE(merge_process_env({}, {{"", "x"}}).ok());
+}
+
+class UserLookup : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(root_ / "etc");
+    test::write_file(root_ / "etc/passwd",
+                     "root:x:0:0:root:/root:/bin/sh\n"
+                     "app:x:1000:1001:app user:/home/app:/bin/sh\n"
+                     "# a comment\n"
+                     "nogroup:x:2000:2000::/:\n");
+    test::write_file(root_ / "etc/group",
+                     "root:x:0:\n"
+                     "app:x:1001:\n"
+                     "video:x:44:app,other\n"
+                     "audio:x:29:other,app\n"
+                     "staff:x:50:\n");
+  }
+  test::TempDir root_;
+};
+
+TEST_F(UserLookup, ByUsernameWithGroupMemberships) {
+  auto u = resolve_user(root_.path(), {.run_as_username = "app", .supplemental_groups = {7, 44}});
+  ASSERT_TRUE(u.ok()) << u.status().message();
+  EXPECT_EQ(u->uid, 1000u);
+  EXPECT_EQ(u->gid, 1001u);
+  EXPECT_EQ(u->username, "app");
+  EXPECT_EQ(u->additional_gids, (std::vector<uint32_t>{44, 29, 7}));
+}
+
+TEST_F(UserLookup, ByUidWithAndWithoutPasswdEntry) {
+  auto known = resolve_user(root_.path(), {.run_as_user = 1000});
+  ASSERT_TRUE(known.ok());
+  EXPECT_EQ(known->gid, 1001u);
+  auto unknown = resolve_user(root_.path(), {.run_as_user = 4242, .run_as_group = 77});
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(unknown->uid, 4242u);
+  EXPECT_EQ(unknown->gid, 77u);
+  EXPECT_TRUE(unknown->username.empty());
+  auto no_group = resolve_user(root_.path(), {.run_as_user = 4242});
+  ASSERT_TRUE(no_group.ok());
+  EXPECT_EQ(no_group->gid, 0u);
+}
+
+TEST_F(UserLookup, ImageUserForms) {
+  EXPECT_EQ(resolve_user(root_.path(), {.image_user = "app"})->uid, 1000u);
+  auto named = resolve_user(root_.path(), {.image_user = "app:staff"});
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->gid, 50u);
+  auto numeric = resolve_user(root_.path(), {.image_user = "3000:3001"});
+  ASSERT_TRUE(numeric.ok());
+  EXPECT_EQ(numeric->uid, 3000u);
+  EXPECT_EQ(numeric->gid, 3001u);
+  auto root = resolve_user(root_.path(), {});
+  ASSERT_TRUE(root.ok());
+  EXPECT_EQ(root->uid, 0u);
+  // run_as_user wins over the image's User.
+  EXPECT_EQ(resolve_user(root_.path(), {.run_as_user = 5, .image_user = "app"})->uid, 5u);
+}
+
+TEST_F(UserLookup, Errors) {
+  auto missing = resolve_user(root_.path(), {.run_as_username = "ghost"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), Code::invalid_argument);
+  EXPECT_NE(missing.status().message().find("run_as_username: user 'ghost'"), std::string::npos);
+  auto group_alone = resolve_user(root_.path(), {.run_as_group = 5});
+  ASSERT_FALSE(group_alone.ok());
+  EXPECT_NE(group_alone.status().message().find("run_as_group"), std::string::npos);
+  auto bad_group = resolve_user(root_.path(), {.image_user = "app:nosuch"});
+  ASSERT_FALSE(bad_group.ok());
+  EXPECT_NE(bad_group.status().message().find("group 'nosuch'"), std::string::npos);
+  EXPECT_FALSE(resolve_user(root_.path(), {.run_as_user = -1}).ok());
+}
+
+TEST(UserLookupEscape, SymlinkedPasswdStaysInsideTheRootfs) {
+  test::TempDir root;
+  fs::create_directories(root / "etc");
+  fs::create_directories(root / "real");
+  test::write_file(root / "real/passwd", "inside:x:321:321::/:\n");
+  // An absolute link: resolved against the rootfs, never against the host's /real or /etc.
+  fs::create_symlink("/real/passwd", root / "etc/passwd");
+  auto u = resolve_user(root.path(), {.run_as_username = "inside"});
+  ASSERT_TRUE(u.ok()) << u.status().message();
+  EXPECT_EQ(u->uid, 321u);
+  fs::remove(root / "etc/passwd");
+  fs::create_symlink("../../../../../../etc/passwd", root / "etc/passwd");
+  // The host's root user must not be found through the link.
+  EXPECT_FALSE(resolve_user(root.path(), {.run_as_username = "root"}).ok());
+}
+
+TEST(Capabilities, DefaultsAddDropAndAll) {
+  auto def = resolve_capabilities({});
+  ASSERT_TRUE(def.ok());
+  EXPECT_EQ(def->caps.size(), 14u);
+  EXPECT_EQ(std::count(def->caps.begin(), def->caps.end(), "CAP_SYS_ADMIN"), 0);
+
+  auto added = resolve_capabilities({.add = {"sys_admin", "CAP_NET_ADMIN"}, .drop = {"net_raw"}});
+  ASSERT_TRUE(added.ok());
+  EXPECT_EQ(added->caps.size(), 15u);
+  EXPECT_EQ(std::count(added->caps.begin(), added->caps.end(), "CAP_SYS_ADMIN"), 1);
+  EXPECT_EQ(std::count(added->caps.begin(), added->caps.end(), "CAP_NET_RAW"), 0);
+
+  auto only = resolve_capabilities({.add = {"CHOWN"}, .drop = {"ALL"}});
+  ASSERT_TRUE(only.ok());
+  EXPECT_EQ(only->caps, (Strings{"CAP_CHOWN"}));
+
+  auto all = resolve_capabilities({.add = {"ALL"}, .drop = {"NET_RAW"}});
+  ASSERT_TRUE(all.ok());
+  EXPECT_GT(all->caps.size(), 30u);
+  EXPECT_EQ(std::count(all->caps.begin(), all->caps.end(), "CAP_NET_RAW"), 0);
+
+  auto priv = resolve_capabilities({.drop = {"ALL"}, .privileged = true});
+  ASSERT_TRUE(priv.ok());
+  EXPECT_EQ(priv->caps.size(), all->caps.size() + 1);
+
+  auto amb = resolve_capabilities({.add = {"NET_ADMIN"}, .ambient = {"net_admin"}});
+  ASSERT_TRUE(amb.ok());
+  EXPECT_EQ(amb->ambient, (Strings{"CAP_NET_ADMIN"}));
+}
+
+TEST(Capabilities, UnknownNamesAndBadAmbient) {
+  auto bad = resolve_capabilities({.add = {"CAP_FLY"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Code::invalid_argument);
+  EXPECT_NE(bad.status().message().find("add_capabilities: unknown capability 'CAP_FLY'"), std::string::npos);
+  EXPECT_FALSE(resolve_capabilities({.drop = {"nonsense"}}).ok());
+  auto amb = resolve_capabilities({.ambient = {"SYS_ADMIN"}});
+  ASSERT_FALSE(amb.ok());
+  EXPECT_NE(amb.status().message().find("not in the container's capability set"), std::string::npos);
+}
+
+TEST(Capabilities, DefaultPathLists) {
+  EXPECT_EQ(std::count(default_masked_paths().begin(), default_masked_paths().end(), "/proc/kcore"), 1);
+  EXPECT_EQ(std::count(default_readonly_paths().begin(), default_readonly_paths().end(), "/proc/sys"), 1);
+}
+
+const char* kMountinfo =
+    "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+    "30 22 0:30 / /data rw,relatime - tmpfs tmpfs rw\n"
+    "31 22 0:31 / /slave rw,relatime master:7 - tmpfs tmpfs rw\n"
+    "32 22 0:32 / /with\\040space rw shared:9 - tmpfs tmpfs rw\n";
+
+TEST(BindMounts, PropagationFromMountinfo) {
+  EXPECT_EQ(mount_propagation_of("/var/x", kMountinfo), "shared");
+  EXPECT_EQ(mount_propagation_of("/data/sub", kMountinfo), "private");
+  EXPECT_EQ(mount_propagation_of("/data", kMountinfo), "private");
+  EXPECT_EQ(mount_propagation_of("/database", kMountinfo), "shared");  // not under /data
+  EXPECT_EQ(mount_propagation_of("/slave/a", kMountinfo), "slave");
+  EXPECT_EQ(mount_propagation_of("/with space/a", kMountinfo), "shared");
+}
+
+TEST(BindMounts, OptionsAndErrors) {
+  test::TempDir host;
+  auto ok = resolve_mounts({{.container_path = "/a", .host_path = host.path(), .readonly = true},
+                            {.container_path = "/b", .host_path = host.path()}},
+                           kMountinfo);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ((*ok)[0].options, (Strings{"rbind", "rprivate", "ro"}));
+  EXPECT_EQ((*ok)[1].options, (Strings{"rbind", "rprivate"}));
+  EXPECT_EQ((*ok)[0].type, "bind");
+  EXPECT_EQ((*ok)[0].source, host.path());
+
+  auto missing = resolve_mounts({{.container_path = "/a", .host_path = host / "nope"}}, kMountinfo);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), Code::invalid_argument);
+  EXPECT_NE(missing.status().message().find("config.mounts[0].host_path: " + (host / "nope")), std::string::npos)
+      << missing.status().message();
+  auto relative = resolve_mounts({{.container_path = "rel", .host_path = host.path()}}, kMountinfo);
+  ASSERT_FALSE(relative.ok());
+  EXPECT_NE(relative.status().message().find("container_path"), std::string::npos);
+  EXPECT_FALSE(resolve_mounts({{.container_path = "/a", .host_path = host.path(), .has_image = true}}, kMountinfo).ok());
+  EXPECT_FALSE(resolve_mounts({{.container_path = "/a", .host_path = host.path(), .readonly = true,
+                                .recursive_read_only = true}},
+                              kMountinfo)
+                   .ok());
+}
+
+TEST(BindMounts, PropagationNeedsAMatchingHostMount) {
+  test::TempDir dir;
+  fs::create_directories(dir / "shared");
+  fs::create_directories(dir / "private");
+  ASSERT_EQ(::mount("tmpfs", (dir / "shared").c_str(), "tmpfs", 0, nullptr), 0);
+  ASSERT_EQ(::mount(nullptr, (dir / "shared").c_str(), nullptr, MS_SHARED, nullptr), 0);
+  ASSERT_EQ(::mount("tmpfs", (dir / "private").c_str(), "tmpfs", 0, nullptr), 0);
+  ASSERT_EQ(::mount(nullptr, (dir / "private").c_str(), nullptr, MS_PRIVATE, nullptr), 0);
+  std::string mountinfo = test::read_file("/proc/self/mountinfo");
+
+  auto bi = resolve_mounts({{.container_path = "/x", .host_path = dir / "shared",
+                             .propagation = MountPropagation::bidirectional}},
+                           mountinfo);
+  ASSERT_TRUE(bi.ok()) << bi.status().message();
+  EXPECT_EQ((*bi)[0].options, (Strings{"rbind", "rshared"}));
+  auto h2c = resolve_mounts({{.container_path = "/x", .host_path = dir / "shared",
+                              .propagation = MountPropagation::host_to_container}},
+                            mountinfo);
+  ASSERT_TRUE(h2c.ok());
+  EXPECT_EQ((*h2c)[0].options, (Strings{"rbind", "rslave"}));
+
+  auto bad = resolve_mounts({{.container_path = "/x", .host_path = dir / "private",
+                              .propagation = MountPropagation::bidirectional}},
+                            mountinfo);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Code::failed_precondition);
+  EXPECT_NE(bad.status().message().find("bidirectional needs " + (dir / "private")), std::string::npos);
+  EXPECT_FALSE(resolve_mounts({{.container_path = "/x", .host_path = dir / "private",
+                                .propagation = MountPropagation::host_to_container}},
+                              mountinfo)
+                   .ok());
+}
+
+}  // namespace
+}  // namespace berth
+
+namespace berth {
+namespace {
+
+TEST(Devices, NodeDirectoryAndErrors) {
+  auto null = resolve_devices({{.container_path = "/dev/mynull", .host_path = "/dev/null", .permissions = "rw"}});
+  ASSERT_TRUE(null.ok()) << null.status().message();
+  ASSERT_EQ(null->size(), 1u);
+  EXPECT_EQ((*null)[0].path, "/dev/mynull");
+  EXPECT_EQ((*null)[0].type, 'c');
+  EXPECT_EQ((*null)[0].major, 1);
+  EXPECT_EQ((*null)[0].minor, 3);
+  EXPECT_EQ((*null)[0].access, "rw");
+
+  test::TempDir dir;
+  ASSERT_EQ(::mknod((dir / "zero").c_str(), S_IFCHR | 0600, makedev(1, 5)), 0);
+  fs::create_directories(dir / "sub");
+  ASSERT_EQ(::mknod((dir / "sub/full").c_str(), S_IFCHR | 0666, makedev(1, 7)), 0);
+  test::write_file(dir / "plain", "x");
+  auto tree = resolve_devices({{.container_path = "/dev/set", .host_path = dir.path()}});
+  ASSERT_TRUE(tree.ok()) << tree.status().message();
+  ASSERT_EQ(tree->size(), 2u);
+  for (const auto& d : *tree) {
+    EXPECT_TRUE(d.path == "/dev/set/zero" || d.path == "/dev/set/sub/full") << d.path;
+    EXPECT_EQ(d.access, "rwm");
+  }
+
+  auto missing = resolve_devices({{.container_path = "/dev/x", .host_path = "/dev/berth-no-such"}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("config.devices[0].host_path: /dev/berth-no-such"), std::string::npos);
+  auto file = resolve_devices({{.container_path = "/dev/x", .host_path = dir / "plain"}});
+  ASSERT_FALSE(file.ok());
+  EXPECT_NE(file.status().message().find("not a device node"), std::string::npos);
+  EXPECT_FALSE(resolve_devices({{.container_path = "/dev/x", .host_path = "/dev/null", .permissions = "rwx"}}).ok());
+}
+
+TEST(Devices, HostDevicesForPrivileged) {
+  auto all = host_devices();
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  bool has_null = false;
+  for (const auto& d : *all) {
+    has_null |= d.path == "/dev/null";
+    EXPECT_NE(d.path.rfind("/dev/pts/", 0), 0u) << d.path;
+  }
+  EXPECT_TRUE(has_null);
+}
+
+}  // namespace
+}  // namespace berth
