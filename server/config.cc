@@ -37,6 +37,23 @@ class TableReader {
                            ", got " + std::to_string(v));
     out = static_cast<int>(v);
   }
+  void boolean(const char* key, bool& out) {
+    const toml::node* n = take(key);
+    if (!n) return;
+    if (!n->is_boolean()) return fail(key, "expected true or false, got " + type_name(*n));
+    out = n->as_boolean()->get();
+  }
+  void strings(const char* key, std::vector<std::string>& out) {
+    const toml::node* n = take(key);
+    if (!n) return;
+    if (!n->is_array()) return fail(key, "expected an array of strings, got " + type_name(*n));
+    std::vector<std::string> v;
+    for (const auto& e : *n->as_array()) {
+      if (!e.is_string()) return fail(key, "expected an array of strings, it holds " + type_name(e));
+      v.push_back(*e.value<std::string>());
+    }
+    out = std::move(v);
+  }
   const toml::table* table(const char* key) {
     const toml::node* n = take(key);
     if (!n) return nullptr;
@@ -104,6 +121,27 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
   r.integer("shutdown_timeout_seconds", c.shutdown_timeout_seconds, 0, 3600);
   r.integer("max_concurrent_rpcs", c.max_concurrent_rpcs, 4, 4096);
   r.str("metrics_address", c.metrics_address);
+  r.integer("image_pull_idle_timeout_seconds", c.image_pull_idle_timeout_seconds, 1, 3600);
+  r.integer("max_parallel_layer_fetches", c.max_parallel_layer_fetches, 1, 64);
+  if (const toml::table* regs = r.table("registries")) {
+    for (const auto& [name, node] : *regs) {
+      std::string key(name.str());
+      if (!node.is_table()) {
+        r.fail("registries." + key, "expected a table ([registries.\"" + key + "\"])");
+        break;
+      }
+      RegistryHostSettings h;
+      TableReader hr(*node.as_table(), "registries." + key + ".", source, err);
+      hr.strings("mirrors", h.mirrors);
+      hr.boolean("insecure", h.insecure);
+      hr.str("ca_file", h.ca_file);
+      hr.finish();
+      for (const auto& m : h.mirrors)
+        if (m.empty() || m.find(' ') != std::string::npos) hr.fail("mirrors", "\"" + m + "\" is not a registry URL");
+      if (!h.ca_file.empty() && h.ca_file[0] != '/') hr.fail("ca_file", "must be an absolute path");
+      c.registries[key] = h;
+    }
+  }
   if (const toml::table* rt = r.table("runtimes")) {
     for (const auto& [name, node] : *rt) {
       std::string key(name.str());
@@ -183,6 +221,9 @@ Result<Config> load_config(const std::string& path) {
 nlohmann::json config_to_json(const Config& c) {
   nlohmann::json runtimes = nlohmann::json::object();
   for (const auto& [name, h] : c.runtimes) runtimes[name] = {{"path", h.path}, {"root", h.root}};
+  nlohmann::json registries = nlohmann::json::object();
+  for (const auto& [name, h] : c.registries)
+    registries[name] = {{"mirrors", h.mirrors}, {"insecure", h.insecure}, {"ca_file", h.ca_file}};
   return {{"source", c.source},
           {"socket", c.socket},
           {"root", c.root},
@@ -193,7 +234,10 @@ nlohmann::json config_to_json(const Config& c) {
           {"runtimes", runtimes},
           {"shutdown_timeout_seconds", c.shutdown_timeout_seconds},
           {"max_concurrent_rpcs", c.max_concurrent_rpcs},
-          {"metrics_address", c.metrics_address}};
+          {"metrics_address", c.metrics_address},
+          {"image_pull_idle_timeout_seconds", c.image_pull_idle_timeout_seconds},
+          {"max_parallel_layer_fetches", c.max_parallel_layer_fetches},
+          {"registries", registries}};
 }
 
 }  // namespace berth

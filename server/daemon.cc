@@ -76,8 +76,18 @@ int run_daemon(const Config& config) {
     spdlog::warn("GetContainerEvents: dropped subscriber {}: it fell {} events behind", id, kEventBacklog);
   });
 
+  auto images = ImageManager::open({.dir = config.root + "/images",
+                                    .containers_dir = config.root + "/containers",
+                                    .registry = {.hosts = config.registries,
+                                                 .idle_timeout_seconds = config.image_pull_idle_timeout_seconds},
+                                    .max_parallel_layer_fetches = config.max_parallel_layer_fetches});
+  if (!images.ok()) {
+    spdlog::critical("berthd: {}", images.status().message());
+    return 1;
+  }
+
   RuntimeProbe probe(config.runtimes.at(config.default_runtime).path);
-  ServiceContext ctx{config, probe, metrics, container_events};
+  ServiceContext ctx{config, probe, metrics, container_events, **images};
   RuntimeServiceImpl runtime_service(ctx);
   ImageServiceImpl image_service(ctx);
 

@@ -17,6 +17,7 @@ grpc::Status to_grpc(const Status& s) {
     case Code::deadline_exceeded: return {grpc::StatusCode::DEADLINE_EXCEEDED, s.message()};
     case Code::resource_exhausted: return {grpc::StatusCode::RESOURCE_EXHAUSTED, s.message()};
     case Code::unavailable: return {grpc::StatusCode::UNAVAILABLE, s.message()};
+    case Code::unauthenticated: return {grpc::StatusCode::UNAUTHENTICATED, s.message()};
     case Code::unimplemented: return {grpc::StatusCode::UNIMPLEMENTED, s.message()};
     case Code::internal: return {grpc::StatusCode::INTERNAL, s.message()};
   }

@@ -6,6 +6,7 @@
 
 #include "berth/config.h"
 #include "berth/event_hub.h"
+#include "berth/image_manager.h"
 #include "berth/metrics_registry.h"
 #include "berth/runtime_probe.h"
 #include "berth/cri_api.h"
@@ -21,6 +22,7 @@ struct ServiceContext {
   MetricsRegistry& metrics;
   // Container and sandbox lifecycle events for GetContainerEvents subscribers.
   EventHub<v1::ContainerEventResponse>& container_events;
+  ImageManager& images;
 };
 
 class RuntimeServiceImpl final : public v1::RuntimeService::Service {

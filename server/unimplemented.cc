@@ -4,28 +4,8 @@
 
 namespace berth {
 
-grpc::Status ImageServiceImpl::ListImages(grpc::ServerContext*, const v1::ListImagesRequest*, v1::ListImagesResponse*) {
-  return unimplemented_rpc("ListImages");
-}
-
 grpc::Status ImageServiceImpl::StreamImages(grpc::ServerContext*, const v1::StreamImagesRequest*, grpc::ServerWriter<v1::StreamImagesResponse>*) {
   return unimplemented_rpc("StreamImages");
-}
-
-grpc::Status ImageServiceImpl::ImageStatus(grpc::ServerContext*, const v1::ImageStatusRequest*, v1::ImageStatusResponse*) {
-  return unimplemented_rpc("ImageStatus");
-}
-
-grpc::Status ImageServiceImpl::PullImage(grpc::ServerContext*, const v1::PullImageRequest*, v1::PullImageResponse*) {
-  return unimplemented_rpc("PullImage");
-}
-
-grpc::Status ImageServiceImpl::RemoveImage(grpc::ServerContext*, const v1::RemoveImageRequest*, v1::RemoveImageResponse*) {
-  return unimplemented_rpc("RemoveImage");
-}
-
-grpc::Status ImageServiceImpl::ImageFsInfo(grpc::ServerContext*, const v1::ImageFsInfoRequest*, v1::ImageFsInfoResponse*) {
-  return unimplemented_rpc("ImageFsInfo");
 }
 
 grpc::Status RuntimeServiceImpl::RunPodSandbox(grpc::ServerContext*, const v1::RunPodSandboxRequest*, v1::RunPodSandboxResponse*) {
@@ -147,4 +127,5 @@ grpc::Status RuntimeServiceImpl::StreamPodSandboxMetrics(grpc::ServerContext*, c
 grpc::Status RuntimeServiceImpl::UpdatePodSandboxResources(grpc::ServerContext*, const v1::UpdatePodSandboxResourcesRequest*, v1::UpdatePodSandboxResourcesResponse*) {
   return unimplemented_rpc("UpdatePodSandboxResources");
 }
+
 }  // namespace berth

@@ -26,6 +26,7 @@ const char* code_name(Code code) {
     case Code::deadline_exceeded: return "DEADLINE_EXCEEDED";
     case Code::resource_exhausted: return "RESOURCE_EXHAUSTED";
     case Code::unavailable: return "UNAVAILABLE";
+    case Code::unauthenticated: return "UNAUTHENTICATED";
     case Code::unimplemented: return "UNIMPLEMENTED";
     case Code::internal: return "INTERNAL";
   }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "berth/registry_settings.h"
 #include "berth/status.h"
 
 namespace berth {
@@ -31,6 +32,9 @@ struct Config {
   int shutdown_timeout_seconds = 10;  // in-flight calls get this long after SIGTERM
   int max_concurrent_rpcs = 256;      // gRPC worker threads at most
   std::string metrics_address;        // host:port of the Prometheus /metrics endpoint; empty: off
+  int image_pull_idle_timeout_seconds = 60;  // a pull receiving no bytes this long is aborted
+  int max_parallel_layer_fetches = 3;        // layer downloads at once, over all pulls
+  std::map<std::string, RegistryHostSettings> registries;  // by registry host: mirrors, insecure, ca_file
 };
 
 // Reads `path` over the defaults. An empty path means kDefaultConfigPath when that file exists

@@ -20,6 +20,7 @@ enum class Code {
   deadline_exceeded,
   resource_exhausted,
   unavailable,
+  unauthenticated,
   unimplemented,
   internal,
 };

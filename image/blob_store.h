@@ -1,0 +1,56 @@
+// BlobStore: content-addressed blobs (manifests, configs, layers) under <images>/blobs/sha256.
+// A blob becomes visible only after its digest and size were verified while it streamed into a
+// temp file; a failed or interrupted write leaves nothing behind.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "berth/status.h"
+#include "berth/unique_fd.h"
+#include "sha256.h"
+
+namespace berth {
+
+class BlobStore {
+ public:
+  // Creates the directories; removes temp files an earlier crash left.
+  static Result<std::unique_ptr<BlobStore>> open(const std::string& dir);
+
+  std::string path(const std::string& digest) const;
+  bool has(const std::string& digest) const;
+  Result<std::string> read(const std::string& digest, size_t max_size) const;
+
+  class Writer {
+   public:
+    Writer(std::string temp, UniqueFd fd, std::string final_path, std::string digest, int64_t size);
+    ~Writer();
+    Writer(Writer&&) = default;
+    Status write(const void* data, size_t len);
+    uint64_t written() const { return written_; }
+    // Verifies digest (and size when known), fsyncs and renames into place.
+    Status commit();
+
+   private:
+    std::string temp_, final_, digest_;
+    UniqueFd fd_;
+    int64_t expected_size_;
+    uint64_t written_ = 0;
+    std::unique_ptr<Sha256> hash_;
+    bool done_ = false;
+  };
+
+  // expected_size < 0: unknown.
+  Result<std::unique_ptr<Writer>> begin(const std::string& digest, int64_t expected_size);
+  Status put(const std::string& digest, const std::string& content);
+  Status remove(const std::string& digest);
+  std::vector<std::string> list() const;
+
+ private:
+  explicit BlobStore(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
+};
+
+}  // namespace berth

@@ -1,0 +1,83 @@
+// ImageManager: berth's image service. Pulls images from OCI registries into a content store,
+// unpacks each layer once into a snapshot shared by every image and container using it, and keeps
+// the image records (persisted under <root>/images, reloaded at start).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "berth/status.h"
+#include "berth/registry_settings.h"
+
+namespace berth {
+
+struct ImageManagerOptions {
+  std::string dir;                   // <root>/images
+  std::string containers_dir;        // writable layers, reported by fs_usage
+  RegistryOptions registry;
+  int max_parallel_layer_fetches = 3;
+};
+
+// The parts of the image config containers need.
+struct ImageConfigSummary {
+  std::vector<std::string> entrypoint, cmd, env;
+  std::string working_dir, user, stop_signal;
+  std::map<std::string, std::string> labels;
+};
+
+struct ImageRecord {
+  std::string id;  // the config digest
+  std::vector<std::string> repo_tags;
+  std::vector<std::string> repo_digests;
+  uint64_t size = 0;                // config + compressed layers
+  std::vector<std::string> layers;  // layer digests, lowest first
+  ImageConfigSummary config;
+  std::string config_json;  // the image config as pulled
+  bool pinned = false;
+};
+
+struct StoreUsage {
+  std::string mountpoint;
+  uint64_t bytes = 0, inodes = 0;
+  int64_t timestamp_ns = 0;
+};
+
+class ImageManager {
+ public:
+  static Result<std::unique_ptr<ImageManager>> open(ImageManagerOptions options);
+  ~ImageManager();
+
+  // Pulls (or finds complete in the store) and records the image; concurrent pulls of one
+  // reference share the work. `pin` marks it pinned (the sandbox image).
+  Result<ImageRecord> pull(const std::string& reference, const RegistryCredentials& creds, bool pin = false);
+
+  // By id ("sha256:…" or its hex), a unique id prefix, a tag or digest reference.
+  std::optional<ImageRecord> find(const std::string& reference) const;
+  std::vector<ImageRecord> list() const;
+
+  // Untags when `reference` is one of several tags; otherwise removes the image. What no image
+  // and no held image still uses is deleted. An unknown reference is OK (CRI's rule).
+  Status remove(const std::string& reference);
+
+  // Snapshot directories of the image's layers, lowest first, for an overlayfs lowerdir.
+  std::vector<std::string> snapshot_dirs(const ImageRecord& image) const;
+
+  // A container holds the image's layers while it exists, whatever happens to the image record.
+  void hold(const std::string& image_id);
+  void release(const std::string& image_id);
+
+  Result<StoreUsage> image_store_usage() const;
+  Result<StoreUsage> container_layers_usage() const;
+
+  struct Impl;
+
+ private:
+  explicit ImageManager(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace berth

@@ -1,0 +1,362 @@
+// One curl easy handle per request (handles are cheap; sharing them across the parallel layer
+// fetches would need locking). Loopback registries get docker's treatment: HTTPS first, plain HTTP
+// when the registry does not speak TLS.
+#include "registry_client.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+#include "sha256.h"
+
+namespace berth {
+
+struct RegistryClient::Endpoint {
+  std::string base;  // scheme://host[:port][/prefix], no trailing slash
+  std::string host;  // for messages
+  bool mirror = false;
+  bool may_fall_back_to_http = false;
+  std::string ca_file;
+  std::string authorization;  // "Bearer …" / "Basic …" once a challenge was answered
+};
+
+struct RegistryClient::Response {
+  long code = 0;
+  std::string content_type, docker_digest, www_authenticate, body;
+};
+
+namespace {
+
+constexpr const char* kManifestAccept =
+    "Accept: application/vnd.oci.image.manifest.v1+json, application/vnd.oci.image.index.v1+json, "
+    "application/vnd.docker.distribution.manifest.v2+json, "
+    "application/vnd.docker.distribution.manifest.list.v2+json, "
+    "application/vnd.docker.distribution.manifest.v1+prettyjws;q=0.1, application/json;q=0.1";
+
+bool is_loopback_host(std::string host) {
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.find(']') - 1);
+  else if (size_t c = host.rfind(':'); c != std::string::npos && host.find(':') == c) host = host.substr(0, c);
+  if (host == "localhost" || host == "::1") return true;
+  in_addr a{};
+  return ::inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+std::string base64(const std::string& in) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
+    out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63], t[v & 63]};
+  }
+  if (i + 1 == in.size()) {
+    unsigned v = (unsigned char)in[i] << 16;
+    out += {t[v >> 18], t[(v >> 12) & 63], '=', '='};
+  } else if (i + 2 == in.size()) {
+    unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8;
+    out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63], '='};
+  }
+  return out;
+}
+
+// key="value" pairs of a WWW-Authenticate challenge after its scheme.
+std::map<std::string, std::string> challenge_params(const std::string& s) {
+  std::map<std::string, std::string> out;
+  size_t i = s.find(' ');
+  while (i != std::string::npos && i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == ',')) ++i;
+    size_t eq = s.find('=', i);
+    if (eq == std::string::npos) break;
+    std::string key = s.substr(i, eq - i);
+    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string value;
+    i = eq + 1;
+    if (i < s.size() && s[i] == '"') {
+      size_t end = s.find('"', i + 1);
+      value = s.substr(i + 1, end == std::string::npos ? std::string::npos : end - i - 1);
+      i = end == std::string::npos ? s.size() : end + 1;
+    } else {
+      size_t end = s.find(',', i);
+      value = s.substr(i, end == std::string::npos ? std::string::npos : end - i);
+      i = end;
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+std::string url_escape(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += static_cast<char>(c);
+    else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+// The registry's own error text ({"errors":[{"code":…,"message":…}]}), which never holds secrets.
+std::string registry_error_text(const std::string& body) {
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_object() && j.contains("errors") && j["errors"].is_array() && !j["errors"].empty()) {
+    const auto& e = j["errors"][0];
+    std::string code = e.value("code", ""), msg = e.value("message", "");
+    return code.empty() ? msg : code + ": " + msg;
+  }
+  return "";
+}
+
+struct Transfer {
+  RegistryClient::Response* resp;
+  const std::function<Status(const char*, size_t)>* sink;
+  CURL* curl;
+  Status sink_status;
+};
+
+size_t on_header(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  std::string line(data, size * n);
+  size_t colon = line.find(':');
+  if (colon != std::string::npos) {
+    std::string key = line.substr(0, colon);
+    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ')) value.erase(0, 1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.pop_back();
+    if (key == "content-type") t->resp->content_type = value;
+    else if (key == "docker-content-digest") t->resp->docker_digest = value;
+    else if (key == "www-authenticate") t->resp->www_authenticate = value;
+  }
+  return size * n;
+}
+
+size_t on_body(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  long code = 0;
+  curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &code);
+  size_t len = size * n;
+  if (code == 200 && t->sink) {
+    t->sink_status = (*t->sink)(data, len);
+    return t->sink_status.ok() ? len : 0;  // 0 aborts the transfer
+  }
+  if (t->resp->body.size() < (code == 200 ? (8u << 20) : (64u << 10))) t->resp->body.append(data, len);
+  return len;
+}
+
+}  // namespace
+
+RegistryClient::RegistryClient(const RegistryOptions& options, ImageReference ref, RegistryCredentials creds)
+    : options_(options), ref_(std::move(ref)), creds_(std::move(creds)) {
+  auto it = options_.hosts.find(ref_.domain);
+  const RegistryHostSettings settings = it == options_.hosts.end() ? RegistryHostSettings{} : it->second;
+  for (std::string m : settings.mirrors) {
+    while (!m.empty() && m.back() == '/') m.pop_back();
+    auto ep = std::make_unique<Endpoint>();
+    ep->base = m.find("://") == std::string::npos ? "https://" + m : m;
+    ep->host = ep->base.substr(ep->base.find("://") + 3);
+    ep->mirror = true;
+    ep->ca_file = settings.ca_file;
+    endpoints_.push_back(std::move(ep));
+  }
+  auto up = std::make_unique<Endpoint>();
+  up->host = ref_.api_host();
+  up->base = (settings.insecure ? "http://" : "https://") + up->host;
+  up->may_fall_back_to_http = !settings.insecure && is_loopback_host(up->host);
+  up->ca_file = settings.ca_file;
+  endpoints_.push_back(std::move(up));
+}
+
+RegistryClient::~RegistryClient() = default;
+
+Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std::string& path,
+                                                         const std::vector<std::string>& headers,
+                                                         const std::function<Status(const char*, size_t)>* sink) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    std::string url, auth;
+    {
+      std::lock_guard lock(mu_);
+      url = ep.base + "/v2/" + ref_.repository + path;
+      auth = ep.authorization;
+    }
+    Response resp;
+    CURL* curl = curl_easy_init();
+    if (!curl) return internal_error("registry " + ep.host + ": cannot create a curl handle");
+    Transfer t{&resp, sink, curl, ok_status()};
+    curl_slist* hdrs = nullptr;
+    for (const auto& h : headers) hdrs = curl_slist_append(hdrs, h.c_str());
+    if (!auth.empty()) hdrs = curl_slist_append(hdrs, ("Authorization: " + auth).c_str());
+    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "berth/" BERTH_VERSION);
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 30L);
+    // "No bytes for idle_timeout seconds" = below 1 byte/s for that long; a slow but moving
+    // transfer is never cut off.
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.idle_timeout_seconds));
+    if (!ep.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, ep.ca_file.c_str());
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+    CURLcode rc = curl_easy_perform(curl);
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &resp.code);
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(curl);
+
+    if (!t.sink_status.ok()) return t.sink_status;
+    if (rc != CURLE_OK) {
+      bool tls_failed = rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING ||
+                        rc == CURLE_PEER_FAILED_VERIFICATION;
+      if (ep.may_fall_back_to_http && url.rfind("https://", 0) == 0 && (tls_failed || rc == CURLE_COULDNT_CONNECT)) {
+        std::lock_guard lock(mu_);
+        ep.base = "http://" + ep.host;  // docker's rule for loopback registries
+        ep.may_fall_back_to_http = false;
+        continue;
+      }
+      if (rc == CURLE_OPERATION_TIMEDOUT)
+        return Status(Code::deadline_exceeded, "registry " + ep.host + ": received no data for " +
+                                                   std::to_string(options_.idle_timeout_seconds) + "s; transfer aborted");
+      if (rc == CURLE_WRITE_ERROR && !t.sink_status.ok()) return t.sink_status;
+      return Status(Code::unavailable, "registry " + ep.host + " unreachable: " + curl_easy_strerror(rc));
+    }
+    if (resp.code == 401 && attempt == 0 && !resp.www_authenticate.empty()) {
+      if (Status s = authorize(ep, resp.www_authenticate); !s.ok()) return s;
+      continue;
+    }
+    return resp;
+  }
+  return Status(Code::unauthenticated, "registry " + ep.host + ": authentication failed");
+}
+
+Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
+  std::string scheme = challenge.substr(0, challenge.find(' '));
+  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string basic = creds_.username.empty() && creds_.password.empty()
+                          ? ""
+                          : "Basic " + base64(creds_.username + ":" + creds_.password);
+  if (scheme == "basic") {
+    if (basic.empty()) return Status(Code::unauthenticated, "registry " + ep.host + ": 401 unauthorized: credentials required");
+    std::lock_guard lock(mu_);
+    ep.authorization = basic;
+    return ok_status();
+  }
+  if (scheme != "bearer") return Status(Code::unauthenticated, "registry " + ep.host + ": unsupported auth scheme '" + scheme + "'");
+  if (!creds_.registry_token.empty()) {
+    std::lock_guard lock(mu_);
+    ep.authorization = "Bearer " + creds_.registry_token;
+    return ok_status();
+  }
+  auto params = challenge_params(challenge);
+  std::string realm = params["realm"];
+  if (realm.empty()) return Status(Code::unauthenticated, "registry " + ep.host + ": bearer challenge without a realm");
+  std::string scope = params.count("scope") ? params["scope"] : "repository:" + ref_.repository + ":pull";
+  std::string form = "service=" + url_escape(params["service"]) + "&scope=" + url_escape(scope);
+
+  std::string body;
+  long code = 0;
+  CURL* curl = curl_easy_init();
+  curl_slist* hdrs = nullptr;
+  std::string url = realm;
+  if (!creds_.identity_token.empty()) {
+    // OAuth2 refresh-token grant, as docker does with an identity token.
+    std::string post = form + "&grant_type=refresh_token&client_id=berth&refresh_token=" + url_escape(creds_.identity_token);
+    curl_easy_setopt(curl, CURLOPT_COPYPOSTFIELDS, post.c_str());
+  } else {
+    url += (url.find('?') == std::string::npos ? "?" : "&") + form;
+    if (!basic.empty()) hdrs = curl_slist_append(hdrs, ("Authorization: " + basic).c_str());
+  }
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 30L);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
+  if (!ep.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, ep.ca_file.c_str());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* u) {
+    auto* b = static_cast<std::string*>(u);
+    if (b->size() < (1u << 20)) b->append(d, s * n);
+    return s * n;
+  });
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  CURLcode rc = curl_easy_perform(curl);
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+  curl_slist_free_all(hdrs);
+  curl_easy_cleanup(curl);
+  std::string realm_host = realm.substr(0, realm.find('?'));
+  if (rc != CURLE_OK)
+    return Status(Code::unavailable, "registry " + ep.host + ": token service " + realm_host + " unreachable: " + curl_easy_strerror(rc));
+  if (code == 401 || code == 403)
+    return Status(Code::unauthenticated, "registry " + ep.host + ": token service " + realm_host + " refused the credentials (" +
+                                             std::to_string(code) + ")");
+  if (code != 200) return Status(Code::unavailable, "registry " + ep.host + ": token service answered " + std::to_string(code));
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  std::string token = j.is_object() ? j.value("token", j.value("access_token", "")) : "";
+  if (token.empty()) return Status(Code::unauthenticated, "registry " + ep.host + ": token service returned no token");
+  std::lock_guard lock(mu_);
+  ep.authorization = "Bearer " + token;
+  return ok_status();
+}
+
+static Status http_error(const std::string& host, const std::string& what, long code, const std::string& body) {
+  std::string detail = registry_error_text(body);
+  std::string msg = "registry " + host + ": " + what + ": " + std::to_string(code);
+  if (!detail.empty()) msg += " (" + detail + ")";
+  Code c = code == 404 ? Code::not_found : (code == 401 || code == 403) ? Code::unauthenticated
+                                          : code == 429 ? Code::resource_exhausted : Code::unavailable;
+  return Status(c, msg);
+}
+
+Result<FetchedManifest> RegistryClient::get_manifest(const std::string& tag_or_digest) {
+  Status last;
+  for (auto& ep : endpoints_) {
+    auto resp = request(*ep, "/manifests/" + tag_or_digest, {kManifestAccept}, nullptr);
+    if (!resp.ok()) {
+      last = resp.status();
+      continue;
+    }
+    if (resp->code != 200) {
+      last = http_error(ep->host, "manifest " + ref_.name() + ":" + tag_or_digest, resp->code, resp->body);
+      continue;
+    }
+    FetchedManifest m{std::move(resp->body), resp->content_type, ""};
+    m.media_type = m.media_type.substr(0, m.media_type.find(';'));
+    m.digest = Sha256::of(m.body);
+    if (is_sha256_digest(tag_or_digest) && m.digest != tag_or_digest) {
+      last = internal_error("registry " + ep->host + ": manifest " + tag_or_digest + ": digest mismatch: content hashes to " + m.digest);
+      continue;
+    }
+    // Blobs come from where the manifest came from first.
+    if (ep != endpoints_.front()) std::rotate(endpoints_.begin(), std::find(endpoints_.begin(), endpoints_.end(), ep), endpoints_.end());
+    return m;
+  }
+  return last;
+}
+
+Status RegistryClient::get_blob(const std::string& digest, const std::function<Status(const char*, size_t)>& sink) {
+  Status last;
+  for (auto& ep : endpoints_) {
+    uint64_t delivered = 0;
+    std::function<Status(const char*, size_t)> counting = [&](const char* d, size_t n) {
+      delivered += n;
+      return sink(d, n);
+    };
+    auto resp = request(*ep, "/blobs/" + digest, {}, &counting);
+    if (!resp.ok()) {
+      last = resp.status();
+      if (delivered > 0) return last;  // the sink holds partial data: the caller restarts the blob
+      continue;
+    }
+    if (resp->code == 200) return ok_status();
+    last = http_error(ep->host, "blob " + digest, resp->code, resp->body);
+  }
+  return last;
+}
+
+}  // namespace berth

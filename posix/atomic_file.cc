@@ -1,0 +1,51 @@
+// See atomic_file.h; the temp name carries the pid and a counter so concurrent writers of
+// different targets in one directory never collide.
+#include "berth/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+
+#include "berth/unique_fd.h"
+
+namespace berth {
+
+Status write_file_atomically(const std::string& path, const std::string& content, int mode) {
+  static std::atomic<unsigned> counter{0};
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  std::string temp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+  if (!fd) return errno_status(errno, "create " + temp);
+  const char* p = content.data();
+  size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd.get(), p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::unlink(temp.c_str());
+      return errno_status(err, "write " + temp, err == ENOSPC ? Code::resource_exhausted : Code::internal);
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0) {
+    int err = errno;
+    ::unlink(temp.c_str());
+    return errno_status(err, "fsync " + temp);
+  }
+  fd.reset();
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(temp.c_str());
+    return errno_status(err, "rename " + temp + " to " + path);
+  }
+  UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dfd && ::fsync(dfd.get()) != 0) return errno_status(errno, "fsync " + dir);
+  return ok_status();
+}
+
+}  // namespace berth

@@ -1,0 +1,39 @@
+// PullImage: credentials from AuthConfig (username/password, the base64 "auth" pair, an identity
+// token or a registry token) go to the registry client and nowhere else: never into a log line.
+#include <openssl/evp.h>
+
+#include "berth/image_manager.h"
+#include "rpc_scope.h"
+#include "services.h"
+
+namespace berth {
+
+static Result<RegistryCredentials> credentials_of(const v1::AuthConfig& a) {
+  RegistryCredentials c{a.username(), a.password(), a.identity_token(), a.registry_token()};
+  if (!a.auth().empty() && c.username.empty()) {
+    std::string out(a.auth().size(), '\0');
+    int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                            reinterpret_cast<const unsigned char*>(a.auth().data()), static_cast<int>(a.auth().size()));
+    if (n < 0) return invalid_argument("auth.auth: not base64");
+    out.resize(static_cast<size_t>(n));
+    while (!out.empty() && out.back() == '\0') out.pop_back();  // base64 padding decodes to NULs
+    size_t colon = out.find(':');
+    if (colon == std::string::npos) return invalid_argument("auth.auth: not a base64 'user:password' pair");
+    c.username = out.substr(0, colon);
+    c.password = out.substr(colon + 1);
+  }
+  return c;
+}
+
+grpc::Status ImageServiceImpl::PullImage(grpc::ServerContext*, const v1::PullImageRequest* req, v1::PullImageResponse* resp) {
+  RpcScope scope("PullImage", "image=" + req->image().image());
+  if (req->image().image().empty()) return scope.done(invalid_argument("image.image: no image reference given"));
+  auto creds = credentials_of(req->auth());
+  if (!creds.ok()) return scope.done(creds.status());
+  auto r = ctx_.images.pull(req->image().image(), *creds);
+  if (!r.ok()) return scope.done(r.status());
+  resp->set_image_ref(r->id);
+  return scope.done(ok_status());
+}
+
+}  // namespace berth
