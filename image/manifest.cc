@@ -38,7 +38,7 @@ Result<ParsedManifest> parse_manifest(const std::string& body, const std::string
   if (!j.is_object()) return invalid_argument(what + ": manifest is not JSON");
   std::string mt = j.value("mediaType", media_type);
   int schema = j.contains("schemaVersion") && j["schemaVersion"].is_number_integer() ? j["schemaVersion"].get<int>() : 0;
-  if (schema == 1 || mt.find("manifest.v1") != std::string::npos)
+  if (schema == 1 || mt.rfind("application/vnd.docker.distribution.manifest.v1", 0) == 0)
     return invalid_argument(what + ": Docker schema 1 manifests are not supported; push the image with a current client");
   ParsedManifest m;
   bool index = mt == kOciIndex || mt == kDockerList || (mt.empty() && j.contains("manifests"));

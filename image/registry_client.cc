@@ -176,6 +176,7 @@ RegistryClient::~RegistryClient() = default;
 Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std::string& path,
                                                          const std::vector<std::string>& headers,
                                                          const std::function<Status(const char*, size_t)>* sink) {
+  bool answered_challenge = false;
   for (int attempt = 0; attempt < 3; ++attempt) {
     std::string url, auth;
     {
@@ -227,8 +228,9 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
       if (rc == CURLE_WRITE_ERROR && !t.sink_status.ok()) return t.sink_status;
       return Status(Code::unavailable, "registry " + ep.host + " unreachable: " + curl_easy_strerror(rc));
     }
-    if (resp.code == 401 && attempt == 0 && !resp.www_authenticate.empty()) {
+    if (resp.code == 401 && !answered_challenge && !resp.www_authenticate.empty()) {
       if (Status s = authorize(ep, resp.www_authenticate); !s.ok()) return s;
+      answered_challenge = true;
       continue;
     }
     return resp;

@@ -1,0 +1,109 @@
+// Helper processes for tests; see helper_process.h.
+#include "berth/test/helper_process.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <thread>
+
+namespace berth::test {
+
+int free_loopback_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+bool wait_for_port(int port, int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    if (ok) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+ChildProcess::~ChildProcess() { stop(); }
+
+void ChildProcess::start(const std::vector<std::string>& argv, const std::string& log_path) {
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::setpgid(0, 0);
+    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+}
+
+void ChildProcess::stop() {
+  if (pid_ <= 0) return;
+  ::kill(-pid_, SIGKILL);
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+RegistryProcess::RegistryProcess(const std::string& user, const std::string& password)
+    : dir_("berth-registry"), port_(free_loopback_port()) {
+  std::string config = "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: " + storage() +
+                       "\n  delete:\n    enabled: true\nhttp:\n  addr: " + host() + "\n";
+  if (!user.empty()) {
+    std::string cmd = "htpasswd -Bbn '" + user + "' '" + password + "' > " + (dir_ / "htpasswd");
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("htpasswd failed");
+    config += "auth:\n  htpasswd:\n    realm: berth-test\n    path: " + (dir_ / "htpasswd") + "\n";
+  }
+  write_file(dir_ / "config.yml", config);
+  proc_.start({"/usr/bin/docker-registry", "serve", dir_ / "config.yml"}, dir_ / "registry.log");
+  if (!wait_for_port(port_)) throw std::runtime_error("docker-registry did not start: " + log());
+}
+
+std::string RegistryProcess::log() const { return read_file(dir_ / "registry.log"); }
+
+std::string push_test_images(const std::string& registry_url, const std::vector<std::string>& extra_args) {
+  std::string cmd = std::string(BERTH_SOURCE_DIR) + "/tests/registry/build-test-images.py " + registry_url;
+  for (const auto& a : extra_args) cmd += " '" + a + "'";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) throw std::runtime_error("cannot run " + cmd);
+  std::string out;
+  std::array<char, 4096> buf;
+  for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) out.append(buf.data(), n);
+  if (::pclose(p) != 0) throw std::runtime_error("build-test-images.py failed: " + out);
+  return out;
+}
+
+ScriptServer::ScriptServer(const std::string& script, const std::vector<std::string>& args, int port)
+    : dir_("berth-script"), port_(port) {
+  std::vector<std::string> argv{std::string(BERTH_SOURCE_DIR) + "/tests/registry/" + script};
+  argv.insert(argv.end(), args.begin(), args.end());
+  proc_.start(argv, dir_ / "server.log");
+  if (!wait_for_port(port_)) throw std::runtime_error(script + " did not start: " + read_file(dir_ / "server.log"));
+}
+
+}  // namespace berth::test

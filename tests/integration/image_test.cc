@@ -1,0 +1,402 @@
+// The image service against a real registry (Debian's docker-registry on 127.0.0.1) holding
+// images the project builds from busybox-static: reference forms, index selection, digest checks,
+// layers and whiteouts as overlayfs sees them, auth, mirrors, errors, removal and persistence.
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <future>
+
+#include "berth/test/daemon_process.h"
+#include "berth/test/helper_process.h"
+
+namespace berth::test {
+namespace {
+
+namespace v1 = runtime::v1;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// One registry with every test image for the whole suite (pushing takes about a second).
+class Images : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    registry_ = new RegistryProcess();
+    digests_ = new json(json::parse(push_test_images(registry_->url())));
+  }
+  static void TearDownTestSuite() {
+    delete digests_;
+    delete registry_;
+  }
+  static std::string ref(const std::string& repo_tag) { return registry_->host() + "/" + repo_tag; }
+
+  static grpc::Status pull(DaemonProcess& d, const std::string& image, v1::PullImageResponse* resp,
+                           const v1::AuthConfig* auth = nullptr) {
+    grpc::ClientContext ctx;
+    v1::PullImageRequest req;
+    req.mutable_image()->set_image(image);
+    if (auth) *req.mutable_auth() = *auth;
+    return d.images()->PullImage(&ctx, req, resp);
+  }
+  static std::string pull_ok(DaemonProcess& d, const std::string& image) {
+    v1::PullImageResponse resp;
+    grpc::Status s = pull(d, image, &resp);
+    EXPECT_TRUE(s.ok()) << image << ": " << s.error_message();
+    return resp.image_ref();
+  }
+  static v1::ImageStatusResponse status(DaemonProcess& d, const std::string& image, bool verbose = false) {
+    grpc::ClientContext ctx;
+    v1::ImageStatusRequest req;
+    req.mutable_image()->set_image(image);
+    req.set_verbose(verbose);
+    v1::ImageStatusResponse resp;
+    EXPECT_TRUE(d.images()->ImageStatus(&ctx, req, &resp).ok());
+    return resp;
+  }
+  static std::vector<v1::Image> list(DaemonProcess& d, const std::string& filter = "") {
+    grpc::ClientContext ctx;
+    v1::ListImagesRequest req;
+    if (!filter.empty()) req.mutable_filter()->mutable_image()->set_image(filter);
+    v1::ListImagesResponse resp;
+    EXPECT_TRUE(d.images()->ListImages(&ctx, req, &resp).ok());
+    return {resp.images().begin(), resp.images().end()};
+  }
+  static grpc::Status remove(DaemonProcess& d, const std::string& image) {
+    grpc::ClientContext ctx;
+    v1::RemoveImageRequest req;
+    req.mutable_image()->set_image(image);
+    v1::RemoveImageResponse resp;
+    return d.images()->RemoveImage(&ctx, req, &resp);
+  }
+  static std::string snapshot(DaemonProcess& d, const std::string& layer_digest) {
+    return d.root() + "/images/snapshots/" + layer_digest.substr(7);
+  }
+  static size_t count_files(const std::string& dir) {
+    size_t n = 0;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      if (!it->is_directory()) ++n;
+    return n;
+  }
+
+  static RegistryProcess* registry_;
+  static json* digests_;
+};
+RegistryProcess* Images::registry_ = nullptr;
+json* Images::digests_ = nullptr;
+
+TEST_F(Images, PullByTagGivesFullStatus) {
+  DaemonProcess d;
+  ASSERT_TRUE(d.start()) << d.log();
+  const json& bb = (*digests_)["busybox"];
+  std::string id = pull_ok(d, ref("test/busybox"));  // no tag: latest
+  EXPECT_EQ(id, bb["config"]);
+  auto st = status(d, ref("test/busybox:latest"), true);
+  ASSERT_TRUE(st.has_image());
+  EXPECT_EQ(st.image().id(), bb["config"]);
+  ASSERT_EQ(st.image().repo_tags_size(), 1);
+  EXPECT_EQ(st.image().repo_tags(0), ref("test/busybox:latest"));
+  ASSERT_EQ(st.image().repo_digests_size(), 1);
+  EXPECT_EQ(st.image().repo_digests(0), ref("test/busybox@") + bb["manifest"].get<std::string>());
+  EXPECT_GT(st.image().size(), 500000u);  // busybox-static, gzipped
+  EXPECT_FALSE(st.image().pinned());
+  EXPECT_NE(st.info().at("info").find("\"org.berth.test\""), std::string::npos);
+  // The layer is unpacked once into its snapshot.
+  std::string snap = snapshot(d, bb["layers"][0]);
+  EXPECT_TRUE(fs::exists(snap + "/bin/busybox"));
+  EXPECT_TRUE(fs::is_symlink(snap + "/bin/sh"));
+  // Lookups by id, id prefix and digest reference find it; an unknown image is an empty answer.
+  EXPECT_TRUE(status(d, id).has_image());
+  EXPECT_TRUE(status(d, id.substr(7, 12)).has_image());
+  EXPECT_TRUE(status(d, ref("test/busybox@") + bb["manifest"].get<std::string>()).has_image());
+  EXPECT_FALSE(status(d, ref("test/nothing:here")).has_image());
+  EXPECT_EQ(list(d).size(), 1u);
+  EXPECT_EQ(list(d, ref("test/busybox")).size(), 1u);
+  EXPECT_EQ(list(d, ref("test/layered:v1")).size(), 0u);
+}
+
+TEST_F(Images, ReferenceFormsAndDigestPinning) {
+  DaemonProcess d;
+  ASSERT_TRUE(d.start()) << d.log();
+  const json& bb = (*digests_)["busybox"];
+  std::string digest = bb["manifest"];
+  EXPECT_EQ(pull_ok(d, ref("test/busybox@") + digest), bb["config"]);
+  EXPECT_EQ(pull_ok(d, ref("test/busybox:other@") + digest), bb["config"]);
+  // A digest that does not match what the registry serves for it.
+  v1::PullImageResponse resp;
+  std::string wrong = "sha256:" + std::string(64, 'a');
+  grpc::Status s = pull(d, ref("test/busybox@") + wrong, &resp);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.error_message().find(registry_->host()), std::string::npos) << s.error_message();
+  for (const char* bad : {"UPPER/case", "a:b:c", "busybox@sha256:123", "", "bad tag/x:!!"}) {
+    grpc::Status b = pull(d, bad, &resp);
+    EXPECT_EQ(b.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << bad;
+    if (*bad) {
+      EXPECT_NE(b.error_message().find(bad), std::string::npos) << b.error_message();
+    }
+  }
+}
+
+TEST_F(Images, LayersUnpackWithWhiteoutsOwnersAndLinks) {
+  DaemonProcess d;
+  ASSERT_TRUE(d.start()) << d.log();
+  const json& img = (*digests_)["layered"];
+  ASSERT_EQ(pull_ok(d, ref("test/layered:v1")), img["config"]);
+  auto st = status(d, ref("test/layered:v1"));
+  EXPECT_EQ(st.image().username(), "app");
+  std::string l2 = snapshot(d, img["layers"][1]), l3 = snapshot(d, img["layers"][2]), l4 = snapshot(d, img["layers"][3]);
+  struct stat s {};
+  ASSERT_EQ(::lstat((l2 + "/data/b").c_str(), &s), 0);
+  EXPECT_EQ(s.st_uid, 1000u);
+  EXPECT_EQ(s.st_mode & 07777, 0600u);
+  struct stat link {};
+  ASSERT_EQ(::lstat((l2 + "/data/b-link").c_str(), &link), 0);
+  EXPECT_EQ(link.st_ino, s.st_ino);  // a hardlink, not a copy
+  EXPECT_EQ(fs::read_symlink(l2 + "/data/sym"), "/data/a");
+  char xv[16] = {};
+  EXPECT_EQ(::lgetxattr((l2 + "/data/b").c_str(), "user.berth", xv, sizeof xv), 4);
+  EXPECT_STREQ(xv, "test");
+  ASSERT_EQ(::lstat((l2 + "/data/null").c_str(), &s), 0);
+  EXPECT_TRUE(S_ISCHR(s.st_mode));
+  EXPECT_EQ(s.st_rdev, makedev(1, 3));
+  // OCI whiteouts became overlayfs whiteouts.
+  ASSERT_EQ(::lstat((l3 + "/data/a").c_str(), &s), 0);
+  EXPECT_TRUE(S_ISCHR(s.st_mode));
+  EXPECT_EQ(s.st_rdev, makedev(0, 0));
+  EXPECT_FALSE(fs::exists(l3 + "/data/.wh.a"));
+  char opq[4] = {};
+  EXPECT_EQ(::lgetxattr((l3 + "/opq").c_str(), "trusted.overlay.opaque", opq, sizeof opq), 1);
+  EXPECT_EQ(opq[0], 'y');
+  EXPECT_TRUE(fs::exists(l4 + "/zstd-file"));  // the zstd layer
+
+  // Stacked with overlayfs, the image looks as the layers say.
+  TempDir mnt;
+  std::string lower;
+  auto dirs = img["layers"];
+  for (int i = static_cast<int>(dirs.size()) - 1; i >= 0; --i)
+    lower += (lower.empty() ? "" : ":") + snapshot(d, dirs[static_cast<size_t>(i)]);
+  ASSERT_EQ(::mount("overlay", mnt.path().c_str(), "overlay", MS_RDONLY, ("lowerdir=" + lower).c_str()), 0)
+      << strerror(errno);
+  EXPECT_FALSE(fs::exists(mnt / "data/a"));  // whited out
+  EXPECT_EQ(read_file(mnt / "data/b"), "file b\n");
+  EXPECT_FALSE(fs::exists(mnt / "opq/old"));  // hidden by the opaque dir
+  EXPECT_EQ(read_file(mnt / "opq/new"), "new\n");
+  EXPECT_EQ(read_file(mnt / "zstd-file"), "from a zstd layer\n");
+  EXPECT_TRUE(fs::exists(mnt / "bin/busybox"));
+  ::umount2(mnt.path().c_str(), MNT_DETACH);
+}
+
+TEST_F(Images, IndexSelectsThisMachine) {
+  DaemonProcess d;
+  ASSERT_TRUE(d.start()) << d.log();
+  const json& multi = (*digests_)["multi"];
+  EXPECT_EQ(pull_ok(d, ref("test/multi:v1")), multi["amd64"]["config"]);
+  auto st = status(d, ref("test/multi:v1"));
+  EXPECT_EQ(st.image().uid().value(), 1000);
+  EXPECT_EQ(st.image().repo_digests(0), ref("test/multi@") + multi["index"].get<std::string>());
+  v1::PullImageResponse resp;
+  grpc::Status s = pull(d, ref("test/armonly:v1"), &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_NE(s.error_message().find("no image for linux/amd64"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("linux/arm64/v8, linux/s390x"), std::string::npos) << s.error_message();
+}
+
+TEST_F(Images, EscapingLayersAreRefusedAndLeaveNothing) {
+  DaemonProcess d;
+  ASSERT_TRUE(d.start()) << d.log();
+  for (const char* repo : {"test/escape:v1", "test/hlescape:v1"}) {
+    v1::PullImageResponse resp;
+    grpc::Status s = pull(d, ref(repo), &resp);
+    EXPECT_FALSE(s.ok()) << repo;
+    EXPECT_NE(s.error_message().find("escapes the layer root"), std::string::npos) << s.error_message();
+  }
+  EXPECT_FALSE(fs::exists("/tmp/escaped-by-berth-test"));
+  EXPECT_TRUE(list(d).empty());
+  EXPECT_EQ(count_files(d.root() + "/images/snapshots"), 0u);
+}
+
+TEST_F(Images, RegistryErrorsNameRegistryAndReference) {
+  DaemonProcess d({.config_toml = "image_pull_idle_timeout_seconds = 2\n"});
+  ASSERT_TRUE(d.start()) << d.log();
+  v1::PullImageResponse resp;
+  grpc::Status missing = pull(d, ref("test/busybox:nosuchtag"), &resp);
+  EXPECT_EQ(missing.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_NE(missing.error_message().find(ref("test/busybox:nosuchtag")), std::string::npos) << missing.error_message();
+  EXPECT_NE(missing.error_message().find("404"), std::string::npos) << missing.error_message();
+
+  int dead = free_loopback_port();
+  grpc::Status unreachable = pull(d, "127.0.0.1:" + std::to_string(dead) + "/test/busybox:latest", &resp);
+  EXPECT_EQ(unreachable.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(unreachable.error_message().find("127.0.0.1:" + std::to_string(dead)), std::string::npos);
+  EXPECT_NE(unreachable.error_message().find("unreachable"), std::string::npos) << unreachable.error_message();
+}
+
+TEST_F(Images, StalledRegistryHitsTheIdleTimeout) {
+  int port = free_loopback_port();
+  ScriptServer stall("stall-server.py", {std::to_string(port)}, port);
+  std::string host = "127.0.0.1:" + std::to_string(port);
+  DaemonProcess d({.config_toml = "image_pull_idle_timeout_seconds = 2\n[registries.\"" + host + "\"]\ninsecure = true\n"});
+  ASSERT_TRUE(d.start()) << d.log();
+  v1::PullImageResponse resp;
+  grpc::Status s = pull(d, host + "/test/busybox:latest", &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  EXPECT_NE(s.error_message().find("received no data for 2s"), std::string::npos) << s.error_message();
+}
+
+TEST_F(Images, CorruptedBlobIsRejectedAndNothingKept) {
+  // A registry of its own: its stored layer is corrupted on disk after the push.
+  RegistryProcess reg;
+  json dg = json::parse(push_test_images(reg.url()));
+  std::string layer = dg["corrupt"]["layers"][0];
+  std::string data = reg.storage() + "/docker/registry/v2/blobs/sha256/" + layer.substr(7, 2) + "/" + layer.substr(7) + "/data";
+  std::string good = read_file(data);
+  std::string bad = good;
+  bad[bad.size() / 2] ^= 0x55;
+  write_file(data, bad);
+  DaemonProcess d;
+  ASSERT_TRUE(d.start()) << d.log();
+  v1::PullImageResponse resp;
+  grpc::Status s = pull(d, reg.host() + "/test/corrupt:v1", &resp);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.error_message().find("digest mismatch"), std::string::npos) << s.error_message();
+  EXPECT_FALSE(fs::exists(d.root() + "/images/blobs/sha256/" + layer.substr(7)));
+  EXPECT_EQ(count_files(d.root() + "/images/tmp"), 0u);
+  EXPECT_TRUE(list(d).empty());
+  // Once the registry serves the right bytes, the next pull completes cleanly.
+  write_file(data, good);
+  EXPECT_EQ(pull_ok(d, reg.host() + "/test/corrupt:v1"), dg["corrupt"]["config"]);
+}
+
+TEST_F(Images, BasicAuthFromAuthConfig) {
+  RegistryProcess reg("berth", "s3cret-pw");
+  push_test_images(reg.url(), {"--user", "berth", "--password", "s3cret-pw", "--only", "busybox"});
+  DaemonProcess d;
+  ASSERT_TRUE(d.start()) << d.log();
+  v1::PullImageResponse resp;
+  grpc::Status anon = pull(d, reg.host() + "/test/busybox:latest", &resp);
+  EXPECT_EQ(anon.error_code(), grpc::StatusCode::UNAUTHENTICATED) << anon.error_message();
+  v1::AuthConfig wrong;
+  wrong.set_username("berth");
+  wrong.set_password("wrong-pw");
+  EXPECT_EQ(pull(d, reg.host() + "/test/busybox:latest", &resp, &wrong).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  v1::AuthConfig good;
+  good.set_username("berth");
+  good.set_password("s3cret-pw");
+  EXPECT_TRUE(pull(d, reg.host() + "/test/busybox:latest", &resp, &good).ok());
+  v1::AuthConfig encoded;
+  encoded.set_auth("YmVydGg6czNjcmV0LXB3");  // base64("berth:s3cret-pw")
+  EXPECT_TRUE(pull(d, reg.host() + "/test/busybox:other", &resp, &encoded).ok());
+  EXPECT_EQ(d.log().find("s3cret-pw"), std::string::npos);
+  EXPECT_EQ(d.log().find("YmVydGg6czNjcmV0LXB3"), std::string::npos);
+}
+
+TEST_F(Images, BearerTokenChallengeFlow) {
+  int port = free_loopback_port();
+  ScriptServer proxy("token-proxy.py", {std::to_string(port), registry_->url(), "tokenuser", "tok3n-pw"}, port);
+  std::string host = "127.0.0.1:" + std::to_string(port);
+  DaemonProcess d;
+  ASSERT_TRUE(d.start()) << d.log();
+  v1::PullImageResponse resp;
+  v1::AuthConfig creds;
+  creds.set_username("tokenuser");
+  creds.set_password("tok3n-pw");
+  grpc::Status s = pull(d, host + "/test/layered:v1", &resp, &creds);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(resp.image_ref(), (*digests_)["layered"]["config"]);
+  v1::AuthConfig bad;
+  bad.set_username("tokenuser");
+  bad.set_password("nope");
+  grpc::Status refused = pull(d, host + "/test/busybox:latest", &resp, &bad);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAUTHENTICATED) << refused.error_message();
+  EXPECT_EQ(d.log().find("tok3n-pw"), std::string::npos);
+}
+
+TEST_F(Images, MirrorsAreTriedInOrderThenTheRegistry) {
+  int dead = free_loopback_port();
+  RegistryProcess empty_mirror;
+  // registry.berth.invalid does not exist: only its mirrors can serve it.
+  std::string cfg = "[registries.\"registry.berth.invalid\"]\nmirrors = [\"http://127.0.0.1:" + std::to_string(dead) +
+                    "\", \"" + empty_mirror.url() + "\", \"" + registry_->url() + "\"]\n" +
+                    "[registries.\"" + registry_->host() + "\"]\nmirrors = [\"" + empty_mirror.url() + "\"]\n";
+  DaemonProcess d({.config_toml = cfg});
+  ASSERT_TRUE(d.start()) << d.log();
+  EXPECT_EQ(pull_ok(d, "registry.berth.invalid/test/busybox:latest"), (*digests_)["busybox"]["config"]);
+  // The mirror lacks this image: the registry itself serves it.
+  EXPECT_EQ(pull_ok(d, ref("test/layered:v1")), (*digests_)["layered"]["config"]);
+}
+
+TEST_F(Images, ConcurrentPullsShareTheWork) {
+  DaemonProcess d;
+  ASSERT_TRUE(d.start()) << d.log();
+  std::vector<std::future<std::string>> pulls;
+  for (int i = 0; i < 6; ++i)
+    pulls.push_back(std::async(std::launch::async, [&, i] {
+      return pull_ok(d, ref(i % 2 ? "test/layered:v1" : "test/busybox:latest"));
+    }));
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(pulls[static_cast<size_t>(i)].get(), (*digests_)[i % 2 ? "layered" : "busybox"]["config"]);
+  EXPECT_EQ(list(d).size(), 2u);
+  // The base layer, shared by both images, is stored once.
+  EXPECT_TRUE(fs::exists(snapshot(d, (*digests_)["busybox"]["layers"][0])));
+  EXPECT_EQ(count_files(d.root() + "/images/tmp"), 0u);
+}
+
+TEST_F(Images, RemoveUntagsThenFreesWhatNothingUses) {
+  DaemonProcess d;
+  ASSERT_TRUE(d.start()) << d.log();
+  const json& bb = (*digests_)["busybox"];
+  pull_ok(d, ref("test/busybox:latest"));
+  pull_ok(d, ref("test/busybox:other"));
+  pull_ok(d, ref("test/layered:v1"));
+  EXPECT_EQ(status(d, bb["config"]).image().repo_tags_size(), 2);
+  EXPECT_TRUE(remove(d, ref("test/busybox:latest")).ok());
+  auto st = status(d, bb["config"]);
+  ASSERT_TRUE(st.has_image());
+  EXPECT_EQ(st.image().repo_tags_size(), 1);
+  EXPECT_EQ(st.image().repo_tags(0), ref("test/busybox:other"));
+  EXPECT_TRUE(remove(d, ref("test/busybox:other")).ok());
+  EXPECT_FALSE(status(d, bb["config"]).has_image());
+  // The shared base layer stays for test/layered; busybox's config blob is gone.
+  EXPECT_TRUE(fs::exists(snapshot(d, bb["layers"][0])));
+  EXPECT_FALSE(fs::exists(d.root() + "/images/blobs/sha256/" + bb["config"].get<std::string>().substr(7)));
+  EXPECT_TRUE(remove(d, (*digests_)["layered"]["config"]).ok());  // by id
+  EXPECT_TRUE(list(d).empty());
+  EXPECT_EQ(count_files(d.root() + "/images/snapshots"), 0u);
+  EXPECT_EQ(count_files(d.root() + "/images/blobs"), 0u);
+  EXPECT_TRUE(remove(d, ref("test/never:pulled")).ok());  // unknown: fine
+  EXPECT_EQ(remove(d, "").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(Images, RecordsSurviveARestartAndFsInfoCountsThem) {
+  TempDir shared;
+  std::string root = shared / "root";
+  {
+    DaemonProcess d({}, shared / "a.sock", root, shared / "state");
+    ASSERT_TRUE(d.start()) << d.log();
+    pull_ok(d, ref("test/layered:v1"));
+  }
+  DaemonProcess d({}, shared / "b.sock", root, shared / "state");
+  ASSERT_TRUE(d.start()) << d.log();
+  auto images = list(d);
+  ASSERT_EQ(images.size(), 1u);
+  EXPECT_EQ(images[0].id(), (*digests_)["layered"]["config"]);
+  EXPECT_EQ(images[0].username(), "app");
+  grpc::ClientContext ctx;
+  v1::ImageFsInfoResponse fsinfo;
+  ASSERT_TRUE(d.images()->ImageFsInfo(&ctx, v1::ImageFsInfoRequest(), &fsinfo).ok());
+  ASSERT_EQ(fsinfo.image_filesystems_size(), 1);
+  EXPECT_EQ(fsinfo.image_filesystems(0).fs_id().mountpoint(), root + "/images");
+  EXPECT_GT(fsinfo.image_filesystems(0).used_bytes().value(), 1000000u);
+  EXPECT_GT(fsinfo.image_filesystems(0).inodes_used().value(), 20u);
+  EXPECT_GT(fsinfo.image_filesystems(0).timestamp(), 0);
+  ASSERT_EQ(fsinfo.container_filesystems_size(), 1);
+  EXPECT_EQ(fsinfo.container_filesystems(0).fs_id().mountpoint(), root + "/containers");
+}
+
+}  // namespace
+}  // namespace berth::test

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Builds berth's test images from Debian's busybox-static and pushes them to a registry.
+
+Usage: build-test-images.py <registry base URL> [--user U --password P] [--big MiB]
+Prints a JSON object with the digests the tests check against. Every image is made here from
+/bin/busybox: no image comes from the internet.
+"""
+import argparse, base64, gzip, hashlib, io, json, os, subprocess, sys, tarfile, time, urllib.request, urllib.error
+
+OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+OCI_INDEX = "application/vnd.oci.image.index.v1+json"
+OCI_CONFIG = "application/vnd.oci.image.config.v1+json"
+LAYER_TAR = "application/vnd.oci.image.layer.v1.tar"
+LAYER_GZIP = "application/vnd.oci.image.layer.v1.tar+gzip"
+LAYER_ZSTD = "application/vnd.oci.image.layer.v1.tar+zstd"
+DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
+DOCKER_CONFIG = "application/vnd.docker.container.image.v1+json"
+DOCKER_LAYER = "application/vnd.docker.image.rootfs.diff.tar.gzip"
+
+
+def sha(data):
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+class Registry:
+    def __init__(self, base, user=None, password=None):
+        self.base = base.rstrip("/")
+        self.auth = None
+        if user is not None:
+            self.auth = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+    def call(self, method, url, data=None, headers=None):
+        req = urllib.request.Request(url if url.startswith("http") else self.base + url, data=data, method=method)
+        for k, v in (headers or {}).items():
+            req.add_header(k, v)
+        if self.auth:
+            req.add_header("Authorization", self.auth)
+        return urllib.request.urlopen(req, timeout=60)
+
+    def push_blob(self, repo, data):
+        digest = sha(data)
+        try:
+            self.call("HEAD", f"/v2/{repo}/blobs/{digest}")
+            return digest
+        except urllib.error.HTTPError:
+            pass
+        resp = self.call("POST", f"/v2/{repo}/blobs/uploads/", data=b"")
+        loc = resp.headers["Location"]
+        if not loc.startswith("http"):
+            loc = self.base + loc
+        sep = "&" if "?" in loc else "?"
+        self.call("PUT", f"{loc}{sep}digest={digest}", data=data, headers={"Content-Type": "application/octet-stream"})
+        return digest
+
+    def push_manifest(self, repo, ref, body, media_type):
+        self.call("PUT", f"/v2/{repo}/manifests/{ref}", data=body, headers={"Content-Type": media_type})
+        return sha(body)
+
+
+def tar_bytes(entries):
+    """entries: list of (TarInfo, bytes or None)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for info, data in entries:
+            t.addfile(info, io.BytesIO(data) if data is not None else None)
+    return buf.getvalue()
+
+
+def entry(name, kind=tarfile.REGTYPE, data=None, mode=0o644, uid=0, gid=0, link="", major=0, minor=0, xattrs=None):
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.mode = mode
+    info.uid, info.gid = uid, gid
+    info.mtime = 1700000000
+    info.linkname = link
+    info.devmajor, info.devminor = major, minor
+    if data is not None:
+        info.size = len(data)
+    if xattrs:
+        info.pax_headers = {"SCHILY.xattr." + k: v for k, v in xattrs.items()}
+    return info, data
+
+
+def base_layer():
+    busybox = open("/bin/busybox", "rb").read()
+    files = [entry("bin", tarfile.DIRTYPE, mode=0o755), entry("etc", tarfile.DIRTYPE, mode=0o755),
+             entry("tmp", tarfile.DIRTYPE, mode=0o1777), entry("bin/busybox", data=busybox, mode=0o755)]
+    for tool in ["sh", "echo", "cat", "ls", "sleep", "id", "true", "false", "env", "stat", "dd", "wc", "head", "nc", "touch"]:
+        files.append(entry("bin/" + tool, tarfile.SYMTYPE, link="busybox", mode=0o777))
+    files.append(entry("etc/passwd", data=b"root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:app:/home/app:/bin/sh\n"))
+    files.append(entry("etc/group", data=b"root:x:0:\napp:x:1000:\nvideo:x:44:app\n"))
+    return tar_bytes(files)
+
+
+def gz(data):
+    return gzip.compress(data, mtime=0)
+
+
+def zstd(data):
+    return subprocess.run(["zstd", "-q", "-c"], input=data, stdout=subprocess.PIPE, check=True).stdout
+
+
+def config(diff_ids, user="", cmd=None, arch="amd64", env=None):
+    return json.dumps({
+        "architecture": arch, "os": "linux",
+        "config": {"Env": env or ["PATH=/bin"], "Cmd": cmd or ["/bin/sh"], "User": user, "WorkingDir": "/",
+                   "Labels": {"org.berth.test": "yes"}},
+        "rootfs": {"type": "layers", "diff_ids": diff_ids},
+    }, sort_keys=True).encode()
+
+
+def push_image(reg, repo, tags, layers, user="", arch="amd64", docker=False, cmd=None):
+    """layers: list of (uncompressed tar, compressed bytes, media type)."""
+    descs = []
+    for raw, blob, mt in layers:
+        d = reg.push_blob(repo, blob)
+        descs.append({"mediaType": DOCKER_LAYER if docker else mt, "digest": d, "size": len(blob)})
+    cfg = config([sha(raw) for raw, _, _ in layers], user=user, arch=arch, cmd=cmd)
+    cfg_digest = reg.push_blob(repo, cfg)
+    manifest = {"schemaVersion": 2, "mediaType": DOCKER_MANIFEST if docker else OCI_MANIFEST,
+                "config": {"mediaType": DOCKER_CONFIG if docker else OCI_CONFIG, "digest": cfg_digest, "size": len(cfg)},
+                "layers": descs}
+    body = json.dumps(manifest).encode()
+    mt = DOCKER_MANIFEST if docker else OCI_MANIFEST
+    digest = None
+    for t in tags:
+        digest = reg.push_manifest(repo, t, body, mt)
+    if not tags:
+        digest = reg.push_manifest(repo, sha(body), body, mt)
+    return {"manifest": digest, "config": cfg_digest, "layers": [d["digest"] for d in descs], "size": len(body)}
+
+
+def push_index(reg, repo, tag, entries):
+    index = {"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": [
+        {"mediaType": OCI_MANIFEST, "digest": e["manifest"], "size": e["size"], "platform": p} for e, p in entries]}
+    body = json.dumps(index).encode()
+    return reg.push_manifest(repo, tag, body, OCI_INDEX)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("registry")
+    ap.add_argument("--user")
+    ap.add_argument("--password")
+    ap.add_argument("--only", default="all", help="all, busybox or big")
+    ap.add_argument("--big", type=int, default=100, help="MiB of the big image")
+    a = ap.parse_args()
+    reg = Registry(a.registry, a.user, a.password)
+    out = {}
+    base = base_layer()
+    base_layer_blob = (base, gz(base), LAYER_GZIP)
+
+    if a.only in ("all", "busybox"):
+        out["busybox"] = push_image(reg, "test/busybox", ["latest", "other"], [base_layer_blob], docker=True)
+    if a.only == "all":
+        # Layer 2 adds files, a hardlink, a symlink, a device node, an owned file with an xattr;
+        # layer 3 whites out one file and makes /opq opaque; layer 4 (zstd) adds one more file.
+        l2 = tar_bytes([entry("data", tarfile.DIRTYPE, mode=0o755), entry("data/a", data=b"file a\n"),
+                        entry("data/b", data=b"file b\n", uid=1000, gid=1000, mode=0o600, xattrs={"user.berth": "test"}),
+                        entry("data/b-link", tarfile.LNKTYPE, link="data/b"),
+                        entry("data/sym", tarfile.SYMTYPE, link="/data/a"),
+                        entry("data/null", tarfile.CHRTYPE, major=1, minor=3, mode=0o666),
+                        entry("opq", tarfile.DIRTYPE, mode=0o755), entry("opq/old", data=b"old\n")])
+        l3 = tar_bytes([entry("data", tarfile.DIRTYPE, mode=0o755), entry("data/.wh.a"),
+                        entry("opq", tarfile.DIRTYPE, mode=0o755), entry("opq/.wh..wh..opq"),
+                        entry("opq/new", data=b"new\n")])
+        l4 = tar_bytes([entry("zstd-file", data=b"from a zstd layer\n")])
+        out["layered"] = push_image(reg, "test/layered", ["v1"],
+                                    [base_layer_blob, (l2, gz(l2), LAYER_GZIP), (l3, l3, LAYER_TAR), (l4, zstd(l4), LAYER_ZSTD)],
+                                    user="app")
+        other = tar_bytes([entry("arch", data=b"arm64\n")])
+        arm = push_image(reg, "test/multi", [], [(other, gz(other), LAYER_GZIP)], arch="arm64")
+        s390 = push_image(reg, "test/multi", [], [(other, gz(other), LAYER_GZIP)], arch="s390x")
+        amd = push_image(reg, "test/multi", [], [base_layer_blob], user="1000")
+        out["multi"] = {"index": push_index(reg, "test/multi", "v1", [
+            (arm, {"os": "linux", "architecture": "arm64", "variant": "v8"}),
+            (amd, {"os": "linux", "architecture": "amd64"}),
+            (s390, {"os": "linux", "architecture": "s390x"})]), "amd64": amd}
+        arm2 = push_image(reg, "test/armonly", [], [(other, gz(other), LAYER_GZIP)], arch="arm64")
+        s390_2 = push_image(reg, "test/armonly", [], [(other, gz(other), LAYER_GZIP)], arch="s390x")
+        out["armonly"] = {"index": push_index(reg, "test/armonly", "v1", [
+            (arm2, {"os": "linux", "architecture": "arm64", "variant": "v8"}),
+            (s390_2, {"os": "linux", "architecture": "s390x"})])}
+        esc = tar_bytes([entry("../../escaped-by-berth-test", data=b"x\n")])
+        out["escape"] = push_image(reg, "test/escape", ["v1"], [(esc, gz(esc), LAYER_GZIP)])
+        hl = tar_bytes([entry("evil", tarfile.LNKTYPE, link="../../../etc/passwd")])
+        out["hardlink_escape"] = push_image(reg, "test/hlescape", ["v1"], [(hl, gz(hl), LAYER_GZIP)])
+        bad = tar_bytes([entry("corrupt-me", data=b"this layer's stored bytes get corrupted\n" * 100)])
+        out["corrupt"] = push_image(reg, "test/corrupt", ["v1"], [(bad, gz(bad), LAYER_GZIP)])
+    if a.only == "big":
+        layers = []
+        per = max(1, a.big // 4)
+        for i in range(4):
+            data = os.urandom(per << 20)
+            raw = tar_bytes([entry(f"big-{i}", data=data)])
+            layers.append((raw, gz(raw), LAYER_GZIP))
+        out["big"] = push_image(reg, "test/big", ["v1"], [base_layer_blob] + layers)
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
