@@ -39,6 +39,26 @@ Figures measure(size_t n, const std::function<bool()>& call) {
   return {pct(0.50), pct(0.99), sum / ms.size(), n, failures};
 }
 
+// VmHWM (peak RSS) of a process in KiB; writing 5 to clear_refs resets it, so a peak can be
+// measured over one stretch of work.
+long peak_rss_kib(int pid) {
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/status").c_str(), "r");
+  if (!f) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+  std::fclose(f);
+  return kib;
+}
+
+void reset_peak_rss(int pid) {
+  if (std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/clear_refs").c_str(), "w")) {
+    std::fputs("5", f);
+    std::fclose(f);
+  }
+}
+
 void row(const std::string& what, const Figures& f) {
   std::printf("| %-34s | %6zu | %9.3f | %9.3f | %9.3f | %8zu |\n", what.c_str(), f.n, f.p50_ms,
               f.p99_ms, f.mean_ms, f.failures);
@@ -50,8 +70,14 @@ int main(int argc, char** argv) {
   CLI::App app{"berth-bench: CRI v1 runtime benchmark"};
   std::string endpoint = "unix:///run/berth/berth.sock";
   size_t calls = 1000;
+  std::string pull_ref;
+  size_t pull_runs = 5;
+  int runtime_pid = 0;
   app.add_option("--endpoint", endpoint, "CRI endpoint, e.g. unix:///run/berth/berth.sock");
   app.add_option("--calls", calls, "calls per round-trip measurement");
+  app.add_option("--pull", pull_ref, "also measure PullImage of this image, cold store (removed before each run)");
+  app.add_option("--pull-runs", pull_runs, "PullImage runs (the median is reported)");
+  app.add_option("--runtime-pid", runtime_pid, "the runtime daemon's pid, to report its peak RSS during pulls");
   CLI11_PARSE(app, argc, argv);
   std::string target = endpoint;
   if (target.rfind("unix://", 0) == 0) target = "unix:" + target.substr(7);
@@ -86,5 +112,42 @@ int main(int argc, char** argv) {
         v1::StatusResponse r;
         return rt->Status(&ctx, v1::StatusRequest(), &r).ok();
       }));
+  if (!pull_ref.empty()) {
+    auto images = v1::ImageService::NewStub(channel);
+    auto remove = [&] {
+      grpc::ClientContext ctx;
+      v1::RemoveImageRequest req;
+      req.mutable_image()->set_image(pull_ref);
+      v1::RemoveImageResponse r;
+      images->RemoveImage(&ctx, req, &r);
+    };
+    long peak_kib = 0;
+    std::string error;
+    Figures f = measure(pull_runs, [&] {
+      remove();
+      if (runtime_pid > 0) reset_peak_rss(runtime_pid);
+      grpc::ClientContext ctx;
+      v1::PullImageRequest req;
+      req.mutable_image()->set_image(pull_ref);
+      v1::PullImageResponse r;
+      grpc::Status s = images->PullImage(&ctx, req, &r);
+      if (!s.ok()) error = s.error_message();
+      if (runtime_pid > 0) peak_kib = std::max(peak_kib, peak_rss_kib(runtime_pid));
+      return s.ok();
+    });
+    row("PullImage, cold store", f);
+    long bytes = 0;
+    {
+      grpc::ClientContext ctx;
+      v1::ImageStatusRequest req;
+      req.mutable_image()->set_image(pull_ref);
+      v1::ImageStatusResponse st;
+      if (images->ImageStatus(&ctx, req, &st).ok()) bytes = static_cast<long>(st.image().size());
+    }
+    std::printf("\nPullImage %s: %.1f MiB compressed, median %.0f ms over %zu runs\n", pull_ref.c_str(),
+                bytes / 1048576.0, f.p50_ms, f.n);
+    if (runtime_pid > 0) std::printf("runtime peak RSS during a pull (VmHWM): %.1f MiB\n", peak_kib / 1024.0);
+    if (!error.empty()) std::printf("last pull error: %s\n", error.c_str());
+  }
   return 0;
 }
