@@ -1,4 +1,5 @@
-// ListImages: every image, or the one the filter's image names.
+// ListImages and StreamImages: every image, or the one the filter's image names; the stream sends
+// them in batches so a node with many images never builds one huge message.
 #include "image_to_cri.h"
 #include "rpc_scope.h"
 #include "services.h"
@@ -13,6 +14,25 @@ grpc::Status ImageServiceImpl::ListImages(grpc::ServerContext*, const v1::ListIm
     return scope.done(ok_status());
   }
   for (const auto& r : ctx_.images.list()) image_to_cri(r, resp->add_images());
+  return scope.done(ok_status());
+}
+
+grpc::Status ImageServiceImpl::StreamImages(grpc::ServerContext*, const v1::StreamImagesRequest* req,
+                                            grpc::ServerWriter<v1::StreamImagesResponse>* writer) {
+  RpcScope scope("StreamImages");
+  std::vector<ImageRecord> images;
+  const std::string& want = req->filter().image().image();
+  if (!want.empty()) {
+    if (auto r = ctx_.images.find(want)) images.push_back(*r);
+  } else {
+    images = ctx_.images.list();
+  }
+  constexpr size_t kBatch = 100;
+  for (size_t i = 0; i < images.size(); i += kBatch) {
+    v1::StreamImagesResponse batch;
+    for (size_t j = i; j < std::min(images.size(), i + kBatch); ++j) image_to_cri(images[j], batch.add_images());
+    if (!writer->Write(batch)) return scope.done(Status(Code::unavailable, "StreamImages: the client went away"));
+  }
   return scope.done(ok_status());
 }
 

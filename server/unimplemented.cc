@@ -4,10 +4,6 @@
 
 namespace berth {
 
-grpc::Status ImageServiceImpl::StreamImages(grpc::ServerContext*, const v1::StreamImagesRequest*, grpc::ServerWriter<v1::StreamImagesResponse>*) {
-  return unimplemented_rpc("StreamImages");
-}
-
 grpc::Status RuntimeServiceImpl::RunPodSandbox(grpc::ServerContext*, const v1::RunPodSandboxRequest*, v1::RunPodSandboxResponse*) {
   return unimplemented_rpc("RunPodSandbox");
 }

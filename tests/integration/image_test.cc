@@ -118,6 +118,13 @@ TEST_F(Images, PullByTagGivesFullStatus) {
   EXPECT_EQ(list(d).size(), 1u);
   EXPECT_EQ(list(d, ref("test/busybox")).size(), 1u);
   EXPECT_EQ(list(d, ref("test/layered:v1")).size(), 0u);
+  grpc::ClientContext sctx;
+  auto stream = d.images()->StreamImages(&sctx, v1::StreamImagesRequest());
+  v1::StreamImagesResponse batch;
+  size_t streamed = 0;
+  while (stream->Read(&batch)) streamed += static_cast<size_t>(batch.images_size());
+  EXPECT_TRUE(stream->Finish().ok());
+  EXPECT_EQ(streamed, 1u);
 }
 
 TEST_F(Images, ReferenceFormsAndDigestPinning) {
