@@ -70,7 +70,7 @@ void ChildProcess::stop() {
   pid_ = -1;
 }
 
-RegistryProcess::RegistryProcess(const std::string& user, const std::string& password)
+RegistryProcess::RegistryProcess(const std::string& user, const std::string& password, bool tls)
     : dir_("berth-registry"), port_(free_loopback_port()) {
   std::string config = "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: " + storage() +
                        "\n  delete:\n    enabled: true\nhttp:\n  addr: " + host() + "\n";
@@ -79,6 +79,18 @@ RegistryProcess::RegistryProcess(const std::string& user, const std::string& pas
     if (std::system(cmd.c_str()) != 0) throw std::runtime_error("htpasswd failed");
     config += "auth:\n  htpasswd:\n    realm: berth-test\n    path: " + (dir_ / "htpasswd") + "\n";
   }
+  if (tls) {
+    // A throwaway CA and a server certificate for 127.0.0.1, made with the openssl CLI.
+    std::string d = dir_.path();
+    std::string cmd = "cd " + d + " && openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=berth-test-ca "
+                      "-keyout ca.key -out ca.pem >/dev/null 2>&1 && "
+                      "openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server.key -out server.csr >/dev/null 2>&1 && "
+                      "printf 'subjectAltName=IP:127.0.0.1\n' > san.ext && "
+                      "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext "
+                      "-out server.pem >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("openssl could not make test certificates");
+    config += "  tls:\n    certificate: " + d + "/server.pem\n    key: " + d + "/server.key\n";
+  }
   write_file(dir_ / "config.yml", config);
   proc_.start({"/usr/bin/docker-registry", "serve", dir_ / "config.yml"}, dir_ / "registry.log");
   if (!wait_for_port(port_)) throw std::runtime_error("docker-registry did not start: " + log());
@@ -86,8 +98,10 @@ RegistryProcess::RegistryProcess(const std::string& user, const std::string& pas
 
 std::string RegistryProcess::log() const { return read_file(dir_ / "registry.log"); }
 
-std::string push_test_images(const std::string& registry_url, const std::vector<std::string>& extra_args) {
+std::string push_test_images(const std::string& registry_url, const std::vector<std::string>& extra_args,
+                             const std::string& ca_file) {
   std::string cmd = std::string(BERTH_SOURCE_DIR) + "/tests/registry/build-test-images.py " + registry_url;
+  if (!ca_file.empty()) cmd = "SSL_CERT_FILE=" + ca_file + " " + cmd;
   for (const auto& a : extra_args) cmd += " '" + a + "'";
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) throw std::runtime_error("cannot run " + cmd);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <future>
 
+#include "berth/image_manager.h"
 #include "berth/test/daemon_process.h"
 #include "berth/test/helper_process.h"
 
@@ -323,6 +324,64 @@ TEST_F(Images, BearerTokenChallengeFlow) {
   EXPECT_EQ(d.log().find("tok3n-pw"), std::string::npos);
 }
 
+TEST_F(Images, TlsIsVerifiedAndACaFileIsHonoured) {
+  RegistryProcess tls("", "", true);
+  push_test_images("https://" + tls.host(), {"--only", "busybox"}, tls.ca_file());
+  v1::PullImageResponse resp;
+  {
+    DaemonProcess d;  // no CA configured: the self-signed chain is refused, never skipped
+    ASSERT_TRUE(d.start()) << d.log();
+    grpc::Status s = pull(d, tls.host() + "/test/busybox:latest", &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
+    EXPECT_NE(s.error_message().find(tls.host()), std::string::npos) << s.error_message();
+  }
+  DaemonProcess d({.config_toml = "[registries.\"" + tls.host() + "\"]\nca_file = \"" + tls.ca_file() + "\"\n"});
+  ASSERT_TRUE(d.start()) << d.log();
+  grpc::Status s = pull(d, tls.host() + "/test/busybox:latest", &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(resp.image_ref(), (*digests_)["busybox"]["config"]);
+}
+
+TEST_F(Images, FullDiskIsReportedAndLeavesNothing) {
+  TempDir dir;
+  std::string root = dir / "root";
+  fs::create_directories(root);
+  ASSERT_EQ(::mount("tmpfs", root.c_str(), "tmpfs", 0, "size=600k"), 0) << strerror(errno);
+  DaemonProcess d({}, dir / "berth.sock", root, dir / "state");
+  ASSERT_TRUE(d.start()) << d.log();
+  v1::PullImageResponse resp;
+  grpc::Status s = pull(d, ref("test/busybox:latest"), &resp);  // about 1 MiB of layer
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_NE(s.error_message().find("ENOSPC"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find(ref("test/busybox:latest")), std::string::npos) << s.error_message();
+  EXPECT_EQ(count_files(root + "/images/tmp"), 0u);
+  EXPECT_TRUE(list(d).empty());
+  d.stop();
+  ::umount2(root.c_str(), MNT_DETACH);
+}
+
+TEST_F(Images, RegistryTokenFromAuthConfig) {
+  int port = free_loopback_port();
+  ScriptServer proxy("token-proxy.py", {std::to_string(port), registry_->url(), "tokenuser", "tok3n-pw"}, port);
+  // A token obtained beforehand (as a credential helper would) is used as is.
+  std::string cmd = "curl -sf -u tokenuser:tok3n-pw 'http://127.0.0.1:" + std::to_string(port) +
+                    "/token?service=berth-test&scope=repository:test/busybox:pull'";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[512] = {};
+  size_t n = std::fread(buf, 1, sizeof buf - 1, p);
+  ASSERT_EQ(::pclose(p), 0);
+  std::string token = json::parse(std::string(buf, n))["token"];
+  DaemonProcess d;
+  ASSERT_TRUE(d.start()) << d.log();
+  v1::AuthConfig auth;
+  auth.set_registry_token(token);
+  v1::PullImageResponse resp;
+  grpc::Status s = pull(d, "127.0.0.1:" + std::to_string(port) + "/test/busybox:latest", &resp, &auth);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(d.log().find(token), std::string::npos);
+}
+
 TEST_F(Images, MirrorsAreTriedInOrderThenTheRegistry) {
   int dead = free_loopback_port();
   RegistryProcess empty_mirror;
@@ -377,6 +436,23 @@ TEST_F(Images, RemoveUntagsThenFreesWhatNothingUses) {
   EXPECT_EQ(count_files(d.root() + "/images/blobs"), 0u);
   EXPECT_TRUE(remove(d, ref("test/never:pulled")).ok());  // unknown: fine
   EXPECT_EQ(remove(d, "").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(Images, HeldLayersOutliveTheImageRecord) {
+  // The container side of removal: ImageManager in-process, as berthd's container manager uses it.
+  TempDir dir;
+  auto mgr = ImageManager::open({.dir = dir / "images", .containers_dir = dir / "containers"});
+  ASSERT_TRUE(mgr.ok()) << mgr.status().message();
+  auto img = (*mgr)->pull(ref("test/busybox:latest"), {});
+  ASSERT_TRUE(img.ok()) << img.status().message();
+  auto dirs = (*mgr)->snapshot_dirs(*img);
+  ASSERT_EQ(dirs.size(), 1u);
+  (*mgr)->hold(img->id);
+  ASSERT_TRUE((*mgr)->remove(img->id).ok());
+  EXPECT_FALSE((*mgr)->find(img->id).has_value());
+  EXPECT_TRUE(fs::exists(dirs[0] + "/bin/busybox"));  // a container still stands on it
+  (*mgr)->release(img->id);
+  EXPECT_FALSE(fs::exists(dirs[0]));
 }
 
 TEST_F(Images, RecordsSurviveARestartAndFsInfoCountsThem) {

@@ -35,7 +35,10 @@ bool wait_for_port(int port, int timeout_ms = 20000);
 class RegistryProcess {
  public:
   // With htpasswd_user set, the registry asks for basic auth (htpasswd file made with htpasswd -B).
-  explicit RegistryProcess(const std::string& htpasswd_user = "", const std::string& htpasswd_password = "");
+  // With tls, it serves HTTPS with a certificate for 127.0.0.1 signed by a CA made for it (ca_file()).
+  explicit RegistryProcess(const std::string& htpasswd_user = "", const std::string& htpasswd_password = "",
+                           bool tls = false);
+  std::string ca_file() const { return dir_ / "ca.pem"; }
   int port() const { return port_; }
   std::string host() const { return "127.0.0.1:" + std::to_string(port_); }
   std::string url() const { return "http://" + host(); }
@@ -49,7 +52,9 @@ class RegistryProcess {
 };
 
 // Runs tests/registry/build-test-images.py against `registry_url`; returns its JSON output.
-std::string push_test_images(const std::string& registry_url, const std::vector<std::string>& extra_args = {});
+// ca_file: the CA to trust when the registry serves HTTPS.
+std::string push_test_images(const std::string& registry_url, const std::vector<std::string>& extra_args = {},
+                             const std::string& ca_file = "");
 
 // Runs a script under tests/registry/ with the arguments, in the background.
 class ScriptServer {
