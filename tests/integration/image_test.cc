@@ -207,6 +207,8 @@ TEST_F(Images, IndexSelectsThisMachine) {
   auto st = status(d, ref("test/multi:v1"));
   EXPECT_EQ(st.image().uid().value(), 1000);
   EXPECT_EQ(st.image().repo_digests(0), ref("test/multi@") + multi["index"].get<std::string>());
+  // A Docker manifest list is an index too.
+  EXPECT_EQ(pull_ok(d, ref("test/dlist:v1")), (*digests_)["dlist"]["amd64"]["config"]);
   v1::PullImageResponse resp;
   grpc::Status s = pull(d, ref("test/armonly:v1"), &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
@@ -322,6 +324,14 @@ TEST_F(Images, BearerTokenChallengeFlow) {
   grpc::Status refused = pull(d, host + "/test/busybox:latest", &resp, &bad);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAUTHENTICATED) << refused.error_message();
   EXPECT_EQ(d.log().find("tok3n-pw"), std::string::npos);
+  // An identity token (OAuth2 refresh token) is exchanged at the token service.
+  v1::AuthConfig identity;
+  identity.set_identity_token("refresh-tok3n-pw");
+  grpc::Status viaid = pull(d, host + "/test/busybox:other", &resp, &identity);
+  EXPECT_TRUE(viaid.ok()) << viaid.error_message();
+  identity.set_identity_token("refresh-wrong");
+  EXPECT_EQ(pull(d, host + "/test/multi:v1", &resp, &identity).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(d.log().find("refresh-tok3n-pw"), std::string::npos);
 }
 
 TEST_F(Images, TlsIsVerifiedAndACaFileIsHonoured) {

@@ -178,6 +178,13 @@ def main():
             (s390, {"os": "linux", "architecture": "s390x"})]), "amd64": amd}
         arm2 = push_image(reg, "test/armonly", [], [(other, gz(other), LAYER_GZIP)], arch="arm64")
         s390_2 = push_image(reg, "test/armonly", [], [(other, gz(other), LAYER_GZIP)], arch="s390x")
+        dl = push_image(reg, "test/dlist", [], [base_layer_blob], docker=True)
+        dlist = {"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.list.v2+json",
+                 "manifests": [{"mediaType": DOCKER_MANIFEST, "digest": dl["manifest"], "size": dl["size"],
+                                "platform": {"os": "linux", "architecture": "amd64"}}]}
+        out["dlist"] = {"list": reg.push_manifest("test/dlist", "v1", json.dumps(dlist).encode(),
+                                                  "application/vnd.docker.distribution.manifest.list.v2+json"),
+                        "amd64": dl}
         out["armonly"] = {"index": push_index(reg, "test/armonly", "v1", [
             (arm2, {"os": "linux", "architecture": "arm64", "variant": "v8"}),
             (s390_2, {"os": "linux", "architecture": "s390x"})])}

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A registry front for berth's bearer-token tests: /token hands out a token to a client that
-presents the right basic credentials; /v2/... answers 401 with a Bearer challenge unless the
+presents the right basic credentials (GET) or the refresh token "refresh-<password>" (POST); /v2/... answers 401 with a Bearer challenge unless the
 request carries that token, and otherwise forwards the request to the real registry behind it.
 
 Usage: token-proxy.py <listen port> <backend base URL> <user> <password>
@@ -31,6 +31,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_HEAD(self):
         self.handle_any()
+
+    def do_POST(self):
+        # OAuth2 refresh-token grant: the identity token docker clients keep after a login.
+        url = urllib.parse.urlparse(self.path)
+        length = int(self.headers.get("Content-Length", "0"))
+        form = urllib.parse.parse_qs(self.rfile.read(length).decode())
+        if url.path != "/token" or form.get("grant_type") != ["refresh_token"]:
+            return self.reply(400, b'{"details":"unsupported grant"}')
+        if form.get("refresh_token") != [f"refresh-{PASSWORD}"] or form.get("service") != ["berth-test"]:
+            return self.reply(401, b'{"details":"bad refresh token"}')
+        token = secrets.token_hex(16)
+        TOKENS.add(token)
+        return self.reply(200, json.dumps({"access_token": token}).encode(), {"Content-Type": "application/json"})
 
     def handle_any(self):
         url = urllib.parse.urlparse(self.path)
