@@ -23,6 +23,14 @@
 
 namespace berth {
 
+// berth-pause is installed beside berthd (packaging builds both).
+static std::string pause_binary_path() {
+  char self[4096] = {};
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : "/usr/local/bin/berthd";
+  return dir.substr(0, dir.rfind('/')) + "/berth-pause";
+}
+
 int run_daemon(const Config& config) {
   auto started = std::chrono::steady_clock::now();
   sigset_t stop_signals;
@@ -86,8 +94,23 @@ int run_daemon(const Config& config) {
     return 1;
   }
 
+  SandboxManagerOptions sandbox_options{.state_dir = config.state,
+                                        .root_dir = config.root,
+                                        .pause_binary = pause_binary_path(),
+                                        .systemd_cgroup = config.cgroup_driver == "systemd",
+                                        .default_runtime = config.default_runtime};
+  for (const auto& [name, h] : config.runtimes)
+    sandbox_options.runtimes[name] = {h.path, h.root.empty() ? config.state + "/runtime/" + name : h.root};
+  auto sandboxes = SandboxManager::open(sandbox_options);
+  if (!sandboxes.ok()) {
+    spdlog::critical("berthd: {}", sandboxes.status().message());
+    return 1;
+  }
+  metrics.gauge("berth_sandboxes_ready", "Pod sandboxes whose pause is running.",
+                [&s = **sandboxes] { return static_cast<double>(s.ready_count()); });
+
   RuntimeProbe probe(config.runtimes.at(config.default_runtime).path);
-  ServiceContext ctx{config, probe, metrics, container_events, **images};
+  ServiceContext ctx{config, probe, metrics, container_events, **images, **sandboxes};
   RuntimeServiceImpl runtime_service(ctx);
   ImageServiceImpl image_service(ctx);
 

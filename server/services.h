@@ -7,6 +7,7 @@
 #include "berth/config.h"
 #include "berth/event_hub.h"
 #include "berth/image_manager.h"
+#include "berth/sandbox_manager.h"
 #include "berth/metrics_registry.h"
 #include "berth/runtime_probe.h"
 #include "berth/cri_api.h"
@@ -23,6 +24,7 @@ struct ServiceContext {
   // Container and sandbox lifecycle events for GetContainerEvents subscribers.
   EventHub<v1::ContainerEventResponse>& container_events;
   ImageManager& images;
+  SandboxManager& sandboxes;
 };
 
 class RuntimeServiceImpl final : public v1::RuntimeService::Service {

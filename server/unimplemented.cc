@@ -4,26 +4,6 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::RunPodSandbox(grpc::ServerContext*, const v1::RunPodSandboxRequest*, v1::RunPodSandboxResponse*) {
-  return unimplemented_rpc("RunPodSandbox");
-}
-
-grpc::Status RuntimeServiceImpl::StopPodSandbox(grpc::ServerContext*, const v1::StopPodSandboxRequest*, v1::StopPodSandboxResponse*) {
-  return unimplemented_rpc("StopPodSandbox");
-}
-
-grpc::Status RuntimeServiceImpl::RemovePodSandbox(grpc::ServerContext*, const v1::RemovePodSandboxRequest*, v1::RemovePodSandboxResponse*) {
-  return unimplemented_rpc("RemovePodSandbox");
-}
-
-grpc::Status RuntimeServiceImpl::PodSandboxStatus(grpc::ServerContext*, const v1::PodSandboxStatusRequest*, v1::PodSandboxStatusResponse*) {
-  return unimplemented_rpc("PodSandboxStatus");
-}
-
-grpc::Status RuntimeServiceImpl::ListPodSandbox(grpc::ServerContext*, const v1::ListPodSandboxRequest*, v1::ListPodSandboxResponse*) {
-  return unimplemented_rpc("ListPodSandbox");
-}
-
 grpc::Status RuntimeServiceImpl::StreamPodSandboxes(grpc::ServerContext*, const v1::StreamPodSandboxesRequest*, grpc::ServerWriter<v1::StreamPodSandboxesResponse>*) {
   return unimplemented_rpc("StreamPodSandboxes");
 }

@@ -1,0 +1,40 @@
+// OciRuntime: the runc/crun command line (create, start, state, kill, delete) for one runtime
+// handler, with its --root and cgroup driver. Errors carry the runtime's own message.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "berth/status.h"
+
+namespace berth {
+
+struct RuntimeState {
+  std::string status;  // creating, created, running, stopped, paused
+  int pid = 0;
+};
+
+class OciRuntime {
+ public:
+  OciRuntime(std::string binary, std::string root, bool systemd_cgroup)
+      : binary_(std::move(binary)), root_(std::move(root)), systemd_cgroup_(systemd_cgroup) {}
+
+  // The container's stdio goes to /dev/null; the runtime's log goes to <bundle>/runtime.log.
+  Status create(const std::string& id, const std::string& bundle) const;
+  Status start(const std::string& id) const;
+  Result<RuntimeState> state(const std::string& id) const;
+  Status kill(const std::string& id, int signal) const;
+  // --force kills a running container first. A container the runtime does not know is fine.
+  Status remove(const std::string& id) const;
+
+  const std::string& binary() const { return binary_; }
+  const std::string& root() const { return root_; }
+
+ private:
+  Status run(const std::vector<std::string>& args, const std::string& what) const;
+  std::string binary_, root_;
+  bool systemd_cgroup_;
+};
+
+}  // namespace berth

@@ -1,0 +1,123 @@
+// `create` is spawned by hand with /dev/null for stdio: the container's init inherits the
+// runtime's stdio, so capturing it through pipes would wait on the container, not on runc.
+#include "berth/oci_runtime.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "berth/command.h"
+
+extern char** environ;
+
+namespace berth {
+
+namespace {
+
+constexpr std::chrono::seconds kRuntimeTimeout{60};
+
+// The last error the runtime wrote to its JSON log.
+std::string last_log_error(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, msg;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && (j.value("level", "") == "error" || j.value("level", "") == "fatal")) msg = j.value("msg", line);
+  }
+  return msg;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+Status OciRuntime::run(const std::vector<std::string>& args, const std::string& what) const {
+  Command c;
+  c.argv = {binary_, "--root", root_};
+  if (systemd_cgroup_) c.argv.push_back("--systemd-cgroup");
+  c.argv.insert(c.argv.end(), args.begin(), args.end());
+  c.timeout = kRuntimeTimeout;
+  auto r = run_command(c);
+  if (!r.ok()) return r.status().context(what);
+  if (!r->success()) return internal_error(what + ": " + r->describe(kRuntimeTimeout) + ": " + trim(r->err));
+  return ok_status();
+}
+
+Status OciRuntime::create(const std::string& id, const std::string& bundle) const {
+  std::string log = bundle + "/runtime.log";
+  std::vector<std::string> args{binary_, "--root", root_, "--log", log, "--log-format", "json"};
+  if (systemd_cgroup_) args.push_back("--systemd-cgroup");
+  args.insert(args.end(), {"create", "--bundle", bundle, "--pid-file", bundle + "/pid", id});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  for (int fd = 0; fd < 3; ++fd) posix_spawn_file_actions_addopen(&fa, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = 0;
+  int err = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (err != 0) return errno_status(err, "create " + id + ": exec " + binary_);
+  int status = 0;
+  auto deadline = std::chrono::steady_clock::now() + kRuntimeTimeout;
+  for (;;) {
+    pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) return errno_status(errno, "create " + id + ": wait for " + binary_);
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return deadline_exceeded("create " + id + ": " + binary_ + " did not finish in 60s");
+    }
+    ::usleep(1000);
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return ok_status();
+  std::string msg = last_log_error(log);
+  return internal_error("create " + id + ": " + binary_ + " failed: " + (msg.empty() ? "no message" : msg));
+}
+
+Status OciRuntime::start(const std::string& id) const { return run({"start", id}, "start " + id); }
+
+Result<RuntimeState> OciRuntime::state(const std::string& id) const {
+  Command c;
+  c.argv = {binary_, "--root", root_, "state", id};
+  c.timeout = kRuntimeTimeout;
+  auto r = run_command(c);
+  if (!r.ok()) return r.status();
+  if (!r->success()) return Status(Code::not_found, "state " + id + ": " + trim(r->err));
+  auto j = nlohmann::json::parse(r->out, nullptr, false);
+  if (!j.is_object()) return internal_error("state " + id + ": unreadable output");
+  return RuntimeState{j.value("status", ""), j.value("pid", 0)};
+}
+
+Status OciRuntime::kill(const std::string& id, int signal) const {
+  return run({"kill", id, std::to_string(signal)}, "kill " + id);
+}
+
+Status OciRuntime::remove(const std::string& id) const {
+  Status s = run({"delete", "--force", id}, "delete " + id);
+  if (!s.ok() && (s.message().find("does not exist") != std::string::npos || s.message().find("not exist") != std::string::npos))
+    return ok_status();
+  return s;
+}
+
+}  // namespace berth

@@ -1,0 +1,58 @@
+// SandboxManager: pod sandboxes from RunPodSandbox to RemovePodSandbox: namespaces (a pinned
+// netns), the pause container through the OCI runtime, DNS/hostname/hosts files, checkpoints,
+// name reservation, and the in-memory index every status and list call is served from.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "berth/cri_api.h"
+#include "berth/status.h"
+
+namespace berth {
+
+struct SandboxManagerOptions {
+  std::string state_dir;       // <state>: bundles, netns pins, pause rootfs
+  std::string root_dir;        // <root>: checkpoints
+  std::string pause_binary;    // berth-pause
+  bool systemd_cgroup = false;
+  std::string default_runtime;
+  std::map<std::string, std::pair<std::string, std::string>> runtimes;  // handler -> (binary, root)
+};
+
+// What other modules (containers, CNI, stats) need to know of a sandbox.
+struct SandboxInfo {
+  std::string id;
+  bool ready = false;
+  int pid = 0;
+  std::string netns_path;  // empty: host network
+  std::string cgroups_path;
+  std::string bundle_dir;  // resolv.conf, hostname, hosts live here
+  std::string runtime_handler;
+  std::string log_directory;
+};
+
+class SandboxManager {
+ public:
+  static Result<std::unique_ptr<SandboxManager>> open(SandboxManagerOptions options);
+  ~SandboxManager();
+
+  Result<std::string> run(const runtime::v1::PodSandboxConfig& config, const std::string& runtime_handler);
+  Status stop(const std::string& id_or_prefix);
+  Status remove(const std::string& id_or_prefix);
+  Status status(const std::string& id_or_prefix, bool verbose, runtime::v1::PodSandboxStatusResponse* out);
+  std::vector<runtime::v1::PodSandbox> list(const runtime::v1::PodSandboxFilter& filter);
+  std::optional<SandboxInfo> info(const std::string& id_or_prefix);
+  size_t ready_count();
+
+  struct Impl;
+
+ private:
+  explicit SandboxManager(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace berth

@@ -1,0 +1,29 @@
+// The OCI spec of a sandbox's pause container, built from the CRI PodSandboxConfig: namespaces,
+// user, security (privileged, seccomp, no capabilities otherwise), namespaced sysctls, OOM score,
+// cgroup path and the pod's resources.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "berth/cri_api.h"
+#include "berth/status.h"
+
+namespace berth {
+
+struct PauseSpecInputs {
+  std::string rootfs;      // read-only dir holding /pause
+  std::string netns_path;  // empty: host network
+  std::string cgroups_path;
+  int oom_score_adj = -998;
+};
+
+// Checks the parts of the config berth must refuse (non-namespaced sysctls, bad modes, unknown
+// seccomp profiles) and builds config.json's content.
+Result<nlohmann::json> build_pause_spec(const runtime::v1::PodSandboxConfig& config, const PauseSpecInputs& in);
+
+// "<parent>/<id>" for cgroupfs; "<slice>:berth:<id>" for systemd (parent must be a .slice).
+Result<std::string> sandbox_cgroups_path(const std::string& parent, const std::string& id, bool systemd);
+
+}  // namespace berth

@@ -1,0 +1,17 @@
+// RemovePodSandbox: stops first when needed; idempotent; an unknown id succeeds.
+#include "rpc_scope.h"
+#include "sandbox_events.h"
+#include "services.h"
+
+namespace berth {
+
+grpc::Status RuntimeServiceImpl::RemovePodSandbox(grpc::ServerContext*, const v1::RemovePodSandboxRequest* req, v1::RemovePodSandboxResponse*) {
+  RpcScope scope("RemovePodSandbox", "sandbox=" + req->pod_sandbox_id());
+  if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
+  auto before = ctx_.sandboxes.info(req->pod_sandbox_id());
+  berth::Status s = ctx_.sandboxes.remove(req->pod_sandbox_id());
+  if (s.ok() && before) publish_sandbox_event(ctx_, before->id, v1::CONTAINER_DELETED_EVENT, false);
+  return scope.done(s);
+}
+
+}  // namespace berth

@@ -1,0 +1,22 @@
+// RunPodSandbox: validation and the whole build of a sandbox live in SandboxManager; the handler
+// maps the result and publishes the sandbox's lifecycle events.
+#include "rpc_scope.h"
+#include "sandbox_events.h"
+#include "services.h"
+
+namespace berth {
+
+grpc::Status RuntimeServiceImpl::RunPodSandbox(grpc::ServerContext*, const v1::RunPodSandboxRequest* req, v1::RunPodSandboxResponse* resp) {
+  const auto& md = req->config().metadata();
+  RpcScope scope("RunPodSandbox", "pod=" + md.namespace_() + "/" + md.name());
+  if (!req->has_config()) return scope.done(invalid_argument("config: missing"));
+  auto id = ctx_.sandboxes.run(req->config(), req->runtime_handler());
+  if (!id.ok()) return scope.done(id.status());
+  scope.add_id("sandbox", *id);
+  resp->set_pod_sandbox_id(*id);
+  publish_sandbox_event(ctx_, *id, v1::CONTAINER_CREATED_EVENT);
+  publish_sandbox_event(ctx_, *id, v1::CONTAINER_STARTED_EVENT);
+  return scope.done(ok_status());
+}
+
+}  // namespace berth

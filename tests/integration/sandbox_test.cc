@@ -1,0 +1,403 @@
+// Pod sandboxes on a real berthd with runc: namespaces per option, DNS files, checkpoints and
+// their quarantine, pause death, teardown leaving nothing, parallel runs, names and bad input.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "berth/sandbox_checkpoint.h"
+#include "berth/test/daemon_process.h"
+
+namespace berth::test {
+namespace {
+
+namespace v1 = runtime::v1;
+namespace fs = std::filesystem;
+
+ino_t ns_inode(int pid, const char* ns) {
+  struct stat st {};
+  std::string p = pid ? "/proc/" + std::to_string(pid) + "/ns/" + ns : std::string("/proc/self/ns/") + ns;
+  return ::stat(p.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+std::string run(const std::string& cmd) {
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  for (size_t n; p && (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  if (p) ::pclose(p);
+  return out;
+}
+
+v1::PodSandboxConfig pod(const std::string& name) {
+  v1::PodSandboxConfig c;
+  c.mutable_metadata()->set_name(name);
+  c.mutable_metadata()->set_namespace_("berth-test");
+  c.mutable_metadata()->set_uid("uid-" + name);
+  c.set_hostname(name);
+  c.set_log_directory("/tmp/berth-test-logs/" + name);
+  (*c.mutable_labels())["app"] = name;
+  (*c.mutable_labels())["suite"] = "sandbox";
+  c.mutable_linux()->set_cgroup_parent("/berth-test-pods");
+  return c;
+}
+
+// A berthd whose sandboxes are all removed when the test ends, also when it failed.
+class Sandboxes : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (DaemonProcess* d : daemons_) {
+      if (!d->running()) continue;
+      for (const auto& s : list(*d)) {
+        grpc::ClientContext ctx;
+        v1::RemovePodSandboxRequest req;
+        req.set_pod_sandbox_id(s.id());
+        v1::RemovePodSandboxResponse resp;
+        d->runtime()->RemovePodSandbox(&ctx, req, &resp);
+      }
+    }
+    // Whatever a failed test left (a daemon that died, a sandbox half made): runc's own list.
+    for (const auto& state : states_) {
+      std::string root = state + "/runtime/runc";
+      for (const auto& id : split_lines(run("runc --root " + root + " list -q 2>/dev/null")))
+        run("runc --root " + root + " delete -f " + id + " 2>/dev/null");
+    }
+    for (const char* ctl : {"memory", "cpu", "cpuacct", "pids", "blkio", "devices", "freezer", "cpuset", "systemd", "unified"})
+      ::rmdir((std::string("/sys/fs/cgroup/") + ctl + "/berth-test-pods").c_str());
+  }
+  static std::vector<std::string> split_lines(const std::string& s) {
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i < s.size()) {
+      size_t j = s.find('\n', i);
+      if (j == std::string::npos) j = s.size();
+      if (j > i) out.push_back(s.substr(i, j - i));
+      i = j + 1;
+    }
+    return out;
+  }
+  std::vector<std::string> states_;
+  DaemonProcess& daemon(DaemonOptions o = {}) {
+    owned_.push_back(std::make_unique<DaemonProcess>(std::move(o)));
+    daemons_.push_back(owned_.back().get());
+    states_.push_back(owned_.back()->state());
+    EXPECT_TRUE(owned_.back()->start()) << owned_.back()->log();
+    return *owned_.back();
+  }
+  static grpc::Status run_pod(DaemonProcess& d, const v1::PodSandboxConfig& c, std::string* id, const std::string& handler = "") {
+    grpc::ClientContext ctx;
+    v1::RunPodSandboxRequest req;
+    *req.mutable_config() = c;
+    req.set_runtime_handler(handler);
+    v1::RunPodSandboxResponse resp;
+    grpc::Status s = d.runtime()->RunPodSandbox(&ctx, req, &resp);
+    if (id) *id = resp.pod_sandbox_id();
+    return s;
+  }
+  static v1::PodSandboxStatusResponse status(DaemonProcess& d, const std::string& id, bool verbose = true) {
+    grpc::ClientContext ctx;
+    v1::PodSandboxStatusRequest req;
+    req.set_pod_sandbox_id(id);
+    req.set_verbose(verbose);
+    v1::PodSandboxStatusResponse resp;
+    grpc::Status s = d.runtime()->PodSandboxStatus(&ctx, req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return resp;
+  }
+  static int pause_pid(DaemonProcess& d, const std::string& id) {
+    auto st = status(d, id);
+    auto info = nlohmann::json::parse(st.info().at("info"));
+    return info["pid"].get<int>();
+  }
+  static std::vector<v1::PodSandbox> list(DaemonProcess& d, const v1::PodSandboxFilter& f = {}) {
+    grpc::ClientContext ctx;
+    v1::ListPodSandboxRequest req;
+    *req.mutable_filter() = f;
+    v1::ListPodSandboxResponse resp;
+    EXPECT_TRUE(d.runtime()->ListPodSandbox(&ctx, req, &resp).ok());
+    return {resp.items().begin(), resp.items().end()};
+  }
+  static grpc::Status stop(DaemonProcess& d, const std::string& id) {
+    grpc::ClientContext ctx;
+    v1::StopPodSandboxRequest req;
+    req.set_pod_sandbox_id(id);
+    v1::StopPodSandboxResponse resp;
+    return d.runtime()->StopPodSandbox(&ctx, req, &resp);
+  }
+  static grpc::Status remove(DaemonProcess& d, const std::string& id) {
+    grpc::ClientContext ctx;
+    v1::RemovePodSandboxRequest req;
+    req.set_pod_sandbox_id(id);
+    v1::RemovePodSandboxResponse resp;
+    return d.runtime()->RemovePodSandbox(&ctx, req, &resp);
+  }
+
+  std::vector<std::unique_ptr<DaemonProcess>> owned_;
+  std::vector<DaemonProcess*> daemons_;
+};
+
+TEST_F(Sandboxes, PodNamespacesAreItsOwnWithLoopbackUp) {
+  auto& d = daemon();
+  std::string id;
+  ASSERT_TRUE(run_pod(d, pod("ns-pod"), &id).ok());
+  auto st = status(d, id);
+  EXPECT_EQ(st.status().state(), v1::SANDBOX_READY);
+  EXPECT_EQ(st.status().metadata().name(), "ns-pod");
+  EXPECT_EQ(st.status().labels().at("app"), "ns-pod");
+  EXPECT_EQ(st.status().runtime_handler(), "runc");
+  EXPECT_GT(st.status().created_at(), 0);
+  auto info = nlohmann::json::parse(st.info().at("info"));
+  int pid = info["pid"];
+  ASSERT_GT(pid, 0);
+  for (const char* ns : {"net", "ipc", "pid", "uts", "mnt"}) EXPECT_NE(ns_inode(pid, ns), ns_inode(0, ns)) << ns;
+  std::string netns = info["netns_path"];
+  EXPECT_EQ(netns, d.state() + "/netns/" + id);
+  EXPECT_NE(run("nsenter --net=" + netns + " ip -o link show lo").find("UP"), std::string::npos);
+  EXPECT_EQ(run("nsenter --uts --target " + std::to_string(pid) + " hostname"), "ns-pod\n");
+  EXPECT_EQ(info["runtimeSpec"]["process"]["args"][0], "/pause");
+  // No capabilities, and the OOM score berth asked for (or berthd's own, without CAP_SYS_RESOURCE).
+  std::string proc_status = run("cat /proc/" + std::to_string(pid) + "/status");
+  EXPECT_NE(proc_status.find("CapEff:\t0000000000000000"), std::string::npos) << proc_status;
+  int own = std::stoi(run("cat /proc/self/oom_score_adj"));
+  int adj = std::stoi(run("cat /proc/" + std::to_string(pid) + "/oom_score_adj"));
+  EXPECT_EQ(adj, std::max(-998, own));
+  EXPECT_NE(proc_status.find("Seccomp:\t0"), std::string::npos);  // no profile asked for: unconfined
+}
+
+TEST_F(Sandboxes, HostNamespacesWhenAsked) {
+  auto& d = daemon();
+  auto c = pod("host-pod");
+  auto* ns = c.mutable_linux()->mutable_security_context()->mutable_namespace_options();
+  ns->set_network(v1::NODE);
+  ns->set_pid(v1::NODE);
+  ns->set_ipc(v1::NODE);
+  std::string id;
+  ASSERT_TRUE(run_pod(d, c, &id).ok());
+  int pid = pause_pid(d, id);
+  for (const char* n : {"net", "ipc", "pid", "uts"}) EXPECT_EQ(ns_inode(pid, n), ns_inode(0, n)) << n;
+  EXPECT_FALSE(fs::exists(d.state() + "/netns/" + id));
+  auto st = status(d, id);
+  EXPECT_EQ(st.status().linux().namespaces().options().network(), v1::NODE);
+  // Host-network pods use the host's resolv.conf, whatever dns_config says.
+  EXPECT_EQ(run("cat " + d.state() + "/sandboxes/" + id + "/resolv.conf"), run("cat /etc/resolv.conf"));
+}
+
+TEST_F(Sandboxes, PidNamespacePerOption) {
+  auto& d = daemon();
+  auto c = pod("pid-container");
+  c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_pid(v1::CONTAINER);
+  std::string id;
+  ASSERT_TRUE(run_pod(d, c, &id).ok());
+  int pid = pause_pid(d, id);
+  EXPECT_NE(ns_inode(pid, "pid"), ns_inode(0, "pid"));
+  EXPECT_NE(ns_inode(pid, "ipc"), ns_inode(0, "ipc"));
+}
+
+TEST_F(Sandboxes, ResolvConfFromDnsConfigAndHostCopy) {
+  auto& d = daemon();
+  auto c = pod("dns-pod");
+  c.mutable_dns_config()->add_servers("10.96.0.10");
+  c.mutable_dns_config()->add_servers("10.96.0.11");
+  c.mutable_dns_config()->add_searches("berth-test.svc.cluster.local");
+  c.mutable_dns_config()->add_searches("svc.cluster.local");
+  c.mutable_dns_config()->add_options("ndots:5");
+  std::string id;
+  ASSERT_TRUE(run_pod(d, c, &id).ok());
+  std::string dir = d.state() + "/sandboxes/" + id;
+  EXPECT_EQ(run("cat " + dir + "/resolv.conf"),
+            "nameserver 10.96.0.10\nnameserver 10.96.0.11\nsearch berth-test.svc.cluster.local svc.cluster.local\noptions ndots:5\n");
+  EXPECT_EQ(run("cat " + dir + "/hostname"), "dns-pod\n");
+  EXPECT_NE(run("cat " + dir + "/hosts").find("127.0.1.1\tdns-pod"), std::string::npos);
+  std::string id2;
+  ASSERT_TRUE(run_pod(d, pod("plain-pod"), &id2).ok());
+  EXPECT_EQ(run("cat " + d.state() + "/sandboxes/" + id2 + "/resolv.conf"), run("cat /etc/resolv.conf"));
+}
+
+TEST_F(Sandboxes, SysctlsAndSeccompAreApplied) {
+  auto& d = daemon();
+  auto c = pod("sysctl-pod");
+  (*c.mutable_linux()->mutable_sysctls())["net.ipv4.ip_unprivileged_port_start"] = "80";
+  (*c.mutable_linux()->mutable_sysctls())["kernel.shm_rmid_forced"] = "1";
+  c.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(v1::SecurityProfile::RuntimeDefault);
+  std::string id;
+  grpc::Status s = run_pod(d, c, &id);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  int pid = pause_pid(d, id);
+  EXPECT_EQ(run("nsenter --net --target " + std::to_string(pid) + " cat /proc/sys/net/ipv4/ip_unprivileged_port_start"), "80\n");
+  EXPECT_EQ(run("nsenter --ipc --target " + std::to_string(pid) + " cat /proc/sys/kernel/shm_rmid_forced"), "1\n");
+  EXPECT_NE(run("cat /proc/" + std::to_string(pid) + "/status").find("Seccomp:\t2"), std::string::npos);
+}
+
+TEST_F(Sandboxes, CheckpointIsValidAndACorruptOneIsQuarantined) {
+  TempDir shared;
+  std::string root = shared / "root", state = shared / "state";
+  states_.push_back(state);
+  std::string id;
+  {
+    DaemonProcess d({}, shared / "a.sock", root, state);
+    daemons_.push_back(&d);
+    ASSERT_TRUE(d.start()) << d.log();
+    ASSERT_TRUE(run_pod(d, pod("cp-pod"), &id).ok());
+    auto cp = read_checkpoint(root + "/sandboxes/" + id + ".json");
+    ASSERT_TRUE(cp.ok()) << cp.status().message();
+    EXPECT_EQ(cp->name, "cp-pod");
+    EXPECT_EQ(cp->netns_path, state + "/netns/" + id);
+    EXPECT_EQ(cp->cgroup_parent, "/berth-test-pods");
+    EXPECT_EQ(cp->runtime_handler, "runc");
+    // A second checkpoint that is corrupt: one changed byte breaks its checksum.
+    std::string text = read_file(root + "/sandboxes/" + id + ".json");
+    size_t at = text.find("cp-pod");
+    text[at] = 'X';
+    write_file(root + "/sandboxes/" + std::string(64, 'f') + ".json", text);
+    d.stop();
+    daemons_.pop_back();
+  }
+  DaemonProcess d({}, shared / "b.sock", root, state);
+  daemons_.push_back(&d);
+  ASSERT_TRUE(d.start()) << d.log();
+  EXPECT_NE(d.log().find("quarantined"), std::string::npos) << d.log();
+  EXPECT_FALSE(fs::exists(root + "/sandboxes/" + std::string(64, 'f') + ".json"));
+  EXPECT_FALSE(fs::is_empty(root + "/sandboxes-quarantine"));
+  // The good sandbox was recovered, still running.
+  auto pods = list(d);
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods[0].id(), id);
+  EXPECT_EQ(pods[0].state(), v1::SANDBOX_READY);
+  ASSERT_TRUE(remove(d, id).ok());
+  EXPECT_FALSE(fs::exists(root + "/sandboxes/" + id + ".json"));
+}
+
+TEST_F(Sandboxes, KilledPauseMakesTheSandboxNotReady) {
+  auto& d = daemon();
+  std::string id;
+  ASSERT_TRUE(run_pod(d, pod("kill-pod"), &id).ok());
+  int pid = pause_pid(d, id);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  for (int i = 0; i < 100 && status(d, id).status().state() == v1::SANDBOX_READY; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(status(d, id).status().state(), v1::SANDBOX_NOTREADY);
+  v1::PodSandboxFilter f;
+  f.mutable_state()->set_state(v1::SANDBOX_NOTREADY);
+  EXPECT_EQ(list(d, f).size(), 1u);
+}
+
+TEST_F(Sandboxes, StopThenRemoveLeaveNothing) {
+  auto& d = daemon();
+  std::string id;
+  ASSERT_TRUE(run_pod(d, pod("gone-pod"), &id).ok());
+  int pid = pause_pid(d, id);
+  std::string cg = "/sys/fs/cgroup/memory/berth-test-pods/" + id;
+  EXPECT_TRUE(fs::exists(cg));
+  ASSERT_TRUE(stop(d, id).ok());
+  EXPECT_EQ(status(d, id).status().state(), v1::SANDBOX_NOTREADY);
+  ASSERT_TRUE(stop(d, id).ok());  // idempotent
+  ASSERT_TRUE(remove(d, id).ok());
+  ASSERT_TRUE(remove(d, id).ok());
+  EXPECT_TRUE(stop(d, std::string(64, 'e')).ok());  // unknown ids succeed
+  EXPECT_TRUE(remove(d, std::string(64, 'e')).ok());
+  EXPECT_EQ(read_file("/proc/self/mountinfo").find(id), std::string::npos);
+  EXPECT_FALSE(fs::exists(d.state() + "/netns/" + id));
+  EXPECT_FALSE(fs::exists(d.state() + "/sandboxes/" + id));
+  EXPECT_FALSE(fs::exists(cg));
+  EXPECT_FALSE(fs::exists("/proc/" + std::to_string(pid)) && run("cat /proc/" + std::to_string(pid) + "/cmdline").find("pause") == 0);
+  grpc::ClientContext ctx;
+  v1::PodSandboxStatusRequest req;
+  req.set_pod_sandbox_id(id);
+  v1::PodSandboxStatusResponse resp;
+  EXPECT_EQ(d.runtime()->PodSandboxStatus(&ctx, req, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(Sandboxes, TwentyInParallelAndFilters) {
+  auto& d = daemon();
+  std::vector<std::future<std::pair<grpc::Status, std::string>>> runs;
+  for (int i = 0; i < 20; ++i)
+    runs.push_back(std::async(std::launch::async, [&, i] {
+      std::string id;
+      auto c = pod("par-" + std::to_string(i));
+      (*c.mutable_labels())["parity"] = i % 2 ? "odd" : "even";
+      grpc::Status s = run_pod(d, c, &id);
+      return std::pair{s, id};
+    }));
+  std::set<std::string> ids;
+  for (auto& r : runs) {
+    auto [s, id] = r.get();
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    ids.insert(id);
+  }
+  EXPECT_EQ(ids.size(), 20u);
+  EXPECT_EQ(list(d).size(), 20u);
+  v1::PodSandboxFilter odd;
+  (*odd.mutable_label_selector())["parity"] = "odd";
+  EXPECT_EQ(list(d, odd).size(), 10u);
+  v1::PodSandboxFilter by_prefix;
+  by_prefix.set_id(ids.begin()->substr(0, 12));
+  ASSERT_EQ(list(d, by_prefix).size(), 1u);
+  EXPECT_EQ(status(d, ids.begin()->substr(0, 12)).status().id(), *ids.begin());  // prefixes accepted
+}
+
+TEST_F(Sandboxes, NameIsReservedWhileTheSandboxExists) {
+  auto& d = daemon();
+  std::string id, dup;
+  ASSERT_TRUE(run_pod(d, pod("named"), &id).ok());
+  grpc::Status s = run_pod(d, pod("named"), &dup);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  EXPECT_NE(s.error_message().find("is reserved for sandbox " + id), std::string::npos) << s.error_message();
+  auto next = pod("named");
+  next.mutable_metadata()->set_attempt(1);
+  EXPECT_TRUE(run_pod(d, next, &dup).ok());
+  ASSERT_TRUE(remove(d, id).ok());
+  EXPECT_TRUE(run_pod(d, pod("named"), &dup).ok());
+}
+
+TEST_F(Sandboxes, BadInputIsRefusedAndLeavesNothing) {
+  auto& d = daemon();
+  struct Case {
+    std::string what;
+    std::function<void(v1::PodSandboxConfig&)> change;
+    std::string handler;
+    std::string expect;
+  };
+  std::vector<Case> cases = {
+      {"no name", [](auto& c) { c.mutable_metadata()->set_name(""); }, "", "config.metadata.name"},
+      {"no uid", [](auto& c) { c.mutable_metadata()->set_uid(""); }, "", "config.metadata.uid"},
+      {"handler", [](auto&) {}, "gvisor", "unknown handler 'gvisor' (known: runc)"},
+      {"sysctl", [](auto& c) { (*c.mutable_linux()->mutable_sysctls())["kernel.hostname"] = "x"; }, "", "'kernel.hostname' is not a namespaced sysctl"},
+      {"host net sysctl",
+       [](auto& c) {
+         c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_network(v1::NODE);
+         (*c.mutable_linux()->mutable_sysctls())["net.ipv4.ip_forward"] = "1";
+       },
+       "", "host's network namespace"},
+      {"target", [](auto& c) { c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_pid(v1::TARGET); }, "",
+       "namespace_options.pid"},
+      {"cgroup parent", [](auto& c) { c.mutable_linux()->set_cgroup_parent("relative/path"); }, "", "linux.cgroup_parent"},
+      {"seccomp file",
+       [](auto& c) {
+         auto* p = c.mutable_linux()->mutable_security_context()->mutable_seccomp();
+         p->set_profile_type(v1::SecurityProfile::Localhost);
+         p->set_localhost_ref("/nonexistent/profile.json");
+       },
+       "", "/nonexistent/profile.json"},
+  };
+  for (const auto& k : cases) {
+    auto c = pod("bad-" + std::to_string(&k - cases.data()));
+    k.change(c);
+    std::string id;
+    grpc::Status s = run_pod(d, c, &id, k.handler);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << k.what << ": " << s.error_message();
+    EXPECT_NE(s.error_message().find(k.expect), std::string::npos) << k.what << ": " << s.error_message();
+  }
+  EXPECT_TRUE(list(d).empty());
+  EXPECT_TRUE(fs::is_empty(d.state() + "/netns"));
+  EXPECT_TRUE(fs::is_empty(d.state() + "/sandboxes"));
+  EXPECT_TRUE(fs::is_empty(d.root() + "/sandboxes"));
+}
+
+}  // namespace
+}  // namespace berth::test
