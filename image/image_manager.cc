@@ -196,8 +196,6 @@ ImageManager::ImageManager(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 ImageManager::~ImageManager() = default;
 
 Result<std::unique_ptr<ImageManager>> ImageManager::open(ImageManagerOptions options) {
-  static std::once_flag curl_once;
-  std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   auto impl = std::make_unique<Impl>(std::move(options));
   std::error_code ec;
   fs::create_directories(impl->opt.dir + "/snapshots", ec);
@@ -216,6 +214,11 @@ Result<std::unique_ptr<ImageManager>> ImageManager::open(ImageManagerOptions opt
 Result<ImageRecord> ImageManager::pull(const std::string& reference, const RegistryCredentials& creds, bool pin) {
   auto ref = parse_image_reference(reference);
   if (!ref.ok()) return ref.status();
+  // libcurl (and through it OpenSSL) is set up at the first pull, not at start: a node that never
+  // pulls (or not yet) does not pay the memory of TLS initialisation. Debian's libcurl is built
+  // thread-safe, so this may run while other rpcs are served.
+  static std::once_flag curl_once;
+  std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   std::string key = ref->string();
   std::promise<Result<ImageRecord>> mine;
   std::shared_future<Result<ImageRecord>> shared;

@@ -111,7 +111,7 @@ Result<json> build_pause_spec(const v1::PodSandboxConfig& config, const PauseSpe
     if (!all.ok()) return all.status();
     caps = all->caps;
   }
-  json process = {{"terminal", false}, {"user", user}, {"args", {"/pause"}}, {"env", {"PATH=/"}}, {"cwd", "/"},
+  json process = {{"terminal", false}, {"user", user}, {"args", in.args}, {"env", {"PATH=/"}}, {"cwd", "/"},
                   {"capabilities", {{"bounding", caps}, {"effective", caps}, {"permitted", caps}}},
                   {"noNewPrivileges", !sc.privileged()}, {"oomScoreAdj", in.oom_score_adj}};
   json mounts = json::array({

@@ -17,6 +17,7 @@ struct PauseSpecInputs {
   std::string netns_path;  // empty: host network
   std::string cgroups_path;
   int oom_score_adj = -998;
+  std::vector<std::string> args = {"/pause"};
 };
 
 // Checks the parts of the config berth must refuse (non-namespaced sysctls, bad modes, unknown

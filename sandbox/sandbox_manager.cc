@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -81,6 +82,34 @@ std::string name_key(const v1::PodSandboxMetadata& m) {
   return m.name() + "_" + m.namespace_() + "_" + m.uid() + "_" + std::to_string(m.attempt());
 }
 
+// The pause image's layers, read-only: overlayfs for several layers, a bind mount for one
+// (overlayfs wants two lower layers when it has no upper one).
+Result<std::string> mount_image_rootfs(const PauseImage& image, const std::string& target) {
+  if (image.layer_dirs.empty()) return invalid_argument("sandbox image has no layers");
+  if (image.args.empty()) return invalid_argument("sandbox image has no Entrypoint or Cmd");
+  if (::mkdir(target.c_str(), 0755) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + target);
+  if (image.layer_dirs.size() == 1) {
+    if (::mount(image.layer_dirs[0].c_str(), target.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
+        ::mount(nullptr, target.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0) {
+      int err = errno;
+      ::umount2(target.c_str(), MNT_DETACH);
+      return errno_status(err, "mount sandbox image rootfs");
+    }
+    return target;
+  }
+  std::string lower;
+  for (auto it = image.layer_dirs.rbegin(); it != image.layer_dirs.rend(); ++it) lower += (lower.empty() ? "" : ":") + *it;
+  if (::mount("overlay", target.c_str(), "overlay", MS_RDONLY, ("lowerdir=" + lower).c_str()) != 0)
+    return errno_status(errno, "mount sandbox image rootfs (overlay)");
+  return target;
+}
+
+Status unmount_image_rootfs(const std::string& target) {
+  if (::umount2(target.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)
+    return errno_status(errno, "unmount " + target);
+  return ok_status();
+}
+
 }  // namespace
 
 struct Sandbox {
@@ -147,6 +176,7 @@ struct SandboxManager::Impl {
     if (!rt.ok()) return rt.status();
     if (Status st = rt->remove(s.cp.id); !st.ok()) return st.context("stop sandbox " + s.cp.id);
     if (Status st = remove_pinned_netns(s.cp.netns_path); !st.ok()) return st.context("stop sandbox " + s.cp.id);
+    if (Status st = unmount_image_rootfs(s.bundle + "/rootfs"); !st.ok()) return st.context("stop sandbox " + s.cp.id);
     s.stopped = true;
     s.pid = 0;
     return ok_status();
@@ -265,8 +295,18 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
                    write_hosts_file(sb->bundle + "/hosts", hostname)})
     if (!s.ok()) return fail(s);
 
-  auto spec = build_pause_spec(config, {.rootfs = impl_->pause_rootfs, .netns_path = netns, .cgroups_path = sb->cgroups_path,
-                                        .oom_score_adj = impl_->oom_score_adj(-998)});
+  PauseSpecInputs spec_in{.rootfs = impl_->pause_rootfs, .netns_path = netns, .cgroups_path = sb->cgroups_path,
+                          .oom_score_adj = impl_->oom_score_adj(-998)};
+  if (impl_->opt.pause_image) {
+    auto image = impl_->opt.pause_image();
+    if (!image.ok()) return fail(image.status().context("sandbox image"));
+    auto root = mount_image_rootfs(*image, sb->bundle + "/rootfs");
+    if (!root.ok()) return fail(root.status());
+    undo.push_back([r = *root] { (void)unmount_image_rootfs(r); });
+    spec_in.rootfs = *root;
+    spec_in.args = image->args;
+  }
+  auto spec = build_pause_spec(config, spec_in);
   if (!spec.ok()) return fail(spec.status());
   if (Status s = write_file_atomically(sb->bundle + "/config.json", spec->dump(), 0600); !s.ok()) return fail(s);
 

@@ -123,6 +123,7 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
   r.str("metrics_address", c.metrics_address);
   r.integer("image_pull_idle_timeout_seconds", c.image_pull_idle_timeout_seconds, 1, 3600);
   r.integer("max_parallel_layer_fetches", c.max_parallel_layer_fetches, 1, 64);
+  r.str("sandbox_image", c.sandbox_image);
   if (const toml::table* regs = r.table("registries")) {
     for (const auto& [name, node] : *regs) {
       std::string key(name.str());
@@ -237,7 +238,8 @@ nlohmann::json config_to_json(const Config& c) {
           {"metrics_address", c.metrics_address},
           {"image_pull_idle_timeout_seconds", c.image_pull_idle_timeout_seconds},
           {"max_parallel_layer_fetches", c.max_parallel_layer_fetches},
-          {"registries", registries}};
+          {"registries", registries},
+          {"sandbox_image", c.sandbox_image}};
 }
 
 }  // namespace berth

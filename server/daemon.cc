@@ -99,6 +99,19 @@ int run_daemon(const Config& config) {
                                         .pause_binary = pause_binary_path(),
                                         .systemd_cgroup = config.cgroup_driver == "systemd",
                                         .default_runtime = config.default_runtime};
+  if (!config.sandbox_image.empty()) {
+    sandbox_options.pause_image = [&images = **images, ref = config.sandbox_image]() -> Result<PauseImage> {
+      auto img = images.find(ref);
+      if (!img) {
+        auto pulled = images.pull(ref, {}, true);
+        if (!pulled.ok()) return pulled.status();
+        img = *pulled;
+      }
+      PauseImage p{images.snapshot_dirs(*img), img->config.entrypoint};
+      p.args.insert(p.args.end(), img->config.cmd.begin(), img->config.cmd.end());
+      return p;
+    };
+  }
   for (const auto& [name, h] : config.runtimes)
     sandbox_options.runtimes[name] = {h.path, h.root.empty() ? config.state + "/runtime/" + name : h.root};
   auto sandboxes = SandboxManager::open(sandbox_options);

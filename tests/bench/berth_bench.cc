@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <atomic>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -19,7 +22,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 struct Figures {
-  double p50_ms, p99_ms, mean_ms;
+  double p50_ms, p95_ms, p99_ms, mean_ms;
   size_t n, failures;
 };
 
@@ -36,7 +39,7 @@ Figures measure(size_t n, const std::function<bool()>& call) {
   double sum = 0;
   for (double v : ms) sum += v;
   auto pct = [&](double p) { return ms[std::min(ms.size() - 1, static_cast<size_t>(p * ms.size()))]; };
-  return {pct(0.50), pct(0.99), sum / ms.size(), n, failures};
+  return {pct(0.50), pct(0.95), pct(0.99), sum / ms.size(), n, failures};
 }
 
 // VmHWM (peak RSS) of a process in KiB; writing 5 to clear_refs resets it, so a peak can be
@@ -59,6 +62,27 @@ void reset_peak_rss(int pid) {
   }
 }
 
+long rss_kib(int pid) {
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/status").c_str(), "r");
+  if (!f) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
+  std::fclose(f);
+  return kib;
+}
+
+v1::PodSandboxConfig bench_pod(const std::string& name) {
+  v1::PodSandboxConfig c;
+  c.mutable_metadata()->set_name(name);
+  c.mutable_metadata()->set_namespace_("berth-bench");
+  c.mutable_metadata()->set_uid("bench-" + name);
+  c.set_hostname(name);
+  c.mutable_linux()->set_cgroup_parent("/berth-bench");
+  return c;
+}
+
 void row(const std::string& what, const Figures& f) {
   std::printf("| %-34s | %6zu | %9.3f | %9.3f | %9.3f | %8zu |\n", what.c_str(), f.n, f.p50_ms,
               f.p99_ms, f.mean_ms, f.failures);
@@ -73,11 +97,13 @@ int main(int argc, char** argv) {
   std::string pull_ref;
   size_t pull_runs = 5;
   int runtime_pid = 0;
+  bool sandboxes = false;
   app.add_option("--endpoint", endpoint, "CRI endpoint, e.g. unix:///run/berth/berth.sock");
   app.add_option("--calls", calls, "calls per round-trip measurement");
   app.add_option("--pull", pull_ref, "also measure PullImage of this image, cold store (removed before each run)");
   app.add_option("--pull-runs", pull_runs, "PullImage runs (the median is reported)");
-  app.add_option("--runtime-pid", runtime_pid, "the runtime daemon's pid, to report its peak RSS during pulls");
+  app.add_option("--runtime-pid", runtime_pid, "the runtime daemon's pid, to report its RSS");
+  app.add_flag("--sandboxes", sandboxes, "also measure RunPodSandbox (20 sequential, 10 parallel) and RSS with 30 sandboxes");
   CLI11_PARSE(app, argc, argv);
   std::string target = endpoint;
   if (target.rfind("unix://", 0) == 0) target = "unix:" + target.substr(7);
@@ -112,6 +138,69 @@ int main(int argc, char** argv) {
         v1::StatusResponse r;
         return rt->Status(&ctx, v1::StatusRequest(), &r).ok();
       }));
+  if (sandboxes) {
+    std::vector<std::string> ids;
+    std::mutex ids_mu;
+    auto run_pod = [&](const std::string& name) {
+      grpc::ClientContext ctx;
+      v1::RunPodSandboxRequest req;
+      *req.mutable_config() = bench_pod(name);
+      v1::RunPodSandboxResponse r;
+      bool ok = rt->RunPodSandbox(&ctx, req, &r).ok();
+      if (ok) {
+        std::lock_guard lock(ids_mu);
+        ids.push_back(r.pod_sandbox_id());
+      }
+      return ok;
+    };
+    long idle_kib = runtime_pid > 0 ? rss_kib(runtime_pid) : -1;
+    int n = 0;
+    Figures seq = measure(20, [&] { return run_pod("seq-" + std::to_string(n++)); });
+    auto t0 = Clock::now();
+    std::vector<std::thread> par;
+    std::atomic<size_t> par_fail{0};
+    for (int i = 0; i < 10; ++i)
+      par.emplace_back([&, i] { if (!run_pod("par-" + std::to_string(i))) ++par_fail; });
+    for (auto& t : par) t.join();
+    double par_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    row("RunPodSandbox, sequential (p50/p99)", seq);
+    std::printf("| %-34s | %6d | %9.1f | %9s | %9s | %8zu |\n", "RunPodSandbox x10 parallel, wall", 10, par_ms, "", "", par_fail.load());
+    while (ids.size() < 30 && run_pod("fill-" + std::to_string(ids.size()))) {
+    }
+    long with30 = runtime_pid > 0 ? rss_kib(runtime_pid) : -1;
+    long pause_total = 0;
+    int pause_count = 0;
+    for (const auto& id : ids) {
+      grpc::ClientContext ctx;
+      v1::PodSandboxStatusRequest req;
+      req.set_pod_sandbox_id(id);
+      req.set_verbose(true);
+      v1::PodSandboxStatusResponse st;
+      if (!rt->PodSandboxStatus(&ctx, req, &st).ok() || !st.info().count("info")) continue;
+      auto at = st.info().at("info").find("\"pid\":");
+      if (at == std::string::npos) continue;
+      int pid = std::atoi(st.info().at("info").c_str() + at + 6);
+      long k = rss_kib(pid);
+      if (k > 0) {
+        pause_total += k;
+        ++pause_count;
+      }
+    }
+    std::printf("\nRunPodSandbox (no CNI): p50 %.1f ms, p95 %.1f ms over 20 sequential; 10 in parallel: %.0f ms wall\n",
+                seq.p50_ms, seq.p95_ms, par_ms);
+    if (runtime_pid > 0)
+      std::printf("runtime RSS idle %.1f MiB, with %zu sandboxes %.1f MiB\n", idle_kib / 1024.0, ids.size(), with30 / 1024.0);
+    if (pause_count > 0)
+      std::printf("per sandbox helper processes: one pause each, %.0f KiB RSS on average (no monitor process)\n",
+                  static_cast<double>(pause_total) / pause_count);
+    for (const auto& id : ids) {
+      grpc::ClientContext ctx;
+      v1::RemovePodSandboxRequest req;
+      req.set_pod_sandbox_id(id);
+      v1::RemovePodSandboxResponse r;
+      rt->RemovePodSandbox(&ctx, req, &r);
+    }
+  }
   if (!pull_ref.empty()) {
     auto images = v1::ImageService::NewStub(channel);
     auto remove = [&] {

@@ -13,6 +13,7 @@
 
 #include "berth/sandbox_checkpoint.h"
 #include "berth/test/daemon_process.h"
+#include "berth/test/helper_process.h"
 
 namespace berth::test {
 namespace {
@@ -353,6 +354,32 @@ TEST_F(Sandboxes, NameIsReservedWhileTheSandboxExists) {
   EXPECT_TRUE(run_pod(d, next, &dup).ok());
   ASSERT_TRUE(remove(d, id).ok());
   EXPECT_TRUE(run_pod(d, pod("named"), &dup).ok());
+}
+
+TEST_F(Sandboxes, SandboxImageFromARegistryIsPulledPinnedAndUsed) {
+  RegistryProcess reg;
+  auto digests = nlohmann::json::parse(push_test_images(reg.url(), {"--only", "none", "--pause-binary", fs::path(berthd_path()).parent_path().string() + "/berth-pause"}));
+  std::string image = reg.host() + "/test/pause:v1";
+  auto& d = daemon({.config_toml = "sandbox_image = \"" + image + "\"\n"});
+  std::string id;
+  grpc::Status s = run_pod(d, pod("image-pause"), &id);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(status(d, id).status().state(), v1::SANDBOX_READY);
+  // The pause runs from the image's rootfs (mounted for this sandbox), not from berth's embedded one.
+  std::string rootfs = d.state() + "/sandboxes/" + id + "/rootfs";
+  auto info = nlohmann::json::parse(status(d, id).info().at("info"));
+  EXPECT_EQ(info["runtimeSpec"]["root"]["path"], rootfs);
+  EXPECT_NE(read_file("/proc/self/mountinfo").find(rootfs), std::string::npos);
+  EXPECT_GT(pause_pid(d, id), 0);
+  grpc::ClientContext ctx;
+  v1::ImageStatusRequest req;
+  req.mutable_image()->set_image(image);
+  v1::ImageStatusResponse img;
+  ASSERT_TRUE(d.images()->ImageStatus(&ctx, req, &img).ok());
+  EXPECT_TRUE(img.image().pinned());
+  EXPECT_EQ(img.image().id(), digests["pause"]["config"]);
+  ASSERT_TRUE(remove(d, id).ok());
+  EXPECT_EQ(read_file("/proc/self/mountinfo").find(id), std::string::npos);
 }
 
 TEST_F(Sandboxes, BadInputIsRefusedAndLeavesNothing) {

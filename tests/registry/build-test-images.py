@@ -144,6 +144,7 @@ def main():
     ap.add_argument("--password")
     ap.add_argument("--only", default="all", help="all, busybox or big")
     ap.add_argument("--big", type=int, default=100, help="MiB of the big image")
+    ap.add_argument("--pause-binary", help="also push test/pause:v1 holding this binary as /pause")
     a = ap.parse_args()
     reg = Registry(a.registry, a.user, a.password)
     out = {}
@@ -194,6 +195,11 @@ def main():
         out["hardlink_escape"] = push_image(reg, "test/hlescape", ["v1"], [(hl, gz(hl), LAYER_GZIP)])
         bad = tar_bytes([entry("corrupt-me", data=b"this layer's stored bytes get corrupted\n" * 100)])
         out["corrupt"] = push_image(reg, "test/corrupt", ["v1"], [(bad, gz(bad), LAYER_GZIP)])
+    if a.pause_binary:
+        pause = tar_bytes([entry("pause", data=open(a.pause_binary, "rb").read(), mode=0o755),
+                           entry("proc", tarfile.DIRTYPE, mode=0o755), entry("dev", tarfile.DIRTYPE, mode=0o755),
+                           entry("sys", tarfile.DIRTYPE, mode=0o755)])
+        out["pause"] = push_image(reg, "test/pause", ["v1"], [(pause, gz(pause), LAYER_GZIP)], cmd=["/pause"])
     if a.only == "big":
         layers = []
         per = max(1, a.big // 4)

@@ -3,6 +3,7 @@
 // name reservation, and the in-memory index every status and list call is served from.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +15,12 @@
 
 namespace berth {
 
+// A pause image from the registry (berth.toml's sandbox_image) instead of the embedded berth-pause.
+struct PauseImage {
+  std::vector<std::string> layer_dirs;  // lowest first
+  std::vector<std::string> args;        // Entrypoint + Cmd
+};
+
 struct SandboxManagerOptions {
   std::string state_dir;       // <state>: bundles, netns pins, pause rootfs
   std::string root_dir;        // <root>: checkpoints
@@ -21,6 +28,7 @@ struct SandboxManagerOptions {
   bool systemd_cgroup = false;
   std::string default_runtime;
   std::map<std::string, std::pair<std::string, std::string>> runtimes;  // handler -> (binary, root)
+  std::function<Result<PauseImage>()> pause_image;  // unset: the embedded pause
 };
 
 // What other modules (containers, CNI, stats) need to know of a sandbox.

@@ -34,7 +34,8 @@ struct Config {
   std::string metrics_address;        // host:port of the Prometheus /metrics endpoint; empty: off
   int image_pull_idle_timeout_seconds = 60;  // a pull receiving no bytes this long is aborted
   int max_parallel_layer_fetches = 3;        // layer downloads at once, over all pulls
-  std::map<std::string, RegistryHostSettings> registries;  // by registry host: mirrors, insecure, ca_file
+  std::map<std::string, RegistryHostSettings> registries;
+  std::string sandbox_image;  // empty: the embedded berth-pause; else pulled, pinned and used  // by registry host: mirrors, insecure, ca_file
 };
 
 // Reads `path` over the defaults. An empty path means kDefaultConfigPath when that file exists
