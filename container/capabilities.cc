@@ -78,7 +78,14 @@ Result<CapabilitySet> resolve_capabilities(const CapabilityRequest& req) {
     for (int i = 0; i < static_cast<int>(cap_max_bits()); ++i) set[i] = true;
   };
   if (req.privileged) {
-    all();
+    // Privileged means every capability berthd itself holds: the runtime cannot grant more, and
+    // some hosts (this kind of build machine among them) withhold a few even from root.
+    cap_t own = cap_get_proc();
+    for (int i = 0; i < static_cast<int>(cap_max_bits()); ++i) {
+      cap_flag_value_t v = CAP_CLEAR;
+      if (own && cap_get_flag(own, static_cast<cap_value_t>(i), CAP_EFFECTIVE, &v) == 0 && v == CAP_SET) set[i] = true;
+    }
+    if (own) cap_free(own);
   } else {
     for (const auto& n : default_capabilities()) set[cap_number(n)] = true;
     // ALL is applied before the named entries, so "add ALL, drop NET_RAW" and "drop ALL, add

@@ -235,6 +235,43 @@ TEST_F(Sandboxes, SysctlsAndSeccompAreApplied) {
   EXPECT_NE(run("cat /proc/" + std::to_string(pid) + "/status").find("Seccomp:\t2"), std::string::npos);
 }
 
+TEST_F(Sandboxes, SecurityContextUserResourcesAndLocalhostSeccomp) {
+  auto& d = daemon();
+  TempDir dir;
+  write_file(dir / "profile.json",
+             R"({"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["reboot"],"action":"SCMP_ACT_ERRNO"}]})");
+  auto c = pod("secure-pod");
+  auto* sc = c.mutable_linux()->mutable_security_context();
+  sc->mutable_run_as_user()->set_value(1234);
+  sc->mutable_run_as_group()->set_value(4321);
+  sc->add_supplemental_groups(77);
+  sc->mutable_seccomp()->set_profile_type(v1::SecurityProfile::Localhost);
+  sc->mutable_seccomp()->set_localhost_ref(dir / "profile.json");
+  c.mutable_linux()->mutable_resources()->set_memory_limit_in_bytes(64 << 20);
+  c.mutable_linux()->mutable_overhead()->set_memory_limit_in_bytes(16 << 20);
+  c.mutable_linux()->mutable_resources()->set_cpu_shares(512);
+  std::string id;
+  grpc::Status s = run_pod(d, c, &id);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  int pid = pause_pid(d, id);
+  std::string st = run("cat /proc/" + std::to_string(pid) + "/status");
+  EXPECT_NE(st.find("Uid:	1234	1234"), std::string::npos) << st;
+  EXPECT_NE(st.find("Gid:	4321	4321"), std::string::npos) << st;
+  EXPECT_NE(st.find("Groups:	77"), std::string::npos) << st;
+  EXPECT_NE(st.find("Seccomp:	2"), std::string::npos) << st;
+  EXPECT_NE(st.find("NoNewPrivs:	1"), std::string::npos) << st;
+  EXPECT_EQ(run("cat /sys/fs/cgroup/memory/berth-test-pods/" + id + "/memory.limit_in_bytes"), std::to_string(80 << 20) + "\n");
+  EXPECT_EQ(run("cat /sys/fs/cgroup/cpu/berth-test-pods/" + id + "/cpu.shares"), "512\n");
+
+  auto priv = pod("privileged-pod");
+  priv.mutable_linux()->mutable_security_context()->set_privileged(true);
+  grpc::Status ps = run_pod(d, priv, &id);
+  ASSERT_TRUE(ps.ok()) << ps.error_message();
+  std::string pst = run("cat /proc/" + std::to_string(pause_pid(d, id)) + "/status");
+  EXPECT_EQ(pst.find("CapEff:\t0000000000000000"), std::string::npos) << pst;  // all capabilities
+  EXPECT_NE(pst.find("Seccomp:\t0"), std::string::npos) << pst;
+}
+
 TEST_F(Sandboxes, CheckpointIsValidAndACorruptOneIsQuarantined) {
   TempDir shared;
   std::string root = shared / "root", state = shared / "state";

@@ -1,0 +1,44 @@
+// Cgroup paths for both drivers and the pause spec's namespace choices, without running anything.
+#include <gtest/gtest.h>
+
+#include "../../sandbox/pause_spec.h"
+
+namespace berth {
+namespace {
+
+namespace v1 = runtime::v1;
+
+TEST(SandboxCgroups, CgroupfsAndSystemdForms) {
+  EXPECT_EQ(*sandbox_cgroups_path("/kubepods/besteffort/pod1", "abc", false), "/kubepods/besteffort/pod1/abc");
+  EXPECT_EQ(*sandbox_cgroups_path("", "abc", false), "/berth/abc");
+  EXPECT_EQ(*sandbox_cgroups_path("/", "abc", false), "/abc");
+  EXPECT_EQ(*sandbox_cgroups_path("kubepods-besteffort-pod1.slice", "abc", true), "kubepods-besteffort-pod1.slice:berth:abc");
+  EXPECT_EQ(*sandbox_cgroups_path("", "abc", true), "system.slice:berth:abc");
+  auto bad = sandbox_cgroups_path("/kubepods/pod1", "abc", true);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("not a systemd slice"), std::string::npos);
+  EXPECT_FALSE(sandbox_cgroups_path("kubepods.slice", "abc", false).ok());
+  EXPECT_FALSE(sandbox_cgroups_path("/a/../b", "abc", false).ok());
+}
+
+TEST(PauseSpec, NamespacesFollowTheOptions) {
+  v1::PodSandboxConfig c;
+  c.set_hostname("h");
+  auto spec = build_pause_spec(c, {.rootfs = "/r", .netns_path = "/run/netns/x", .cgroups_path = "/p/x"});
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  std::set<std::string> types;
+  for (const auto& n : (*spec)["linux"]["namespaces"]) types.insert(n["type"].get<std::string>());
+  EXPECT_EQ(types, (std::set<std::string>{"mount", "pid", "ipc", "uts", "network"}));
+  EXPECT_EQ((*spec)["hostname"], "h");
+  EXPECT_EQ((*spec)["root"]["readonly"], true);
+  EXPECT_TRUE((*spec)["process"]["capabilities"]["effective"].empty());
+  EXPECT_FALSE((*spec)["linux"].contains("seccomp"));  // no profile asked for: unconfined
+  c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_network(v1::NODE);
+  spec = build_pause_spec(c, {.rootfs = "/r", .cgroups_path = "/p/x"});
+  ASSERT_TRUE(spec.ok());
+  EXPECT_FALSE(spec->contains("hostname"));
+  for (const auto& n : (*spec)["linux"]["namespaces"]) EXPECT_NE(n["type"], "network");
+}
+
+}  // namespace
+}  // namespace berth
