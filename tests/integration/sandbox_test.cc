@@ -168,6 +168,9 @@ TEST_F(Sandboxes, PodNamespacesAreItsOwnWithLoopbackUp) {
   int own = std::stoi(run("cat /proc/self/oom_score_adj"));
   int adj = std::stoi(run("cat /proc/" + std::to_string(pid) + "/oom_score_adj"));
   EXPECT_EQ(adj, std::max(-998, own));
+  if (adj != -998) {
+    EXPECT_NE(d.log().find("lacks CAP_SYS_RESOURCE"), std::string::npos) << d.log();
+  }
   EXPECT_NE(proc_status.find("Seccomp:\t0"), std::string::npos);  // no profile asked for: unconfined
 }
 
@@ -457,6 +460,18 @@ TEST_F(Sandboxes, BadInputIsRefusedAndLeavesNothing) {
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << k.what << ": " << s.error_message();
     EXPECT_NE(s.error_message().find(k.expect), std::string::npos) << k.what << ": " << s.error_message();
   }
+  // A failure late on the way (runc itself refuses the spec, after the netns, files and checkpoint
+  // were made) is rolled back completely too.
+  TempDir dir;
+  write_file(dir / "bad.json", R"({"defaultAction":"SCMP_ACT_NO_SUCH_ACTION"})");
+  auto late = pod("late-failure");
+  late.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(v1::SecurityProfile::Localhost);
+  late.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_localhost_ref(dir / "bad.json");
+  std::string id;
+  grpc::Status s = run_pod(d, late, &id);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.error_message().find("runc"), std::string::npos) << s.error_message();
+  EXPECT_EQ(read_file("/proc/self/mountinfo").find(d.state() + "/netns"), std::string::npos);
   EXPECT_TRUE(list(d).empty());
   EXPECT_TRUE(fs::is_empty(d.state() + "/netns"));
   EXPECT_TRUE(fs::is_empty(d.state() + "/sandboxes"));
