@@ -8,7 +8,7 @@
 
 namespace berth {
 
-Status write_resolv_conf(const std::string& path, const DnsSettings& dns, const std::string& host_resolv) {
+Status write_resolv_conf(const std::string& path, const ResolvConfSettings& dns, const std::string& host_resolv) {
   std::string out;
   if (dns.servers.empty() && dns.searches.empty() && dns.options.empty()) {
     std::ifstream in(host_resolv);

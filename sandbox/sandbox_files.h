@@ -9,12 +9,12 @@
 
 namespace berth {
 
-struct DnsSettings {
+struct ResolvConfSettings {
   std::vector<std::string> servers, searches, options;
 };
 
 // With no servers, searches or options the host's resolv.conf is copied.
-Status write_resolv_conf(const std::string& path, const DnsSettings& dns, const std::string& host_resolv = "/etc/resolv.conf");
+Status write_resolv_conf(const std::string& path, const ResolvConfSettings& dns, const std::string& host_resolv = "/etc/resolv.conf");
 Status write_hostname_file(const std::string& path, const std::string& hostname);
 Status write_hosts_file(const std::string& path, const std::string& hostname);
 

@@ -118,6 +118,8 @@ struct Sandbox {
   int pid = 0;
   unsigned long long start_time = 0;
   bool stopped = false;
+  bool network_up = false;
+  std::vector<std::string> ips;
   std::mutex op;
 
   bool ready() const { return !stopped && pid > 0 && process_start_time(pid) == start_time; }
@@ -171,6 +173,13 @@ struct SandboxManager::Impl {
   }
 
   Status stop_locked(Sandbox& s) {
+    // CNI DEL first, while the netns still exists; it also runs for a stopped sandbox whose
+    // network was never torn down (berthd died between the two), and with no netns after a reboot.
+    if (!s.cp.host_network && opt.network.teardown && (s.network_up || !s.stopped)) {
+      if (Status st = opt.network.teardown(s.cp.id, s.cp.netns_path); !st.ok()) return st.context("stop sandbox " + s.cp.id);
+      s.network_up = false;
+      s.ips.clear();
+    }
     if (s.stopped) return ok_status();
     auto rt = runtime_for(s.cp.runtime_handler);
     if (!rt.ok()) return rt.status();
@@ -229,6 +238,10 @@ Result<std::unique_ptr<SandboxManager>> SandboxManager::open(SandboxManagerOptio
         s->stopped = false;
       }
     }
+    if (!cp.host_network && impl->opt.network.recorded_ips) {
+      s->ips = impl->opt.network.recorded_ips(cp.id);
+      s->network_up = !s->ips.empty();
+    }
     impl->names[cp.name + "_" + cp.namespace_ + "_" + cp.uid + "_" + std::to_string(cp.attempt)] = cp.id;
     impl->sandboxes[cp.id] = s;
   }
@@ -284,7 +297,7 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
     undo.push_back([netns] { (void)remove_pinned_netns(netns); });
   }
 
-  DnsSettings dns{{config.dns_config().servers().begin(), config.dns_config().servers().end()},
+  ResolvConfSettings dns{{config.dns_config().servers().begin(), config.dns_config().servers().end()},
                   {config.dns_config().searches().begin(), config.dns_config().searches().end()},
                   {config.dns_config().options().begin(), config.dns_config().options().end()}};
   if (host_net) dns = {};
@@ -341,6 +354,12 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   if (Status s = rt->start(id); !s.ok()) return fail(s);
   sb->pid = std::atoi(read_text(sb->bundle + "/pid").c_str());
   sb->start_time = process_start_time(sb->pid);
+  if (!host_net && impl_->opt.network.setup) {
+    auto ips = impl_->opt.network.setup({id, md.name(), md.namespace_(), md.uid(), netns, &config});
+    if (!ips.ok()) return fail(ips.status());
+    sb->ips = *ips;
+    sb->network_up = true;
+  }
   {
     std::lock_guard lock(impl_->mu);
     impl_->sandboxes[id] = sb;
@@ -389,7 +408,11 @@ Status SandboxManager::status(const std::string& id_or_prefix, bool verbose, v1:
   bool ready = s->ready();
   st->set_state(ready ? v1::SANDBOX_READY : v1::SANDBOX_NOTREADY);
   st->set_created_at(cp.created_at);
-  st->mutable_network();
+  auto* net = st->mutable_network();
+  if (!s->ips.empty()) {
+    net->set_ip(s->ips[0]);
+    for (size_t i = 1; i < s->ips.size(); ++i) net->add_additional_ips()->set_ip(s->ips[i]);
+  }
   auto* opts = st->mutable_linux()->mutable_namespaces()->mutable_options();
   opts->set_network(static_cast<v1::NamespaceMode>(cp.network_mode));
   opts->set_pid(static_cast<v1::NamespaceMode>(cp.pid_mode));

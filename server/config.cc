@@ -124,6 +124,9 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
   r.integer("image_pull_idle_timeout_seconds", c.image_pull_idle_timeout_seconds, 1, 3600);
   r.integer("max_parallel_layer_fetches", c.max_parallel_layer_fetches, 1, 64);
   r.str("sandbox_image", c.sandbox_image);
+  r.str("cni_conf_dir", c.cni_conf_dir);
+  r.strings("cni_plugin_dirs", c.cni_plugin_dirs);
+  r.integer("cni_plugin_timeout_seconds", c.cni_plugin_timeout_seconds, 1, 600);
   if (const toml::table* regs = r.table("registries")) {
     for (const auto& [name, node] : *regs) {
       std::string key(name.str());
@@ -182,6 +185,9 @@ Status validate_config(const Config& c) {
     return invalid_argument("key 'default_runtime': \"" + c.default_runtime +
                             "\" is not a configured runtime (known: " + known + ")");
   }
+  if (Status s = absolute("cni_conf_dir", c.cni_conf_dir); !s.ok()) return s;
+  for (const auto& d : c.cni_plugin_dirs)
+    if (Status s = absolute("cni_plugin_dirs", d); !s.ok()) return s;
   for (const auto& [name, h] : c.runtimes) {
     if (!h.root.empty() && h.root[0] != '/')
       return invalid_argument("key 'runtimes." + name + ".root': must be an absolute path");
@@ -239,7 +245,10 @@ nlohmann::json config_to_json(const Config& c) {
           {"image_pull_idle_timeout_seconds", c.image_pull_idle_timeout_seconds},
           {"max_parallel_layer_fetches", c.max_parallel_layer_fetches},
           {"registries", registries},
-          {"sandbox_image", c.sandbox_image}};
+          {"sandbox_image", c.sandbox_image},
+          {"cni_conf_dir", c.cni_conf_dir},
+          {"cni_plugin_dirs", c.cni_plugin_dirs},
+          {"cni_plugin_timeout_seconds", c.cni_plugin_timeout_seconds}};
 }
 
 }  // namespace berth

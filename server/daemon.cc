@@ -99,6 +99,29 @@ int run_daemon(const Config& config) {
                                         .pause_binary = pause_binary_path(),
                                         .systemd_cgroup = config.cgroup_driver == "systemd",
                                         .default_runtime = config.default_runtime};
+  CniManager cni({.conf_dir = config.cni_conf_dir,
+                  .plugin_dirs = config.cni_plugin_dirs,
+                  .cache_dir = config.root + "/cni",
+                  .exec_timeout = std::chrono::seconds(config.cni_plugin_timeout_seconds)});
+  sandbox_options.network.setup = [&cni](const SandboxNetworkRequest& r) -> Result<std::vector<std::string>> {
+    PodNetworkRequest req{.sandbox_id = r.id, .pod_name = r.name, .pod_namespace = r.namespace_, .pod_uid = r.uid,
+                          .netns_path = r.netns_path};
+    for (const auto& p : r.config->port_mappings())
+      req.port_mappings.push_back({p.protocol() == v1::UDP ? "udp" : p.protocol() == v1::SCTP ? "sctp" : "tcp",
+                                   p.container_port(), p.host_port(), p.host_ip()});
+    const auto& dns = r.config->dns_config();
+    req.dns = {{dns.servers().begin(), dns.servers().end()}, {dns.searches().begin(), dns.searches().end()},
+               {dns.options().begin(), dns.options().end()}};
+    req.annotations = {r.config->annotations().begin(), r.config->annotations().end()};
+    auto st = cni.setup(req);
+    if (!st.ok()) return st.status();
+    return st->ips;
+  };
+  sandbox_options.network.teardown = [&cni](const std::string& id, const std::string& netns) { return cni.teardown(id, netns); };
+  sandbox_options.network.recorded_ips = [&cni](const std::string& id) {
+    auto st = cni.status(id);
+    return st.ok() ? st->ips : std::vector<std::string>{};
+  };
   if (!config.sandbox_image.empty()) {
     sandbox_options.pause_image = [&images = **images, ref = config.sandbox_image]() -> Result<PauseImage> {
       auto img = images.find(ref);
@@ -123,7 +146,7 @@ int run_daemon(const Config& config) {
                 [&s = **sandboxes] { return static_cast<double>(s.ready_count()); });
 
   RuntimeProbe probe(config.runtimes.at(config.default_runtime).path);
-  ServiceContext ctx{config, probe, metrics, container_events, **images, **sandboxes};
+  ServiceContext ctx{config, probe, metrics, container_events, **images, **sandboxes, cni};
   RuntimeServiceImpl runtime_service(ctx);
   ImageServiceImpl image_service(ctx);
 

@@ -1,5 +1,6 @@
-// Status: RuntimeReady from the OCI runtime probe; NetworkReady is false until berth has CNI
-// networking. verbose adds the effective config as JSON.
+// Status: RuntimeReady from the OCI runtime probe; NetworkReady from the CNI manager (a valid
+// network config whose plugins are all found). verbose adds the effective config, the runtime and
+// the network (with UpdateRuntimeConfig's pod CIDR) as JSON.
 #include "rpc_scope.h"
 #include "services.h"
 
@@ -20,9 +21,12 @@ grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRe
   }
   auto* network = resp->mutable_status()->add_conditions();
   network->set_type("NetworkReady");
-  network->set_status(false);
-  network->set_reason("NetworkPluginNotReady");
-  network->set_message("berth: pod networking (CNI) is not available in this build");
+  NetworkReadiness net = ctx_.cni.readiness();
+  network->set_status(net.ready);
+  if (!net.ready) {
+    network->set_reason(net.reason);
+    network->set_message(net.message);
+  }
 
   if (req->verbose()) {
     nlohmann::json info = config_to_json(ctx_.config);
@@ -33,6 +37,9 @@ grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRe
                          {"version", probe.version},
                          {"ready", probe.ready}};
     (*resp->mutable_info())["runtime"] = rt.dump();
+    nlohmann::json cni = {{"ready", net.ready}, {"message", net.message}, {"network", net.network_name},
+                          {"config_file", net.config_file}, {"pod_cidr", ctx_.cni.pod_cidr()}};
+    (*resp->mutable_info())["network"] = cni.dump();
   }
   return rpc.done({});
 }

@@ -7,6 +7,7 @@
 #include "berth/config.h"
 #include "berth/event_hub.h"
 #include "berth/image_manager.h"
+#include "berth/cni_manager.h"
 #include "berth/sandbox_manager.h"
 #include "berth/metrics_registry.h"
 #include "berth/runtime_probe.h"
@@ -25,6 +26,7 @@ struct ServiceContext {
   EventHub<v1::ContainerEventResponse>& container_events;
   ImageManager& images;
   SandboxManager& sandboxes;
+  CniManager& cni;
 };
 
 class RuntimeServiceImpl final : public v1::RuntimeService::Service {

@@ -84,10 +84,6 @@ grpc::Status RuntimeServiceImpl::StreamPodSandboxStats(grpc::ServerContext*, con
   return unimplemented_rpc("StreamPodSandboxStats");
 }
 
-grpc::Status RuntimeServiceImpl::UpdateRuntimeConfig(grpc::ServerContext*, const v1::UpdateRuntimeConfigRequest*, v1::UpdateRuntimeConfigResponse*) {
-  return unimplemented_rpc("UpdateRuntimeConfig");
-}
-
 grpc::Status RuntimeServiceImpl::CheckpointContainer(grpc::ServerContext*, const v1::CheckpointContainerRequest*, v1::CheckpointContainerResponse*) {
   return unimplemented_rpc("CheckpointContainer");
 }

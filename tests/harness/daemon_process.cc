@@ -33,11 +33,13 @@ DaemonProcess::~DaemonProcess() {
 bool DaemonProcess::start() {
   std::vector<std::string> args{berthd_path(), "--socket", socket_, "--root", root_,
                                 "--state", state_, "--log-level", "debug"};
-  if (!opts_.config_toml.empty()) {
-    std::string cfg = dir_ / "berth.toml";
-    write_file(cfg, opts_.config_toml);
-    args.insert(args.end(), {"--config", cfg});
-  }
+  // Tests never read or create the host's CNI config: each daemon gets its own conf dir unless
+  // the test names one.
+  std::string toml = opts_.config_toml;
+  if (toml.find("cni_conf_dir") == std::string::npos) toml = "cni_conf_dir = \"" + (dir_ / "cni-conf") + "\"\n" + toml;
+  std::string cfg = dir_ / "berth.toml";
+  write_file(cfg, toml);
+  args.insert(args.end(), {"--config", cfg});
   args.insert(args.end(), opts_.extra_args.begin(), opts_.extra_args.end());
   pid_ = fork();
   if (pid_ == 0) {

@@ -21,6 +21,21 @@ struct PauseImage {
   std::vector<std::string> args;        // Entrypoint + Cmd
 };
 
+// What network setup needs of a pod (filled by SandboxManager, served by the CNI manager).
+struct SandboxNetworkRequest {
+  std::string id, name, namespace_, uid, netns_path;
+  const runtime::v1::PodSandboxConfig* config = nullptr;
+};
+
+struct SandboxNetworkHooks {
+  // Returns the pod IPs; on failure it has already undone what it did.
+  std::function<Result<std::vector<std::string>>(const SandboxNetworkRequest&)> setup;
+  // Must succeed before the netns is released; netns_path may be gone (after a reboot).
+  std::function<Status(const std::string& id, const std::string& netns_path)> teardown;
+  // The IPs of a sandbox recovered at start; empty when unknown.
+  std::function<std::vector<std::string>(const std::string& id)> recorded_ips;
+};
+
 struct SandboxManagerOptions {
   std::string state_dir;       // <state>: bundles, netns pins, pause rootfs
   std::string root_dir;        // <root>: checkpoints
@@ -29,6 +44,7 @@ struct SandboxManagerOptions {
   std::string default_runtime;
   std::map<std::string, std::pair<std::string, std::string>> runtimes;  // handler -> (binary, root)
   std::function<Result<PauseImage>()> pause_image;  // unset: the embedded pause
+  SandboxNetworkHooks network;                      // unset: pods get loopback only
 };
 
 // What other modules (containers, CNI, stats) need to know of a sandbox.

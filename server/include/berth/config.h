@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <vector>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,9 @@ struct Config {
   int image_pull_idle_timeout_seconds = 60;  // a pull receiving no bytes this long is aborted
   int max_parallel_layer_fetches = 3;        // layer downloads at once, over all pulls
   std::map<std::string, RegistryHostSettings> registries;
+  std::string cni_conf_dir = "/etc/cni/net.d";
+  std::vector<std::string> cni_plugin_dirs{"/opt/cni/bin", "/usr/lib/cni"};
+  int cni_plugin_timeout_seconds = 30;  // per plugin exec; a hung plugin is killed
   std::string sandbox_image;  // empty: the embedded berth-pause; else pulled, pinned and used  // by registry host: mirrors, insecure, ca_file
 };
 

@@ -1,0 +1,109 @@
+// CniManager: pod networking through CNI plugins. It owns the pod network config (the lexically
+// first valid file of the conf dir, hot-reloaded through inotify), runs the plugins' ADD / DEL /
+// CHECK, and persists one result-cache entry per (network, sandbox, interface) under
+// <cache_dir>/results so DEL always runs with the exact config ADD used, across config changes
+// and berthd restarts. Callers serialize calls for one sandbox id; different sandboxes run in
+// parallel (no lock is held across a plugin exec).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "berth/status.h"
+
+namespace berth {
+
+struct CniOptions {
+  std::string conf_dir = "/etc/cni/net.d";
+  std::vector<std::string> plugin_dirs{"/opt/cni/bin", "/usr/lib/cni"};
+  std::string cache_dir;  // required: <root>/cni; entries go to <cache_dir>/results
+  std::chrono::milliseconds exec_timeout{30000};  // per plugin exec
+  // How long an exec failing with ETXTBSY is retried (backoff 20ms doubling to 320ms).
+  std::chrono::milliseconds busy_retry_budget{3000};
+  bool watch_conf_dir = true;  // inotify thread; off: reload() by hand
+};
+
+struct PortMapping {
+  std::string protocol = "tcp";  // tcp, udp or sctp
+  int container_port = 0;
+  int host_port = 0;
+  std::string host_ip;  // empty: all addresses
+};
+
+struct DnsSettings {
+  std::vector<std::string> servers, searches, options;
+};
+
+struct PodNetworkRequest {
+  std::string sandbox_id;  // CNI_CONTAINERID
+  std::string pod_name, pod_namespace, pod_uid;
+  std::string netns_path;  // the pinned netns, e.g. /run/berth/netns/<id>
+  std::vector<PortMapping> port_mappings;
+  DnsSettings dns;
+  // The pod's annotations: all are offered as io.kubernetes.cri.pod-annotations, and
+  // kubernetes.io/ingress-bandwidth / egress-bandwidth become the bandwidth capability.
+  std::map<std::string, std::string> annotations;
+};
+
+struct PodNetworkStatus {
+  std::string network_name;
+  std::vector<std::string> ips;  // without prefix length; IPv4 first, then IPv6 (PodIP order)
+  std::string result_json;       // the last plugin's result, as the plugin printed it
+};
+
+struct NetworkReadiness {
+  bool ready = false;
+  std::string reason;   // "NetworkPluginNotReady" when not ready
+  std::string message;  // what is missing, or what is in use
+  std::string network_name, config_file;
+};
+
+class CniManager {
+ public:
+  // Loads the conf dir at once and (when asked) starts watching it. The conf dir is created
+  // when missing so it can be watched; a failure to do so shows in readiness().
+  explicit CniManager(CniOptions options);
+  ~CniManager();
+  CniManager(const CniManager&) = delete;
+  CniManager& operator=(const CniManager&) = delete;
+
+  // ADD on every plugin of the pod network. The cache entry is written before the first plugin
+  // runs; on failure the plugins are DEL'd (reverse order) before returning, and the entry is
+  // dropped when that DEL succeeded. Errors carry the plugin's CNI error text verbatim.
+  Result<PodNetworkStatus> setup(const PodNetworkRequest& request);
+
+  // DEL with the cached config of sandbox_id (reverse order). netns_path may be empty or gone:
+  // the plugins then get an empty CNI_NETNS and still release addresses. No cache entry: OK
+  // (nothing was set up, or it was already torn down). The entry is removed only on success.
+  Status teardown(const std::string& sandbox_id, const std::string& netns_path);
+
+  // CHECK with the cached config and result (CNI >= 0.4.0 and not disableCheck; else OK).
+  Status check(const std::string& sandbox_id, const std::string& netns_path);
+
+  // The IPs recorded for a sandbox (from the cache: survives restarts); NOT_FOUND when none.
+  Result<PodNetworkStatus> status(const std::string& sandbox_id) const;
+
+  NetworkReadiness readiness() const;
+
+  // Re-reads the conf dir now (the watcher calls this on every change).
+  void reload();
+
+  // UpdateRuntimeConfig's pod CIDR (kept and reported; plugins keep their own IPAM ranges).
+  void set_pod_cidr(const std::string& cidr);
+  std::string pod_cidr() const;
+
+  const CniOptions& options() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// "10.0.0.0/24" or a comma-separated dual-stack pair; the error names what is wrong.
+Status validate_pod_cidr(const std::string& cidr);
+
+}  // namespace berth

@@ -1,0 +1,147 @@
+// Parsing CNI network configuration files (nlohmann-json) and scanning the conf dir for the pod
+// network. Persists nothing; the result cache keeps the config a pod was set up with.
+#include "network_config.h"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+namespace berth::cni {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Status check_plugin(const nlohmann::json& p, size_t index) {
+  std::string where = "plugins[" + std::to_string(index) + "]";
+  if (!p.is_object()) return invalid_argument(where + ": not an object");
+  if (!p.contains("type") || !p["type"].is_string() || p["type"].get<std::string>().empty())
+    return invalid_argument(where + ": missing string \"type\"");
+  const std::string type = p["type"];
+  if (type.find('/') != std::string::npos || type == "." || type == "..")
+    return invalid_argument(where + ": type \"" + type + "\" must be a plain file name");
+  if (p.contains("capabilities") && !p["capabilities"].is_object())
+    return invalid_argument(where + ": \"capabilities\" must be an object");
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::string> NetworkConfigList::plugin_types() const {
+  std::vector<std::string> out;
+  for (const auto& p : plugins()) out.push_back(p.at("type").get<std::string>());
+  return out;
+}
+
+Result<NetworkConfigList> network_config_from_json(const nlohmann::json& doc, const std::string& file) {
+  if (!doc.is_object()) return invalid_argument("not a JSON object");
+  nlohmann::json list;
+  if (doc.contains("plugins")) {
+    list = doc;
+  } else if (doc.contains("type")) {
+    // A single plugin config: the list carries its name and version; the plugin keeps the rest.
+    list = {{"plugins", nlohmann::json::array({doc})}};
+    if (doc.contains("cniVersion")) list["cniVersion"] = doc["cniVersion"];
+    if (doc.contains("name")) list["name"] = doc["name"];
+  } else {
+    return invalid_argument("neither \"plugins\" nor \"type\" present");
+  }
+  if (!list.contains("name") || !list["name"].is_string() || list["name"].get<std::string>().empty())
+    return invalid_argument("missing string \"name\"");
+  if (!list.contains("cniVersion") || !list["cniVersion"].is_string())
+    return invalid_argument("missing string \"cniVersion\"");
+  const auto& plugins = list["plugins"];
+  if (!plugins.is_array() || plugins.empty()) return invalid_argument("\"plugins\" must be a non-empty array");
+  for (size_t i = 0; i < plugins.size(); ++i) {
+    if (Status s = check_plugin(plugins[i], i); !s.ok()) return s;
+  }
+  NetworkConfigList out;
+  out.name = list["name"];
+  out.cni_version = list["cniVersion"];
+  if (list.contains("disableCheck")) {
+    const auto& d = list["disableCheck"];
+    out.disable_check = d.is_boolean() ? d.get<bool>() : (d.is_string() && d.get<std::string>() == "true");
+  }
+  // The network name names cache files: keep it to characters that are safe in a file name.
+  for (char c : out.name) {
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
+      return invalid_argument("\"name\" \"" + out.name + "\" may only hold letters, digits, '-', '_' and '.'");
+  }
+  out.raw = std::move(list);
+  out.file = file;
+  return out;
+}
+
+Result<NetworkConfigList> parse_network_config_file(const std::string& bytes, const std::string& file) {
+  nlohmann::json doc = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return invalid_argument("not valid JSON");
+  if (ends_with(file, ".conflist") && !doc.contains("plugins"))
+    return invalid_argument("a .conflist needs \"plugins\"");
+  if (ends_with(file, ".conf") && doc.contains("plugins"))
+    return invalid_argument("a .conf holds one plugin; use .conflist for a list");
+  return network_config_from_json(doc, file);
+}
+
+ConfDirScan scan_conf_dir(const std::string& dir) {
+  ConfDirScan scan;
+  DIR* d = opendir(dir.c_str());
+  if (!d) {
+    scan.error = "cni config dir " + dir + ": " + strerror(errno);
+    return scan;
+  }
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n[0] == '.') continue;
+    if (ends_with(n, ".conflist") || ends_with(n, ".conf") || ends_with(n, ".json")) names.push_back(n);
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) {
+    std::string path = dir + "/" + n;
+    std::ifstream in(path);
+    if (!in) continue;  // removed while scanning
+    std::stringstream buf;
+    buf << in.rdbuf();
+    auto parsed = parse_network_config_file(buf.str(), path);
+    if (parsed.ok() && parsed->raw.contains("disabled") && parsed->raw.at("disabled").is_boolean() &&
+        parsed->raw.at("disabled").get<bool>()) {
+      spdlog::info("cni: skip {}: disabled", path);
+      scan.skipped.push_back(path + ": disabled");
+      continue;
+    }
+    if (!parsed.ok()) {
+      spdlog::warn("cni: skip invalid network config {}: {}", path, parsed.status().message());
+      scan.skipped.push_back(path + ": " + parsed.status().message());
+      continue;
+    }
+    scan.network = std::move(parsed.value());
+    return scan;
+  }
+  scan.error = names.empty() ? "no network config found in " + dir
+                             : "no valid network config in " + dir;
+  return scan;
+}
+
+int compare_cni_versions(const std::string& a, const std::string& b) {
+  auto parts = [](const std::string& v) {
+    std::vector<long> out;
+    std::stringstream ss(v);
+    std::string item;
+    while (std::getline(ss, item, '.')) out.push_back(std::strtol(item.c_str(), nullptr, 10));
+    while (out.size() < 3) out.push_back(0);
+    return out;
+  };
+  auto pa = parts(a), pb = parts(b);
+  for (size_t i = 0; i < 3; ++i) {
+    if (pa[i] != pb[i]) return pa[i] < pb[i] ? -1 : 1;
+  }
+  return 0;
+}
+
+}  // namespace berth::cni

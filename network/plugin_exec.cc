@@ -1,0 +1,114 @@
+// CNI plugin exec through posix/ run_command. The ETXTBSY retry is here because a CNI installer
+// (a DaemonSet copying binaries into /opt/cni/bin) can hold a plugin open for writing at the
+// moment we exec it; the loop is bounded and ends in an error, so a DEL can never report success
+// for a plugin that did not run.
+#include "plugin_exec.h"
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "berth/command.h"
+
+extern char** environ;
+
+namespace berth::cni {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+// berthd's environment without any CNI_* (PATH matters: portmap runs iptables), plus the call's.
+std::vector<std::string> plugin_environment(const PluginCall& call, const std::vector<std::string>& dirs) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    if (strncmp(*e, "CNI_", 4) != 0) env.emplace_back(*e);
+  }
+  env.push_back("CNI_COMMAND=" + call.command);
+  env.push_back("CNI_CONTAINERID=" + call.container_id);
+  env.push_back("CNI_NETNS=" + call.netns);
+  env.push_back("CNI_IFNAME=" + call.ifname);
+  env.push_back("CNI_ARGS=" + call.cni_args);
+  env.push_back("CNI_PATH=" + join(dirs, ":"));
+  return env;
+}
+
+// A failed plugin's words: its CNI error JSON verbatim when it printed one, else its output.
+std::string plugin_error_text(const CommandResult& r) {
+  nlohmann::json err = nlohmann::json::parse(r.out, nullptr, false);
+  if (err.is_object() && err.contains("msg") && err["msg"].is_string()) {
+    std::string text = err["msg"].get<std::string>();
+    if (err.contains("details") && err["details"].is_string() && !err["details"].get<std::string>().empty())
+      text += "; " + err["details"].get<std::string>();
+    if (err.contains("code") && err["code"].is_number_integer())
+      text += " (cni error code " + std::to_string(err["code"].get<long>()) + ")";
+    return text;
+  }
+  std::string text = trim(r.out);
+  std::string e = trim(r.err);
+  if (!e.empty()) text += (text.empty() ? "" : "; ") + e;
+  return text.empty() ? "no output" : text;
+}
+
+}  // namespace
+
+Result<std::string> find_plugin(const std::vector<std::string>& plugin_dirs, const std::string& type) {
+  if (auto p = find_executable(type, plugin_dirs)) return *p;
+  return not_found("plugin " + type + " not found in " + join(plugin_dirs, ":"));
+}
+
+Result<std::string> exec_plugin(const ExecSettings& settings, const PluginCall& call) {
+  const std::string what = "plugin " + call.type + " (" + call.command + ")";
+  auto path = find_plugin(settings.plugin_dirs, call.type);
+  if (!path.ok()) return path.status();
+  Command cmd{.argv = {*path},
+              .env = plugin_environment(call, settings.plugin_dirs),
+              .stdin_data = call.stdin_config,
+              .timeout = settings.timeout,
+              .output_limit = 1 << 20};
+  const auto started = Clock::now();
+  auto backoff = std::chrono::milliseconds(20);
+  for (int attempt = 1;; ++attempt) {
+    auto run = run_command(cmd);
+    if (!run.ok()) {
+      if (run.status().sys_errno() != ETXTBSY) return run.status().context(what);
+      auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+      if (elapsed >= settings.busy_retry_budget) {
+        return Status(Code::unavailable,
+                      what + ": " + *path + " is still busy (text file busy) after " +
+                          std::to_string(attempt) + " tries over " + std::to_string(elapsed.count()) +
+                          "ms; the plugin did not run",
+                      ETXTBSY);
+      }
+      auto wait = std::min(backoff, settings.busy_retry_budget - elapsed);
+      spdlog::warn("cni: {} for {}: exec {}: text file busy, retry {} in {}ms", what, call.container_id,
+                   *path, attempt, wait.count());
+      std::this_thread::sleep_for(wait);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(320));
+      continue;
+    }
+    const CommandResult& r = *run;
+    if (r.timed_out)
+      return deadline_exceeded(what + ": timed out after " + std::to_string(settings.timeout.count()) +
+                               "ms; killed");
+    if (!r.success()) return internal_error(what + ": " + plugin_error_text(r) + " [" + r.describe(settings.timeout) + "]");
+    return r.out;
+  }
+}
+
+}  // namespace berth::cni

@@ -1,0 +1,142 @@
+// Result cache files. Format (version 1): {"version": 1, "sha256": hex of entry.dump(),
+// "entry": {...}}; the checksum is over nlohmann-json's dump() of the entry, which is the same
+// in any language that writes compact JSON with sorted keys. Written temp + fsync + rename.
+#include "result_cache.h"
+
+#include <filesystem>
+
+#include "berth/atomic_file.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include <openssl/evp.h>
+#include <spdlog/spdlog.h>
+
+#include "berth/unique_fd.h"
+
+namespace berth::cni {
+namespace {
+
+constexpr int kFormatVersion = 1;
+
+std::string sha256_hex(const std::string& data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) {
+    out += hex[md[i] >> 4];
+    out += hex[md[i] & 15];
+  }
+  return out;
+}
+
+nlohmann::json entry_to_json(const CacheEntry& e) {
+  return {{"containerId", e.container_id}, {"ifName", e.ifname},       {"networkName", e.network_name},
+          {"config", e.config},            {"cniArgs", e.cni_args},    {"capabilityArgs", e.capability_args},
+          {"netns", e.netns},              {"result", e.result}};
+}
+
+Result<CacheEntry> entry_from_json(const nlohmann::json& j) {
+  for (const char* k : {"containerId", "ifName", "networkName", "cniArgs", "netns"}) {
+    if (!j.contains(k) || !j[k].is_string()) return invalid_argument(std::string("missing string ") + k);
+  }
+  if (!j.contains("config") || !j["config"].is_object()) return invalid_argument("missing config");
+  CacheEntry e;
+  e.container_id = j["containerId"];
+  e.ifname = j["ifName"];
+  e.network_name = j["networkName"];
+  e.cni_args = j["cniArgs"];
+  e.netns = j["netns"];
+  e.config = j["config"];
+  e.capability_args = j.contains("capabilityArgs") ? j["capabilityArgs"] : nlohmann::json::object();
+  e.result = j.contains("result") ? j["result"] : nlohmann::json();
+  return e;
+}
+
+std::vector<std::string> matching_files(const std::string& dir, const std::string& container_id,
+                                        const std::string& ifname) {
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return out;
+  const std::string suffix = "-" + container_id + "-" + ifname;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+      out.push_back(dir + "/" + n);
+  }
+  closedir(d);
+  return out;
+}
+
+}  // namespace
+
+ResultCache::ResultCache(std::string cache_dir) : dir_(std::move(cache_dir) + "/results") {}
+
+std::string ResultCache::path_of(const CacheEntry& e) const {
+  return dir_ + "/" + e.network_name + "-" + e.container_id + "-" + e.ifname;
+}
+
+Status ResultCache::save(const CacheEntry& entry) const {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) return Status(Code::internal, "cni cache: mkdir " + dir_ + ": " + ec.message());
+  nlohmann::json body = entry_to_json(entry);
+  nlohmann::json file = {{"version", kFormatVersion}, {"sha256", sha256_hex(body.dump())}, {"entry", body}};
+  return write_file_atomically(path_of(entry), file.dump() + "\n").context("cni cache");
+}
+
+Result<std::optional<CacheEntry>> ResultCache::find(const std::string& container_id,
+                                                    const std::string& ifname) const {
+  DIR* d = opendir(dir_.c_str());
+  if (!d) {
+    if (errno == ENOENT) return std::optional<CacheEntry>();
+    return errno_status(errno, "cni cache: open " + dir_);
+  }
+  closedir(d);
+  std::vector<std::string> matches = matching_files(dir_, container_id, ifname);
+  for (const auto& path : matches) {
+    std::ifstream in(path);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    nlohmann::json file = nlohmann::json::parse(buf.str(), nullptr, false);
+    if (file.is_discarded() || !file.is_object() || !file.contains("entry") || !file.contains("sha256"))
+      return Status(Code::internal, "cni cache: " + path + ": not a cache file");
+    if (!file.contains("version") || file["version"] != kFormatVersion)
+      return Status(Code::internal, "cni cache: " + path + ": unknown format version");
+    if (!file["sha256"].is_string() || file["sha256"].get<std::string>() != sha256_hex(file["entry"].dump()))
+      return Status(Code::internal, "cni cache: " + path + ": checksum mismatch");
+    auto entry = entry_from_json(file["entry"]);
+    if (!entry.ok()) return entry.status().context("cni cache: " + path);
+    if (entry->container_id != container_id || entry->ifname != ifname) continue;
+    return std::optional<CacheEntry>(std::move(entry.value()));
+  }
+  return std::optional<CacheEntry>();
+}
+
+Status ResultCache::remove(const CacheEntry& entry) const {
+  const std::string path = path_of(entry);
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) return errno_status(errno, "cni cache: remove " + path);
+  UniqueFd dfd(open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dfd) fsync(dfd.get());
+  return {};
+}
+
+Status ResultCache::remove_matching(const std::string& container_id, const std::string& ifname) const {
+  for (const auto& path : matching_files(dir_, container_id, ifname)) {
+    if (unlink(path.c_str()) != 0 && errno != ENOENT) return errno_status(errno, "cni cache: remove " + path);
+  }
+  UniqueFd dfd(open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dfd) fsync(dfd.get());
+  return {};
+}
+
+}  // namespace berth::cni
