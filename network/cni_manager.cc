@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <mutex>
+#include <set>
 
 #include "capability_args.h"
 #include "cni_result.h"
@@ -30,9 +31,14 @@ struct CniManager::State {
   NetworkReadiness readiness;
   std::string pod_cidr;
   std::unique_ptr<ConfDirWatcher> watcher;
+  ExecObserver observer;
+  std::set<std::string> orphans;  // sandbox ids gone with their network still set up (guarded by mu)
 
-  explicit State(CniOptions o) : opt(std::move(o)), cache(opt.cache_dir) {}
-  ExecSettings exec() const { return {opt.plugin_dirs, opt.exec_timeout, opt.busy_retry_budget}; }
+  // DEL of every orphan but `skip`; one stays an orphan until its DEL succeeds.
+  void retry_orphans(const std::string& skip);
+
+  explicit State(CniOptions o) : opt(std::move(o)), cache(opt.cache_dir), observer{opt.on_plugin_run, opt.on_busy_retry} {}
+  ExecSettings exec() const { return {opt.plugin_dirs, opt.exec_timeout, opt.busy_retry_budget, &observer}; }
 };
 
 CniManager::CniManager(CniOptions options) : state_(std::make_unique<State>(std::move(options))) {
@@ -143,8 +149,13 @@ Result<PodNetworkStatus> CniManager::setup(const PodNetworkRequest& req) {
     if (!failed.ok()) {
       e.result = prev;
       Status undo = run_chain(state_->exec(), e, "DEL", e.netns);
-      if (undo.ok()) (void)state_->cache.remove(e);
-      else spdlog::error("cni: DEL after a failed ADD of {}: {}", e.container_id, undo.message());
+      if (undo.ok()) {
+        (void)state_->cache.remove(e);
+      } else {
+        spdlog::error("cni: DEL after a failed ADD of {}: {}; retried on the next teardown", e.container_id, undo.message());
+        std::lock_guard lock(state_->mu);
+        state_->orphans.insert(e.container_id);
+      }
       return failed.context("network setup of " + e.container_id);
     }
     prev = result;
@@ -156,15 +167,52 @@ Result<PodNetworkStatus> CniManager::setup(const PodNetworkRequest& req) {
   return PodNetworkStatus{e.network_name, *ips, prev.dump()};
 }
 
-Status CniManager::teardown(const std::string& sandbox_id, const std::string& netns_path) {
-  auto found = state_->cache.find(sandbox_id, "eth0");
-  if (!found.ok()) return found.status().context("network teardown of " + sandbox_id);
+// DEL of one sandbox's cached entry; OK when there is none. With no netns_path, the netns ADD
+// ran in is used while it exists.
+static Status teardown_entry(const ExecSettings& exec, const ResultCache& cache, const std::string& sandbox_id,
+                             const std::string& netns_path) {
+  auto found = cache.find(sandbox_id, "eth0");
+  if (!found.ok()) return found.status();
   if (!*found) return ok_status();
   const CacheEntry& e = **found;
   std::error_code ec;
-  std::string netns = !netns_path.empty() && std::filesystem::exists(netns_path, ec) ? netns_path : "";
-  if (Status s = run_chain(state_->exec(), e, "DEL", netns); !s.ok()) return s.context("network teardown of " + sandbox_id);
-  return state_->cache.remove(e);
+  std::string netns = netns_path.empty() ? e.netns : netns_path;
+  if (!netns.empty() && !std::filesystem::exists(netns, ec)) netns.clear();
+  if (Status s = run_chain(exec, e, "DEL", netns); !s.ok()) return s;
+  return cache.remove(e);
+}
+
+void CniManager::State::retry_orphans(const std::string& skip) {
+  std::set<std::string> todo;
+  {
+    std::lock_guard lock(mu);
+    todo = orphans;
+  }
+  todo.erase(skip);
+  for (const auto& id : todo) {
+    if (Status s = teardown_entry(exec(), cache, id, ""); !s.ok()) {
+      spdlog::warn("cni: releasing the network of gone sandbox {}: {}", id, s.message());
+      continue;
+    }
+    spdlog::info("cni: released the network of gone sandbox {}", id);
+    std::lock_guard lock(mu);
+    orphans.erase(id);
+  }
+}
+
+void CniManager::release_orphans(const std::vector<std::string>& live) {
+  {
+    std::set<std::string> alive(live.begin(), live.end());
+    std::lock_guard lock(state_->mu);
+    for (const auto& id : state_->cache.container_ids())
+      if (!alive.count(id)) state_->orphans.insert(id);
+  }
+  state_->retry_orphans("");
+}
+
+Status CniManager::teardown(const std::string& sandbox_id, const std::string& netns_path) {
+  state_->retry_orphans(sandbox_id);
+  return teardown_entry(state_->exec(), state_->cache, sandbox_id, netns_path).context("network teardown of " + sandbox_id);
 }
 
 Status CniManager::check(const std::string& sandbox_id, const std::string& netns_path) {

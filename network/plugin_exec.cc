@@ -83,8 +83,14 @@ Result<std::string> exec_plugin(const ExecSettings& settings, const PluginCall& 
               .output_limit = 1 << 20};
   const auto started = Clock::now();
   auto backoff = std::chrono::milliseconds(20);
+  const ExecObserver* obs = settings.observer;
   for (int attempt = 1;; ++attempt) {
+    const auto run_started = Clock::now();
     auto run = run_command(cmd);
+    if (obs && obs->ran && (run.ok() || run.status().sys_errno() != ETXTBSY)) {
+      obs->ran(call.type, call.command, std::chrono::duration<double>(Clock::now() - run_started).count(),
+               run.ok() && run->success());
+    }
     if (!run.ok()) {
       if (run.status().sys_errno() != ETXTBSY) return run.status().context(what);
       auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
@@ -96,6 +102,7 @@ Result<std::string> exec_plugin(const ExecSettings& settings, const PluginCall& 
                       ETXTBSY);
       }
       auto wait = std::min(backoff, settings.busy_retry_budget - elapsed);
+      if (obs && obs->busy_retry) obs->busy_retry(call.type);
       spdlog::warn("cni: {} for {}: exec {}: text file busy, retry {} in {}ms", what, call.container_id,
                    *path, attempt, wait.count());
       std::this_thread::sleep_for(wait);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -10,10 +11,17 @@
 
 namespace berth::cni {
 
+// Told of every plugin run (metrics); either may be unset.
+struct ExecObserver {
+  std::function<void(const std::string& plugin, const std::string& command, double seconds, bool ok)> ran;
+  std::function<void(const std::string& plugin)> busy_retry;
+};
+
 struct ExecSettings {
   std::vector<std::string> plugin_dirs;
   std::chrono::milliseconds timeout{30000};
   std::chrono::milliseconds busy_retry_budget{3000};
+  const ExecObserver* observer = nullptr;
 };
 
 struct PluginCall {

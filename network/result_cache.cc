@@ -122,6 +122,24 @@ Result<std::optional<CacheEntry>> ResultCache::find(const std::string& container
   return std::optional<CacheEntry>();
 }
 
+std::vector<std::string> ResultCache::container_ids() const {
+  std::vector<std::string> out;
+  DIR* d = opendir(dir_.c_str());
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.' || std::string(e->d_name).find(".tmp") != std::string::npos) continue;
+    std::ifstream in(dir_ + "/" + e->d_name);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    nlohmann::json file = nlohmann::json::parse(buf.str(), nullptr, false);
+    if (file.is_object() && file.contains("entry") && file["entry"].is_object() && file["entry"].contains("containerId") &&
+        file["entry"]["containerId"].is_string())
+      out.push_back(file["entry"]["containerId"].get<std::string>());
+  }
+  closedir(d);
+  return out;
+}
+
 Status ResultCache::remove(const CacheEntry& entry) const {
   const std::string path = path_of(entry);
   if (unlink(path.c_str()) != 0 && errno != ENOENT) return errno_status(errno, "cni cache: remove " + path);

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +34,9 @@ class ResultCache {
   Status remove(const CacheEntry& entry) const;
   // Removes every file of this sandbox and interface (a corrupt entry, once DEL has run).
   Status remove_matching(const std::string& container_id, const std::string& ifname) const;
+
+  // The sandbox ids of every readable entry (for releasing what no sandbox owns any more).
+  std::vector<std::string> container_ids() const;
 
   std::string path_of(const CacheEntry& entry) const;
   const std::string& dir() const { return dir_; }

@@ -47,6 +47,26 @@ class SpawnSetup {
   posix_spawnattr_t attr;
 };
 
+// A child that exits without reading its stdin must not kill the caller with SIGPIPE, whether or
+// not the process ignores it: SIGPIPE is blocked on this thread for the write, and a pending one
+// is taken before it is unblocked.
+ssize_t write_no_sigpipe(int fd, const void* data, size_t len) {
+  sigset_t pipe_set, old;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  ssize_t w = write(fd, data, len);
+  int err = errno;
+  if (w < 0 && err == EPIPE && !sigismember(&old, SIGPIPE)) {
+    timespec zero{};
+    while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = err;
+  return w;
+}
+
 std::vector<char*> c_strings(const std::vector<std::string>& v) {
   std::vector<char*> out;
   out.reserve(v.size() + 1);
@@ -154,8 +174,8 @@ Result<CommandResult> run_command(const Command& cmd) {
     drain(out_i, out->read, res.out, res.out_truncated);
     drain(err_i, err->read, res.err, res.err_truncated);
     if (in_i >= 0 && (fds[in_i].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      ssize_t w = write(in->write.get(), cmd.stdin_data.data() + stdin_off,
-                        cmd.stdin_data.size() - stdin_off);
+      ssize_t w = write_no_sigpipe(in->write.get(), cmd.stdin_data.data() + stdin_off,
+                                   cmd.stdin_data.size() - stdin_off);
       if (w > 0) stdin_off += static_cast<size_t>(w);
       if ((w < 0 && errno != EAGAIN && errno != EINTR) || stdin_off == cmd.stdin_data.size())
         in->write.reset();

@@ -118,7 +118,6 @@ struct Sandbox {
   int pid = 0;
   unsigned long long start_time = 0;
   bool stopped = false;
-  bool network_up = false;
   std::vector<std::string> ips;
   std::mutex op;
 
@@ -172,12 +171,29 @@ struct SandboxManager::Impl {
     return match;
   }
 
+  // Netns pins and bundles no checkpoint owns: a RunPodSandbox cut short by a crash before its
+  // checkpoint was written, or whose rollback failed. Each goes with a log line.
+  void remove_leftovers() {
+    std::error_code ec;
+    for (const auto& dir : {netns_dir, bundles_dir}) {
+      for (const auto& e : fs::directory_iterator(dir, ec)) {
+        std::string id = e.path().filename();
+        if (sandboxes.count(id)) continue;
+        Status s = dir == netns_dir ? remove_pinned_netns(e.path()) : unmount_image_rootfs(e.path() / "rootfs");
+        std::error_code rec;
+        if (s.ok() && dir == bundles_dir) fs::remove_all(e.path(), rec);
+        if (!s.ok() || rec) spdlog::warn("sandboxes: cannot remove leftover {}: {}", e.path().string(), s.ok() ? rec.message() : s.message());
+        else spdlog::info("sandboxes: removed leftover {} of no known sandbox", e.path().string());
+      }
+    }
+  }
+
   Status stop_locked(Sandbox& s) {
-    // CNI DEL first, while the netns still exists; it also runs for a stopped sandbox whose
-    // network was never torn down (berthd died between the two), and with no netns after a reboot.
-    if (!s.cp.host_network && opt.network.teardown && (s.network_up || !s.stopped)) {
+    // CNI DEL first, while the netns still exists. It runs on every stop (a no-op once the result
+    // cache entry is gone), so an ADD cut short by a crash, or a network never torn down because
+    // berthd died between the two, is released too, also with no netns after a reboot.
+    if (!s.cp.host_network && opt.network.teardown) {
       if (Status st = opt.network.teardown(s.cp.id, s.cp.netns_path); !st.ok()) return st.context("stop sandbox " + s.cp.id);
-      s.network_up = false;
       s.ips.clear();
     }
     if (s.stopped) return ok_status();
@@ -240,12 +256,12 @@ Result<std::unique_ptr<SandboxManager>> SandboxManager::open(SandboxManagerOptio
     }
     if (!cp.host_network && impl->opt.network.recorded_ips) {
       s->ips = impl->opt.network.recorded_ips(cp.id);
-      s->network_up = !s->ips.empty();
     }
     impl->names[cp.name + "_" + cp.namespace_ + "_" + cp.uid + "_" + std::to_string(cp.attempt)] = cp.id;
     impl->sandboxes[cp.id] = s;
   }
   if (!loaded.valid.empty()) spdlog::info("sandboxes: recovered {} from checkpoints", loaded.valid.size());
+  impl->remove_leftovers();
   return std::unique_ptr<SandboxManager>(new SandboxManager(std::move(impl)));
 }
 
@@ -358,7 +374,6 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
     auto ips = impl_->opt.network.setup({id, md.name(), md.namespace_(), md.uid(), netns, &config});
     if (!ips.ok()) return fail(ips.status());
     sb->ips = *ips;
-    sb->network_up = true;
   }
   {
     std::lock_guard lock(impl_->mu);
@@ -426,6 +441,10 @@ Status SandboxManager::status(const std::string& id_or_prefix, bool verbose, v1:
                            {"checkpoint", checkpoint_path(impl_->checkpoints_dir, cp.id)},
                            {"bundle", s->bundle},
                            {"cgroups_path", s->cgroups_path}};
+    if (!cp.host_network && ready && impl_->opt.network.check) {
+      Status check = impl_->opt.network.check(cp.id, cp.netns_path);
+      info["network_check"] = check.ok() ? std::string("ok") : check.message();
+    }
     auto spec = nlohmann::json::parse(read_text(s->bundle + "/config.json"), nullptr, false);
     if (!spec.is_discarded()) info["runtimeSpec"] = spec;
     (*out->mutable_info())["info"] = info.dump();

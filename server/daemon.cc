@@ -99,10 +99,19 @@ int run_daemon(const Config& config) {
                                         .pause_binary = pause_binary_path(),
                                         .systemd_cgroup = config.cgroup_driver == "systemd",
                                         .default_runtime = config.default_runtime};
+  HistogramFamily& cni_runs = metrics.histogram("berth_cni_plugin_duration_seconds",
+                                                "CNI plugin execs, by plugin, command and outcome.",
+                                                {"plugin", "command", "result"}, MetricsRegistry::latency_buckets());
+  CounterFamily& cni_busy = metrics.counter("berth_cni_plugin_busy_retries_total",
+                                            "CNI plugin execs retried because the binary was busy (ETXTBSY).", {"plugin"});
   CniManager cni({.conf_dir = config.cni_conf_dir,
                   .plugin_dirs = config.cni_plugin_dirs,
                   .cache_dir = config.root + "/cni",
-                  .exec_timeout = std::chrono::seconds(config.cni_plugin_timeout_seconds)});
+                  .exec_timeout = std::chrono::seconds(config.cni_plugin_timeout_seconds),
+                  .on_plugin_run = [&cni_runs](const std::string& plugin, const std::string& command, double s, bool ok) {
+                    cni_runs.observe({plugin, command, ok ? "ok" : "error"}, s);
+                  },
+                  .on_busy_retry = [&cni_busy](const std::string& plugin) { cni_busy.add({plugin}); }});
   sandbox_options.network.setup = [&cni](const SandboxNetworkRequest& r) -> Result<std::vector<std::string>> {
     PodNetworkRequest req{.sandbox_id = r.id, .pod_name = r.name, .pod_namespace = r.namespace_, .pod_uid = r.uid,
                           .netns_path = r.netns_path};
@@ -118,6 +127,7 @@ int run_daemon(const Config& config) {
     return st->ips;
   };
   sandbox_options.network.teardown = [&cni](const std::string& id, const std::string& netns) { return cni.teardown(id, netns); };
+  sandbox_options.network.check = [&cni](const std::string& id, const std::string& netns) { return cni.check(id, netns); };
   sandbox_options.network.recorded_ips = [&cni](const std::string& id) {
     auto st = cni.status(id);
     return st.ok() ? st->ips : std::vector<std::string>{};
@@ -141,6 +151,12 @@ int run_daemon(const Config& config) {
   if (!sandboxes.ok()) {
     spdlog::critical("berthd: {}", sandboxes.status().message());
     return 1;
+  }
+  {
+    // Networks whose sandbox is gone (a rollback DEL that failed before a restart) are released.
+    std::vector<std::string> live;
+    for (const auto& p : (*sandboxes)->list({})) live.push_back(p.id());
+    cni.release_orphans(live);
   }
   metrics.gauge("berth_sandboxes_ready", "Pod sandboxes whose pause is running.",
                 [&s = **sandboxes] { return static_cast<double>(s.ready_count()); });

@@ -33,10 +33,15 @@ DaemonProcess::~DaemonProcess() {
 bool DaemonProcess::start() {
   std::vector<std::string> args{berthd_path(), "--socket", socket_, "--root", root_,
                                 "--state", state_, "--log-level", "debug"};
-  // Tests never read or create the host's CNI config: each daemon gets its own conf dir unless
-  // the test names one.
+  // Tests never read or create the host's CNI config: each daemon gets its own conf dir (with a
+  // bridge network of its own, unless asked not to) unless the test names one.
   std::string toml = opts_.config_toml;
-  if (toml.find("cni_conf_dir") == std::string::npos) toml = "cni_conf_dir = \"" + (dir_ / "cni-conf") + "\"\n" + toml;
+  if (opts_.network) network_ = opts_.network;
+  if (toml.find("cni_conf_dir") == std::string::npos) {
+    if (opts_.test_network && !network_) network_ = std::make_shared<TestNetwork>();
+    std::string conf_dir = network_ ? network_->conf_dir() : dir_ / "cni-conf";
+    toml = "cni_conf_dir = \"" + conf_dir + "\"\n" + toml;
+  }
   std::string cfg = dir_ / "berth.toml";
   write_file(cfg, toml);
   args.insert(args.end(), {"--config", cfg});

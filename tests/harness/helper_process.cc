@@ -29,6 +29,15 @@ int free_loopback_port() {
   return ntohs(a.sin_port);
 }
 
+std::string shell(const std::string& cmd) {
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  for (size_t n; p && (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  if (p) ::pclose(p);
+  return out;
+}
+
 bool wait_for_port(int port, int timeout_ms) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (std::chrono::steady_clock::now() < deadline) {

@@ -277,11 +277,12 @@ TEST_F(Sandboxes, SecurityContextUserResourcesAndLocalhostSeccomp) {
 
 TEST_F(Sandboxes, CheckpointIsValidAndACorruptOneIsQuarantined) {
   TempDir shared;
+  auto net = std::make_shared<TestNetwork>();
   std::string root = shared / "root", state = shared / "state";
   states_.push_back(state);
   std::string id;
   {
-    DaemonProcess d({}, shared / "a.sock", root, state);
+    DaemonProcess d({.network = net}, shared / "a.sock", root, state);
     daemons_.push_back(&d);
     ASSERT_TRUE(d.start()) << d.log();
     ASSERT_TRUE(run_pod(d, pod("cp-pod"), &id).ok());
@@ -299,7 +300,7 @@ TEST_F(Sandboxes, CheckpointIsValidAndACorruptOneIsQuarantined) {
     d.stop();
     daemons_.pop_back();
   }
-  DaemonProcess d({}, shared / "b.sock", root, state);
+  DaemonProcess d({.network = net}, shared / "b.sock", root, state);
   daemons_.push_back(&d);
   ASSERT_TRUE(d.start()) << d.log();
   EXPECT_NE(d.log().find("quarantined"), std::string::npos) << d.log();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -25,6 +26,9 @@ struct CniOptions {
   // How long an exec failing with ETXTBSY is retried (backoff 20ms doubling to 320ms).
   std::chrono::milliseconds busy_retry_budget{3000};
   bool watch_conf_dir = true;  // inotify thread; off: reload() by hand
+  // Metrics hooks: every plugin run (type, command, seconds, ok) and every ETXTBSY retry.
+  std::function<void(const std::string&, const std::string&, double, bool)> on_plugin_run;
+  std::function<void(const std::string&)> on_busy_retry;
 };
 
 struct PortMapping {
@@ -80,6 +84,11 @@ class CniManager {
   // the plugins then get an empty CNI_NETNS and still release addresses. No cache entry: OK
   // (nothing was set up, or it was already torn down). The entry is removed only on success.
   Status teardown(const std::string& sandbox_id, const std::string& netns_path);
+
+  // Sandboxes whose network could not be released when they went (a RunPodSandbox whose rollback
+  // DEL failed, or entries no sandbox owns at start) are DEL'd again: on every teardown() and
+  // when this is called. `live` are the sandbox ids that still exist; their entries are theirs.
+  void release_orphans(const std::vector<std::string>& live);
 
   // CHECK with the cached config and result (CNI >= 0.4.0 and not disableCheck; else OK).
   Status check(const std::string& sandbox_id, const std::string& netns_path);

@@ -34,6 +34,8 @@ struct SandboxNetworkHooks {
   std::function<Status(const std::string& id, const std::string& netns_path)> teardown;
   // The IPs of a sandbox recovered at start; empty when unknown.
   std::function<std::vector<std::string>(const std::string& id)> recorded_ips;
+  // CNI CHECK of a ready sandbox's network, run for verbose PodSandboxStatus.
+  std::function<Status(const std::string& id, const std::string& netns_path)> check;
 };
 
 struct SandboxManagerOptions {

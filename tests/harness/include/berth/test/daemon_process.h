@@ -13,6 +13,7 @@
 
 #include "berth/cri_api.h"
 #include "berth/test/temp_dir.h"
+#include "berth/test/test_network.h"
 
 namespace berth::test {
 
@@ -20,6 +21,12 @@ struct DaemonOptions {
   std::string config_toml;           // written to <dir>/berth.toml and passed with --config
   std::vector<std::string> extra_args;
   bool wait_ready = true;            // wait for the socket to answer Version
+  // Pods get a real bridge network (TestNetwork) unless the config names its own cni_conf_dir;
+  // false: an empty conf dir of the daemon's own (NetworkReady false).
+  bool test_network = true;
+  // A network shared by daemons that take over each other's state (restart tests): it must
+  // outlive them all, as the pods do.
+  std::shared_ptr<TestNetwork> network;
 };
 
 class DaemonProcess {
@@ -41,12 +48,15 @@ class DaemonProcess {
   const std::string& state() const { return state_; }
   std::string dir() const { return dir_.path(); }
   std::string log() const;
+  // The bridge network the daemon's pods get; null with test_network false or a named conf dir.
+  TestNetwork* network() const { return network_.get(); }
 
   std::shared_ptr<grpc::Channel> channel();
   std::unique_ptr<runtime::v1::RuntimeService::Stub> runtime();
   std::unique_ptr<runtime::v1::ImageService::Stub> images();
 
  private:
+  std::shared_ptr<TestNetwork> network_;  // outlives the daemon (destroyed after it stops)
   TempDir dir_;
   DaemonOptions opts_;
   std::string socket_, root_, state_, log_path_;

@@ -14,6 +14,9 @@ namespace berth::test {
 
 int free_loopback_port();
 
+// Runs a command line through /bin/sh and returns its stdout.
+std::string shell(const std::string& cmd);
+
 // A child process with its output in a log file; SIGKILLed (with its process group) on destruction.
 class ChildProcess {
  public:
