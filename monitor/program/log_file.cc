@@ -1,0 +1,72 @@
+// CRI log file output; see log_file.h.
+#include "log_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../cri_log_line.h"
+#include "child_reaper.h"
+
+namespace berth::monitor {
+namespace {
+
+int make_parent_dirs(const char* path) {
+  char dir[PATH_MAX];
+  size_t n = strlen(path);
+  if (n >= sizeof dir) return ENAMETOOLONG;
+  memcpy(dir, path, n + 1);
+  for (char* p = dir + 1; *p; ++p) {
+    if (*p != '/') continue;
+    *p = 0;
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return errno;
+    *p = '/';
+  }
+  return 0;
+}
+
+int open_log(const char* path, UniqueFd* out) {
+  int err = make_parent_dirs(path);
+  if (err) return err;
+  UniqueFd fd(::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640));
+  if (!fd) return errno;
+  *out = std::move(fd);
+  return 0;
+}
+
+}  // namespace
+
+int LogFile::open(const char* path, size_t line_max) {
+  path_ = path;
+  line_cap_ = line_max + kCriLogHeaderMax;
+  line_ = static_cast<char*>(malloc(line_cap_));
+  if (!line_) return ENOMEM;
+  return open_log(path_, &fd_);
+}
+
+int LogFile::reopen() {
+  UniqueFd fresh;
+  int err = open_log(path_, &fresh);
+  if (err) return err;
+  fd_ = std::move(fresh);
+  return 0;
+}
+
+void LogFile::write_record(const char* stream, bool partial, const char* data, size_t len) {
+  size_t n = format_cri_log_line(realtime_ns(), stream, partial, data, len, line_, line_cap_);
+  const char* p = line_;
+  while (n > 0) {
+    ssize_t w = ::write(fd_.get(), p, n);
+    if (w < 0 && errno == EINTR) continue;
+    // A full disk or a lost file drops the record: the container must never wait on its log.
+    if (w <= 0) return;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+}  // namespace berth::monitor
