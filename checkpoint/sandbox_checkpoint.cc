@@ -1,17 +1,11 @@
-// The checksum is sha256 (OpenSSL) of nlohmann::json::dump() of the object without its
-// "checksum" key: dump() writes keys sorted and without whitespace, which makes it canonical.
+// Sandbox checkpoints in the checksummed JSON record format (checksummed_json.h), version 1.
 #include "berth/sandbox_checkpoint.h"
 
-#include <dirent.h>
-#include <openssl/evp.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
-#include "berth/atomic_file.h"
+#include "berth/checksummed_json.h"
 
 namespace berth {
 
@@ -20,19 +14,6 @@ using nlohmann::json;
 namespace {
 
 constexpr int kVersion = 1;
-
-std::string sha256_hex(const std::string& data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_Digest(data.data(), data.size(), md, &n, EVP_sha256(), nullptr);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < n; ++i) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
-  }
-  return out;
-}
 
 json to_json(const SandboxCheckpoint& c) {
   json ports = json::array();
@@ -43,6 +24,7 @@ json to_json(const SandboxCheckpoint& c) {
           {"metadata", {{"name", c.name}, {"namespace", c.namespace_}, {"uid", c.uid}, {"attempt", c.attempt}}},
           {"netns_path", c.netns_path},
           {"host_network", c.host_network},
+          {"privileged", c.privileged},
           {"namespace_modes", {{"network", c.network_mode}, {"pid", c.pid_mode}, {"ipc", c.ipc_mode}}},
           {"cgroup_parent", c.cgroup_parent},
           {"runtime_handler", c.runtime_handler},
@@ -65,6 +47,7 @@ Result<SandboxCheckpoint> from_json(const json& j) {
     c.attempt = m.at("attempt").get<uint32_t>();
     c.netns_path = j.at("netns_path").get<std::string>();
     c.host_network = j.at("host_network").get<bool>();
+    c.privileged = j.value("privileged", false);
     c.network_mode = j.at("namespace_modes").at("network").get<int>();
     c.pid_mode = j.at("namespace_modes").at("pid").get<int>();
     c.ipc_mode = j.at("namespace_modes").at("ipc").get<int>();
@@ -89,26 +72,13 @@ Result<SandboxCheckpoint> from_json(const json& j) {
 std::string checkpoint_path(const std::string& dir, const std::string& id) { return dir + "/" + id + ".json"; }
 
 Status write_checkpoint(const std::string& dir, const SandboxCheckpoint& cp) {
-  json j = to_json(cp);
-  j["checksum"] = "sha256:" + sha256_hex(j.dump());
-  return write_file_atomically(checkpoint_path(dir, cp.id), j.dump(2) + "\n").context("write checkpoint of " + cp.id);
+  return write_checksummed_json(checkpoint_path(dir, cp.id), to_json(cp), "checkpoint of " + cp.id);
 }
 
 Result<SandboxCheckpoint> read_checkpoint(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return errno_status(errno, "read checkpoint " + path, Code::not_found);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, false);
-  if (!j.is_object()) return invalid_argument("checkpoint " + path + ": not JSON");
-  if (!j.contains("version") || j["version"] != kVersion)
-    return invalid_argument("checkpoint " + path + ": unsupported version " + (j.contains("version") ? j["version"].dump() : "(none)"));
-  if (!j.contains("checksum") || !j["checksum"].is_string()) return invalid_argument("checkpoint " + path + ": no checksum");
-  std::string stored = j["checksum"];
-  j.erase("checksum");
-  std::string computed = "sha256:" + sha256_hex(j.dump());
-  if (stored != computed) return invalid_argument("checkpoint " + path + ": checksum mismatch (stored " + stored + ", computed " + computed + ")");
-  auto c = from_json(j);
+  auto j = read_checksummed_json(path, kVersion);
+  if (!j.ok()) return j.status().context("checkpoint");
+  auto c = from_json(*j);
   if (!c.ok()) return c.status().context("checkpoint " + path);
   return c;
 }
@@ -120,26 +90,12 @@ Status remove_checkpoint(const std::string& dir, const std::string& id) {
 
 LoadedCheckpoints load_checkpoints(const std::string& dir, const std::string& quarantine_dir) {
   LoadedCheckpoints out;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return out;
-  std::vector<std::string> names;
-  while (dirent* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n.size() > 5 && n.substr(n.size() - 5) == ".json") names.push_back(n);
-    else if (n.find(".json.tmp-") != std::string::npos) ::unlinkat(::dirfd(d), e->d_name, 0);  // an interrupted write
-  }
-  ::closedir(d);
-  for (const auto& n : names) {
-    auto c = read_checkpoint(dir + "/" + n);
-    if (c.ok()) {
-      out.valid.push_back(std::move(*c));
-      continue;
-    }
-    ::mkdir(quarantine_dir.c_str(), 0700);
-    std::string dest = quarantine_dir + "/" + n + "." + std::to_string(::time(nullptr));
-    ::rename((dir + "/" + n).c_str(), dest.c_str());
-    out.quarantined.push_back(c.status().message() + "; moved to " + dest);
-  }
+  out.quarantined = load_checksummed_dir(dir, quarantine_dir, kVersion, [&](const json& j) -> Status {
+    auto parsed = from_json(j);
+    if (!parsed.ok()) return parsed.status();
+    out.valid.push_back(std::move(parsed.value()));
+    return ok_status();
+  });
   return out;
 }
 

@@ -147,7 +147,7 @@ Result<ResolvedUser> resolve_user(const std::string& rootfs, const UserRequest& 
     if (std::find(u.additional_gids.begin(), u.additional_gids.end(), g) == u.additional_gids.end())
       u.additional_gids.push_back(g);
   };
-  if (!u.username.empty()) {
+  if (!u.username.empty() && !req.strict_supplemental_groups) {
     for (const auto& r : group->records) {
       if (r.size() < 4) continue;
       std::istringstream members(r[3]);

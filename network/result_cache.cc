@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "berth/atomic_file.h"
+#include "berth/checksummed_json.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,7 +17,6 @@
 #include <fstream>
 #include <sstream>
 
-#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
 #include "berth/unique_fd.h"
@@ -25,19 +25,6 @@ namespace berth::cni {
 namespace {
 
 constexpr int kFormatVersion = 1;
-
-std::string sha256_hex(const std::string& data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < len; ++i) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
-  }
-  return out;
-}
 
 nlohmann::json entry_to_json(const CacheEntry& e) {
   return {{"containerId", e.container_id}, {"ifName", e.ifname},       {"networkName", e.network_name},

@@ -23,8 +23,9 @@ namespace {
 
 constexpr std::chrono::seconds kRuntimeTimeout{60};
 
-// The last error the runtime wrote to its JSON log.
-std::string last_log_error(const std::string& path) {
+}  // namespace
+
+std::string runtime_log_error(const std::string& path) {
   std::ifstream in(path);
   std::string line, msg;
   while (std::getline(in, line)) {
@@ -34,6 +35,8 @@ std::string last_log_error(const std::string& path) {
   return msg;
 }
 
+namespace {
+
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
@@ -41,11 +44,16 @@ std::string trim(std::string s) {
 
 }  // namespace
 
+std::vector<std::string> OciRuntime::argv(const std::vector<std::string>& args) const {
+  std::vector<std::string> v{binary_, "--root", root_};
+  if (systemd_cgroup_) v.push_back("--systemd-cgroup");
+  v.insert(v.end(), args.begin(), args.end());
+  return v;
+}
+
 Status OciRuntime::run(const std::vector<std::string>& args, const std::string& what) const {
   Command c;
-  c.argv = {binary_, "--root", root_};
-  if (systemd_cgroup_) c.argv.push_back("--systemd-cgroup");
-  c.argv.insert(c.argv.end(), args.begin(), args.end());
+  c.argv = argv(args);
   c.timeout = kRuntimeTimeout;
   auto r = run_command(c);
   if (!r.ok()) return r.status().context(what);
@@ -91,7 +99,7 @@ Status OciRuntime::create(const std::string& id, const std::string& bundle) cons
     ::usleep(1000);
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return ok_status();
-  std::string msg = last_log_error(log);
+  std::string msg = runtime_log_error(log);
   return internal_error("create " + id + ": " + binary_ + " failed: " + (msg.empty() ? "no message" : msg));
 }
 
@@ -111,6 +119,18 @@ Result<RuntimeState> OciRuntime::state(const std::string& id) const {
 
 Status OciRuntime::kill(const std::string& id, int signal) const {
   return run({"kill", id, std::to_string(signal)}, "kill " + id);
+}
+
+Status OciRuntime::update(const std::string& id, const std::string& resources_json, const std::string& scratch_dir) const {
+  std::string file = scratch_dir + "/update-resources.json";
+  {
+    std::ofstream out(file, std::ios::trunc);
+    out << resources_json;
+    if (!out) return internal_error("update " + id + ": write " + file);
+  }
+  Status s = run({"update", "--resources", file, id}, "update " + id);
+  ::unlink(file.c_str());
+  return s;
 }
 
 Status OciRuntime::remove(const std::string& id) const {

@@ -52,20 +52,6 @@ json resources_of(const v1::LinuxPodSandboxConfig& linux) {
 
 }  // namespace
 
-Result<std::string> sandbox_cgroups_path(const std::string& parent, const std::string& id, bool systemd) {
-  if (systemd) {
-    std::string slice = parent.empty() ? "system.slice" : parent;
-    if (slice.size() < 7 || slice.substr(slice.size() - 6) != ".slice" || slice.find('/') != std::string::npos)
-      return invalid_argument("linux.cgroup_parent: '" + parent + "' is not a systemd slice (the systemd cgroup driver is configured)");
-    return slice + ":berth:" + id;
-  }
-  std::string p = parent.empty() ? "/berth" : parent;
-  if (p[0] != '/' || p.find("..") != std::string::npos)
-    return invalid_argument("linux.cgroup_parent: '" + parent + "' is not an absolute cgroupfs path (the cgroupfs driver is configured)");
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  return (p == "/" ? "" : p) + "/" + id;
-}
-
 Result<json> build_pause_spec(const v1::PodSandboxConfig& config, const PauseSpecInputs& in) {
   const auto& sc = config.linux().security_context();
   const auto& ns = sc.namespace_options();
@@ -119,7 +105,7 @@ Result<json> build_pause_spec(const v1::PodSandboxConfig& config, const PauseSpe
       {{"destination", "/dev"}, {"type", "tmpfs"}, {"source", "tmpfs"}, {"options", {"nosuid", "strictatime", "mode=755", "size=65536k"}}},
       {{"destination", "/dev/pts"}, {"type", "devpts"}, {"source", "devpts"},
        {"options", {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}}},
-      {{"destination", "/dev/shm"}, {"type", "tmpfs"}, {"source", "shm"}, {"options", {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}}},
+      {{"destination", "/dev/shm"}, {"type", "bind"}, {"source", in.shm_path}, {"options", {"rbind", "rprivate", "rw"}}},
       {{"destination", "/sys"}, {"type", "sysfs"}, {"source", "sysfs"}, {"options", {"nosuid", "noexec", "nodev", "ro"}}},
   });
   if (!host_ipc)

@@ -16,6 +16,7 @@ struct PauseSpecInputs {
   std::string rootfs;      // read-only dir holding /pause
   std::string netns_path;  // empty: host network
   std::string cgroups_path;
+  std::string shm_path;    // the pod's /dev/shm (a tmpfs its containers share), or the host's
   int oom_score_adj = -998;
   std::vector<std::string> args = {"/pause"};
 };
@@ -24,7 +25,5 @@ struct PauseSpecInputs {
 // seccomp profiles) and builds config.json's content.
 Result<nlohmann::json> build_pause_spec(const runtime::v1::PodSandboxConfig& config, const PauseSpecInputs& in);
 
-// "<parent>/<id>" for cgroupfs; "<slice>:berth:<id>" for systemd (parent must be a .slice).
-Result<std::string> sandbox_cgroups_path(const std::string& parent, const std::string& id, bool systemd);
 
 }  // namespace berth

@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "berth/atomic_file.h"
+#include "berth/cgroups_path.h"
 #include "berth/oci_runtime.h"
 #include "berth/sandbox_checkpoint.h"
 #include "netns.h"
@@ -104,9 +105,18 @@ Result<std::string> mount_image_rootfs(const PauseImage& image, const std::strin
   return target;
 }
 
-Status unmount_image_rootfs(const std::string& target) {
+Status unmount_path(const std::string& target) {
   if (::umount2(target.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)
     return errno_status(errno, "unmount " + target);
+  return ok_status();
+}
+
+Status unmount_image_rootfs(const std::string& target) { return unmount_path(target); }
+
+Status mount_pod_shm(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + path);
+  if (::mount("shm", path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=65536k") != 0)
+    return errno_status(errno, "mount the pod's shm on " + path);
   return ok_status();
 }
 
@@ -180,6 +190,7 @@ struct SandboxManager::Impl {
         std::string id = e.path().filename();
         if (sandboxes.count(id)) continue;
         Status s = dir == netns_dir ? remove_pinned_netns(e.path()) : unmount_image_rootfs(e.path() / "rootfs");
+        if (s.ok() && dir == bundles_dir) s = unmount_path(e.path() / "shm");
         std::error_code rec;
         if (s.ok() && dir == bundles_dir) fs::remove_all(e.path(), rec);
         if (!s.ok() || rec) spdlog::warn("sandboxes: cannot remove leftover {}: {}", e.path().string(), s.ok() ? rec.message() : s.message());
@@ -202,6 +213,7 @@ struct SandboxManager::Impl {
     if (Status st = rt->remove(s.cp.id); !st.ok()) return st.context("stop sandbox " + s.cp.id);
     if (Status st = remove_pinned_netns(s.cp.netns_path); !st.ok()) return st.context("stop sandbox " + s.cp.id);
     if (Status st = unmount_image_rootfs(s.bundle + "/rootfs"); !st.ok()) return st.context("stop sandbox " + s.cp.id);
+    if (Status st = unmount_path(s.bundle + "/shm"); !st.ok()) return st.context("stop sandbox " + s.cp.id);
     s.stopped = true;
     s.pid = 0;
     return ok_status();
@@ -301,7 +313,14 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
     fs::remove_all(b, ec);
   });
 
-  auto cgroups = sandbox_cgroups_path(config.linux().cgroup_parent(), id, impl_->opt.systemd_cgroup);
+  // The pod's /dev/shm: one tmpfs the pause and every container of the pod bind-mount.
+  std::string shm = ns.ipc() == v1::NODE ? "/dev/shm" : sb->bundle + "/shm";
+  if (ns.ipc() != v1::NODE) {
+    if (Status s = mount_pod_shm(shm); !s.ok()) return fail(s);
+    undo.push_back([shm] { (void)unmount_path(shm); });
+  }
+
+  auto cgroups = cgroups_path_for(config.linux().cgroup_parent(), id, impl_->opt.systemd_cgroup);
   if (!cgroups.ok()) return fail(cgroups.status());
   sb->cgroups_path = *cgroups;
 
@@ -325,7 +344,7 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
     if (!s.ok()) return fail(s);
 
   PauseSpecInputs spec_in{.rootfs = impl_->pause_rootfs, .netns_path = netns, .cgroups_path = sb->cgroups_path,
-                          .oom_score_adj = impl_->oom_score_adj(-998)};
+                          .shm_path = shm, .oom_score_adj = impl_->oom_score_adj(-998)};
   if (impl_->opt.pause_image) {
     auto image = impl_->opt.pause_image();
     if (!image.ok()) return fail(image.status().context("sandbox image"));
@@ -347,6 +366,7 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   cp.attempt = md.attempt();
   cp.netns_path = netns;
   cp.host_network = host_net;
+  cp.privileged = config.linux().security_context().privileged();
   cp.network_mode = ns.network();
   cp.pid_mode = ns.pid();
   cp.ipc_mode = ns.ipc();
@@ -394,6 +414,9 @@ Status SandboxManager::remove(const std::string& id_or_prefix) {
   if (!s) return ok_status();
   std::lock_guard lock(s->op);
   if (Status st = impl_->stop_locked(*s); !st.ok()) return st.context("remove sandbox " + s->cp.id);
+  // A sandbox recovered as stopped (its pause died while berthd was down) may still hold mounts.
+  for (const char* m : {"/shm", "/rootfs"})
+    if (Status st = unmount_path(s->bundle + m); !st.ok()) return st.context("remove sandbox " + s->cp.id);
   std::error_code ec;
   fs::remove_all(s->bundle, ec);
   if (ec) return internal_error("remove sandbox " + s->cp.id + ": " + ec.message());
@@ -486,8 +509,15 @@ std::vector<v1::PodSandbox> SandboxManager::list(const v1::PodSandboxFilter& f) 
 std::optional<SandboxInfo> SandboxManager::info(const std::string& id_or_prefix) {
   auto s = impl_->find(id_or_prefix, nullptr);
   if (!s) return std::nullopt;
-  return SandboxInfo{s->cp.id, s->ready(), s->pid, s->cp.netns_path, s->cgroups_path, s->bundle, s->cp.runtime_handler,
-                     s->cp.log_directory};
+  const SandboxCheckpoint& cp = s->cp;
+  SandboxInfo info{cp.id, s->ready(), s->pid, cp.netns_path, s->cgroups_path, cp.cgroup_parent, s->bundle,
+                   cp.ipc_mode == v1::NODE ? "/dev/shm" : s->bundle + "/shm", cp.runtime_handler, cp.log_directory,
+                   cp.name, cp.namespace_, cp.uid, cp.hostname};
+  info.host_network = cp.host_network;
+  info.host_ipc = cp.ipc_mode == v1::NODE;
+  info.host_pid = cp.pid_mode == v1::NODE;
+  info.privileged = cp.privileged;
+  return info;
 }
 
 size_t SandboxManager::ready_count() {

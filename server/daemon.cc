@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
@@ -17,18 +18,19 @@
 
 #include "berth/metrics_endpoint.h"
 #include "rpc_metrics.h"
+#include "sandbox_events.h"
 #include "services.h"
 #include "socket_path.h"
 #include "state_lock.h"
 
 namespace berth {
 
-// berth-pause is installed beside berthd (packaging builds both).
-static std::string pause_binary_path() {
+// berth-pause and berth-monitor are installed beside berthd (packaging builds all three).
+static std::string helper_binary_path(const char* name) {
   char self[4096] = {};
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
   std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : "/usr/local/bin/berthd";
-  return dir.substr(0, dir.rfind('/')) + "/berth-pause";
+  return dir.substr(0, dir.rfind('/')) + "/" + name;
 }
 
 int run_daemon(const Config& config) {
@@ -96,7 +98,7 @@ int run_daemon(const Config& config) {
 
   SandboxManagerOptions sandbox_options{.state_dir = config.state,
                                         .root_dir = config.root,
-                                        .pause_binary = pause_binary_path(),
+                                        .pause_binary = helper_binary_path("berth-pause"),
                                         .systemd_cgroup = config.cgroup_driver == "systemd",
                                         .default_runtime = config.default_runtime};
   HistogramFamily& cni_runs = metrics.histogram("berth_cni_plugin_duration_seconds",
@@ -161,8 +163,44 @@ int run_daemon(const Config& config) {
   metrics.gauge("berth_sandboxes_ready", "Pod sandboxes whose pause is running.",
                 [&s = **sandboxes] { return static_cast<double>(s.ready_count()); });
 
+  // Container events need the service context, which needs the container manager: the callback
+  // reaches the context through this pointer, set once both exist.
+  ServiceContext* event_ctx = nullptr;
+  std::mutex event_ctx_mu;
+  auto containers = ContainerManager::open({.state_dir = config.state,
+                                            .root_dir = config.root,
+                                            .monitor_binary = helper_binary_path("berth-monitor"),
+                                            .systemd_cgroup = config.cgroup_driver == "systemd",
+                                            .default_runtime = config.default_runtime,
+                                            .runtimes = sandbox_options.runtimes,
+                                            .images = images->get(),
+                                            .sandboxes = sandboxes->get(),
+                                            .on_event = [&](const std::string& id, const std::string& sandbox_id,
+                                                            v1::ContainerEventType type) {
+                                              std::lock_guard lock(event_ctx_mu);
+                                              if (event_ctx) publish_container_event(*event_ctx, id, sandbox_id, type);
+                                            }});
+  if (!containers.ok()) {
+    spdlog::critical("berthd: {}", containers.status().message());
+    return 1;
+  }
+  metrics.gauge("berth_containers_running", "Containers whose process is running.",
+                [&c = **containers] { return static_cast<double>(c.running_count()); });
+
   RuntimeProbe probe(config.runtimes.at(config.default_runtime).path);
-  ServiceContext ctx{config, probe, metrics, container_events, **images, **sandboxes, cni};
+  ServiceContext ctx{config, probe, metrics, container_events, **images, **sandboxes, cni, **containers};
+  {
+    std::lock_guard lock(event_ctx_mu);
+    event_ctx = &ctx;
+  }
+  struct ForgetEventContext {
+    std::mutex& mu;
+    ServiceContext*& ctx;
+    ~ForgetEventContext() {
+      std::lock_guard lock(mu);
+      ctx = nullptr;
+    }
+  } forget_event_ctx{event_ctx_mu, event_ctx};
   RuntimeServiceImpl runtime_service(ctx);
   ImageServiceImpl image_service(ctx);
 

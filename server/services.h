@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "berth/config.h"
+#include "berth/container_manager.h"
 #include "berth/event_hub.h"
 #include "berth/image_manager.h"
 #include "berth/cni_manager.h"
@@ -27,6 +28,7 @@ struct ServiceContext {
   ImageManager& images;
   SandboxManager& sandboxes;
   CniManager& cni;
+  ContainerManager& containers;
 };
 
 class RuntimeServiceImpl final : public v1::RuntimeService::Service {

@@ -8,44 +8,8 @@ grpc::Status RuntimeServiceImpl::StreamPodSandboxes(grpc::ServerContext*, const 
   return unimplemented_rpc("StreamPodSandboxes");
 }
 
-grpc::Status RuntimeServiceImpl::CreateContainer(grpc::ServerContext*, const v1::CreateContainerRequest*, v1::CreateContainerResponse*) {
-  return unimplemented_rpc("CreateContainer");
-}
-
-grpc::Status RuntimeServiceImpl::StartContainer(grpc::ServerContext*, const v1::StartContainerRequest*, v1::StartContainerResponse*) {
-  return unimplemented_rpc("StartContainer");
-}
-
-grpc::Status RuntimeServiceImpl::StopContainer(grpc::ServerContext*, const v1::StopContainerRequest*, v1::StopContainerResponse*) {
-  return unimplemented_rpc("StopContainer");
-}
-
-grpc::Status RuntimeServiceImpl::RemoveContainer(grpc::ServerContext*, const v1::RemoveContainerRequest*, v1::RemoveContainerResponse*) {
-  return unimplemented_rpc("RemoveContainer");
-}
-
-grpc::Status RuntimeServiceImpl::ListContainers(grpc::ServerContext*, const v1::ListContainersRequest*, v1::ListContainersResponse*) {
-  return unimplemented_rpc("ListContainers");
-}
-
 grpc::Status RuntimeServiceImpl::StreamContainers(grpc::ServerContext*, const v1::StreamContainersRequest*, grpc::ServerWriter<v1::StreamContainersResponse>*) {
   return unimplemented_rpc("StreamContainers");
-}
-
-grpc::Status RuntimeServiceImpl::ContainerStatus(grpc::ServerContext*, const v1::ContainerStatusRequest*, v1::ContainerStatusResponse*) {
-  return unimplemented_rpc("ContainerStatus");
-}
-
-grpc::Status RuntimeServiceImpl::UpdateContainerResources(grpc::ServerContext*, const v1::UpdateContainerResourcesRequest*, v1::UpdateContainerResourcesResponse*) {
-  return unimplemented_rpc("UpdateContainerResources");
-}
-
-grpc::Status RuntimeServiceImpl::ReopenContainerLog(grpc::ServerContext*, const v1::ReopenContainerLogRequest*, v1::ReopenContainerLogResponse*) {
-  return unimplemented_rpc("ReopenContainerLog");
-}
-
-grpc::Status RuntimeServiceImpl::ExecSync(grpc::ServerContext*, const v1::ExecSyncRequest*, v1::ExecSyncResponse*) {
-  return unimplemented_rpc("ExecSync");
 }
 
 grpc::Status RuntimeServiceImpl::Exec(grpc::ServerContext*, const v1::ExecRequest*, v1::ExecResponse*) {

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <sstream>
 
 #include "berth/test/helper_process.h"
@@ -18,6 +19,19 @@ v1::PodSandboxConfig test_pod(const std::string& name) {
   c.set_log_directory("/tmp/berth-test-logs/" + name);
   (*c.mutable_labels())["app"] = name;
   c.mutable_linux()->set_cgroup_parent("/berth-test-pods");
+  c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_pid(v1::CONTAINER);
+  return c;
+}
+
+v1::ContainerConfig test_container(const std::string& name, const std::string& image, const std::vector<std::string>& cmd) {
+  v1::ContainerConfig c;
+  c.mutable_metadata()->set_name(name);
+  c.mutable_image()->set_image(image);
+  for (const auto& a : cmd) c.add_command(a);
+  c.set_log_path(name + ".log");
+  (*c.mutable_labels())["container"] = name;
+  // kubelet's default: a PID namespace of the container's own (shareProcessNamespace off).
+  c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_pid(v1::CONTAINER);
   return c;
 }
 
@@ -83,33 +97,140 @@ grpc::Status CriClient::update_runtime_config(const std::string& pod_cidr) {
   return rt_->UpdateRuntimeConfig(&ctx, req, &resp);
 }
 
+grpc::Status CriClient::pull_image(const std::string& ref, std::string* image_ref) {
+  grpc::ClientContext ctx;
+  v1::PullImageRequest req;
+  req.mutable_image()->set_image(ref);
+  v1::PullImageResponse resp;
+  grpc::Status s = img_->PullImage(&ctx, req, &resp);
+  if (image_ref) *image_ref = resp.image_ref();
+  return s;
+}
+
+grpc::Status CriClient::create_container(const std::string& pod_id, const v1::ContainerConfig& config, std::string* id,
+                                         const v1::PodSandboxConfig& pod_config) {
+  grpc::ClientContext ctx;
+  v1::CreateContainerRequest req;
+  req.set_pod_sandbox_id(pod_id);
+  *req.mutable_config() = config;
+  *req.mutable_sandbox_config() = pod_config;
+  v1::CreateContainerResponse resp;
+  grpc::Status s = rt_->CreateContainer(&ctx, req, &resp);
+  if (id) *id = resp.container_id();
+  return s;
+}
+
+grpc::Status CriClient::start_container(const std::string& id) {
+  grpc::ClientContext ctx;
+  v1::StartContainerRequest req;
+  req.set_container_id(id);
+  v1::StartContainerResponse resp;
+  return rt_->StartContainer(&ctx, req, &resp);
+}
+
+grpc::Status CriClient::stop_container(const std::string& id, int64_t timeout_seconds) {
+  grpc::ClientContext ctx;
+  v1::StopContainerRequest req;
+  req.set_container_id(id);
+  req.set_timeout(timeout_seconds);
+  v1::StopContainerResponse resp;
+  return rt_->StopContainer(&ctx, req, &resp);
+}
+
+grpc::Status CriClient::remove_container(const std::string& id) {
+  grpc::ClientContext ctx;
+  v1::RemoveContainerRequest req;
+  req.set_container_id(id);
+  v1::RemoveContainerResponse resp;
+  return rt_->RemoveContainer(&ctx, req, &resp);
+}
+
+grpc::Status CriClient::container_status(const std::string& id, v1::ContainerStatusResponse* out, bool verbose) {
+  grpc::ClientContext ctx;
+  v1::ContainerStatusRequest req;
+  req.set_container_id(id);
+  req.set_verbose(verbose);
+  return rt_->ContainerStatus(&ctx, req, out);
+}
+
+std::vector<v1::Container> CriClient::list_containers(const v1::ContainerFilter& filter) {
+  grpc::ClientContext ctx;
+  v1::ListContainersRequest req;
+  *req.mutable_filter() = filter;
+  v1::ListContainersResponse resp;
+  grpc::Status s = rt_->ListContainers(&ctx, req, &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  return {resp.containers().begin(), resp.containers().end()};
+}
+
+grpc::Status CriClient::exec_sync(const std::string& id, const std::vector<std::string>& cmd, v1::ExecSyncResponse* out,
+                                  int64_t timeout_seconds) {
+  grpc::ClientContext ctx;
+  v1::ExecSyncRequest req;
+  req.set_container_id(id);
+  for (const auto& a : cmd) req.add_cmd(a);
+  req.set_timeout(timeout_seconds);
+  return rt_->ExecSync(&ctx, req, out);
+}
+
+grpc::Status CriClient::update_resources(const std::string& id, const v1::LinuxContainerResources& resources) {
+  grpc::ClientContext ctx;
+  v1::UpdateContainerResourcesRequest req;
+  req.set_container_id(id);
+  *req.mutable_linux() = resources;
+  v1::UpdateContainerResourcesResponse resp;
+  return rt_->UpdateContainerResources(&ctx, req, &resp);
+}
+
+grpc::Status CriClient::reopen_log(const std::string& id) {
+  grpc::ClientContext ctx;
+  v1::ReopenContainerLogRequest req;
+  req.set_container_id(id);
+  v1::ReopenContainerLogResponse resp;
+  return rt_->ReopenContainerLog(&ctx, req, &resp);
+}
+
 DaemonProcess& DaemonTest::daemon(DaemonOptions options) {
   owned_.push_back(std::make_unique<DaemonProcess>(std::move(options)));
-  adopt(*owned_.back());
   EXPECT_TRUE(owned_.back()->start()) << owned_.back()->log();
   return *owned_.back();
 }
 
-void DaemonTest::adopt(DaemonProcess& d) {
-  daemons_.push_back(&d);
-  states_.push_back(d.state());
+DaemonProcess& DaemonTest::daemon_at(DaemonOptions options, const std::string& socket, const std::string& root,
+                                     const std::string& state) {
+  owned_.push_back(std::make_unique<DaemonProcess>(std::move(options), socket, root, state));
+  EXPECT_TRUE(owned_.back()->start()) << owned_.back()->log();
+  return *owned_.back();
+}
+
+TempDir& DaemonTest::scratch() {
+  scratch_.push_back(std::make_unique<TempDir>());
+  return *scratch_.back();
 }
 
 void DaemonTest::TearDown() {
-  for (DaemonProcess* d : daemons_) {
+  for (auto& d : owned_) {
     if (!d->running()) continue;
     CriClient cri(*d);
     for (const auto& p : cri.list_pods()) (void)cri.remove_pod(p.id());
   }
   // Whatever a failed test left behind (a daemon that died, a sandbox half made): runc's own list.
-  for (const auto& state : states_) {
-    std::string root = state + "/runtime/runc";
+  for (auto& d : owned_) {
+    std::string root = d->state() + "/runtime/runc";
+    if (!std::filesystem::exists(root)) continue;
     std::istringstream ids(shell("runc --root " + root + " list -q 2>/dev/null"));
     for (std::string id; std::getline(ids, id);)
       if (!id.empty()) shell("runc --root " + root + " delete -f " + id + " 2>/dev/null");
   }
-  for (const char* ctl : {"memory", "cpu", "cpuacct", "pids", "blkio", "devices", "freezer", "cpuset", "systemd", "unified"})
-    ::rmdir((std::string("/sys/fs/cgroup/") + ctl + "/berth-test-pods").c_str());
+  // Cgroups of pods whose processes are gone (runc cannot remove a cgroup while a killed process
+  // in it waits to be reaped by pid 1), then the test parent itself.
+  for (const char* ctl : {"memory", "cpu", "cpuacct", "pids", "blkio", "devices", "freezer", "cpuset", "systemd", "unified"}) {
+    std::string parent = std::string("/sys/fs/cgroup/") + ctl + "/berth-test-pods";
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(parent, ec))
+      if (e.is_directory()) ::rmdir(e.path().c_str());
+    ::rmdir(parent.c_str());
+  }
 }
 
 }  // namespace berth::test

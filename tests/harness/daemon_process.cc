@@ -108,7 +108,10 @@ int DaemonProcess::stop(int signal, std::chrono::seconds timeout) {
 std::string DaemonProcess::log() const { return read_file(log_path_); }
 
 std::shared_ptr<grpc::Channel> DaemonProcess::channel() {
-  return grpc::CreateChannel("unix:" + socket_, grpc::InsecureChannelCredentials());
+  // As kubelet: responses up to 16 MiB (ExecSync output).
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(16 << 20);
+  return grpc::CreateCustomChannel("unix:" + socket_, grpc::InsecureChannelCredentials(), args);
 }
 
 std::unique_ptr<runtime::v1::RuntimeService::Stub> DaemonProcess::runtime() {

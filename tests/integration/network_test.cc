@@ -365,14 +365,12 @@ TEST_F(Network, DelUsesTheCachedConfigAfterTheConfDirChanged) {
 
 TEST_F(Network, DelAfterARestartAndWithTheNetnsGone) {
   auto net = std::make_shared<TestNetwork>();
-  TempDir shared;
+  TempDir& shared = scratch();
   std::string root = shared / "root", state = shared / "state";
   std::string toml = "cni_conf_dir = \"" + net->conf_dir() + "\"\n";
   std::string kept, gone, orphan, ip_kept;
   {
-    DaemonProcess d({.config_toml = toml, .network = net}, shared / "a.sock", root, state);
-    adopt(d);
-    ASSERT_TRUE(d.start()) << d.log();
+    DaemonProcess& d = daemon_at({.config_toml = toml, .network = net}, shared / "a.sock", root, state);
     CriClient cri(d);
     ASSERT_TRUE(cri.run_pod(test_pod("kept"), &kept).ok());
     ASSERT_TRUE(cri.run_pod(test_pod("gone"), &gone).ok());
@@ -391,9 +389,7 @@ TEST_F(Network, DelAfterARestartAndWithTheNetnsGone) {
   fs::remove(pin);
   for (const auto& f : fs::directory_iterator(net->conf_dir())) fs::remove(f.path());
 
-  DaemonProcess d({.config_toml = toml, .network = net}, shared / "b.sock", root, state);
-  adopt(d);
-  ASSERT_TRUE(d.start()) << d.log();
+  DaemonProcess& d = daemon_at({.config_toml = toml, .network = net}, shared / "b.sock", root, state);
   CriClient cri(d);
   EXPECT_EQ(pod_ip(cri, kept), ip_kept);  // recovered from the result cache
   EXPECT_EQ(net->allocated_ips().size(), 2u) << d.log();

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "berth/sandbox_checkpoint.h"
+#include "berth/test/cri_client.h"
 #include "berth/test/daemon_process.h"
 #include "berth/test/helper_process.h"
 
@@ -49,48 +50,9 @@ v1::PodSandboxConfig pod(const std::string& name) {
   return c;
 }
 
-// A berthd whose sandboxes are all removed when the test ends, also when it failed.
-class Sandboxes : public ::testing::Test {
+// Daemons whose sandboxes are all removed when the test ends, also when it failed (DaemonTest).
+class Sandboxes : public DaemonTest {
  protected:
-  void TearDown() override {
-    for (DaemonProcess* d : daemons_) {
-      if (!d->running()) continue;
-      for (const auto& s : list(*d)) {
-        grpc::ClientContext ctx;
-        v1::RemovePodSandboxRequest req;
-        req.set_pod_sandbox_id(s.id());
-        v1::RemovePodSandboxResponse resp;
-        d->runtime()->RemovePodSandbox(&ctx, req, &resp);
-      }
-    }
-    // Whatever a failed test left (a daemon that died, a sandbox half made): runc's own list.
-    for (const auto& state : states_) {
-      std::string root = state + "/runtime/runc";
-      for (const auto& id : split_lines(run("runc --root " + root + " list -q 2>/dev/null")))
-        run("runc --root " + root + " delete -f " + id + " 2>/dev/null");
-    }
-    for (const char* ctl : {"memory", "cpu", "cpuacct", "pids", "blkio", "devices", "freezer", "cpuset", "systemd", "unified"})
-      ::rmdir((std::string("/sys/fs/cgroup/") + ctl + "/berth-test-pods").c_str());
-  }
-  static std::vector<std::string> split_lines(const std::string& s) {
-    std::vector<std::string> out;
-    size_t i = 0;
-    while (i < s.size()) {
-      size_t j = s.find('\n', i);
-      if (j == std::string::npos) j = s.size();
-      if (j > i) out.push_back(s.substr(i, j - i));
-      i = j + 1;
-    }
-    return out;
-  }
-  std::vector<std::string> states_;
-  DaemonProcess& daemon(DaemonOptions o = {}) {
-    owned_.push_back(std::make_unique<DaemonProcess>(std::move(o)));
-    daemons_.push_back(owned_.back().get());
-    states_.push_back(owned_.back()->state());
-    EXPECT_TRUE(owned_.back()->start()) << owned_.back()->log();
-    return *owned_.back();
-  }
   static grpc::Status run_pod(DaemonProcess& d, const v1::PodSandboxConfig& c, std::string* id, const std::string& handler = "") {
     grpc::ClientContext ctx;
     v1::RunPodSandboxRequest req;
@@ -138,9 +100,6 @@ class Sandboxes : public ::testing::Test {
     v1::RemovePodSandboxResponse resp;
     return d.runtime()->RemovePodSandbox(&ctx, req, &resp);
   }
-
-  std::vector<std::unique_ptr<DaemonProcess>> owned_;
-  std::vector<DaemonProcess*> daemons_;
 };
 
 TEST_F(Sandboxes, PodNamespacesAreItsOwnWithLoopbackUp) {
@@ -276,15 +235,12 @@ TEST_F(Sandboxes, SecurityContextUserResourcesAndLocalhostSeccomp) {
 }
 
 TEST_F(Sandboxes, CheckpointIsValidAndACorruptOneIsQuarantined) {
-  TempDir shared;
+  TempDir& shared = scratch();
   auto net = std::make_shared<TestNetwork>();
   std::string root = shared / "root", state = shared / "state";
-  states_.push_back(state);
   std::string id;
   {
-    DaemonProcess d({.network = net}, shared / "a.sock", root, state);
-    daemons_.push_back(&d);
-    ASSERT_TRUE(d.start()) << d.log();
+    DaemonProcess& d = daemon_at({.network = net}, shared / "a.sock", root, state);
     ASSERT_TRUE(run_pod(d, pod("cp-pod"), &id).ok());
     auto cp = read_checkpoint(root + "/sandboxes/" + id + ".json");
     ASSERT_TRUE(cp.ok()) << cp.status().message();
@@ -298,11 +254,8 @@ TEST_F(Sandboxes, CheckpointIsValidAndACorruptOneIsQuarantined) {
     text[at] = 'X';
     write_file(root + "/sandboxes/" + std::string(64, 'f') + ".json", text);
     d.stop();
-    daemons_.pop_back();
   }
-  DaemonProcess d({.network = net}, shared / "b.sock", root, state);
-  daemons_.push_back(&d);
-  ASSERT_TRUE(d.start()) << d.log();
+  DaemonProcess& d = daemon_at({.network = net}, shared / "b.sock", root, state);
   EXPECT_NE(d.log().find("quarantined"), std::string::npos) << d.log();
   EXPECT_FALSE(fs::exists(root + "/sandboxes/" + std::string(64, 'f') + ".json"));
   EXPECT_FALSE(fs::is_empty(root + "/sandboxes-quarantine"));

@@ -85,7 +85,9 @@ def base_layer():
     busybox = open("/bin/busybox", "rb").read()
     files = [entry("bin", tarfile.DIRTYPE, mode=0o755), entry("etc", tarfile.DIRTYPE, mode=0o755),
              entry("tmp", tarfile.DIRTYPE, mode=0o1777), entry("bin/busybox", data=busybox, mode=0o755)]
-    for tool in ["sh", "echo", "cat", "ls", "sleep", "id", "true", "false", "env", "stat", "dd", "wc", "head", "nc", "touch"]:
+    for tool in ["sh", "echo", "cat", "ls", "sleep", "id", "true", "false", "env", "stat", "dd", "wc", "head", "nc", "touch",
+                 "yes", "stty", "grep", "tail", "kill", "mkdir", "printf", "seq", "tr", "mount", "cut", "hostname", "rm",
+                 "pwd", "readlink", "ps", "sed", "tty", "od", "test", "uname"]:
         files.append(entry("bin/" + tool, tarfile.SYMTYPE, link="busybox", mode=0o777))
     files.append(entry("etc/passwd", data=b"root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:app:/home/app:/bin/sh\n"))
     files.append(entry("etc/group", data=b"root:x:0:\napp:x:1000:\nvideo:x:44:app\n"))

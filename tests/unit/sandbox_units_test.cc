@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "../../sandbox/pause_spec.h"
+#include "berth/cgroups_path.h"
 
 namespace berth {
 namespace {
@@ -9,16 +10,16 @@ namespace {
 namespace v1 = runtime::v1;
 
 TEST(SandboxCgroups, CgroupfsAndSystemdForms) {
-  EXPECT_EQ(*sandbox_cgroups_path("/kubepods/besteffort/pod1", "abc", false), "/kubepods/besteffort/pod1/abc");
-  EXPECT_EQ(*sandbox_cgroups_path("", "abc", false), "/berth/abc");
-  EXPECT_EQ(*sandbox_cgroups_path("/", "abc", false), "/abc");
-  EXPECT_EQ(*sandbox_cgroups_path("kubepods-besteffort-pod1.slice", "abc", true), "kubepods-besteffort-pod1.slice:berth:abc");
-  EXPECT_EQ(*sandbox_cgroups_path("", "abc", true), "system.slice:berth:abc");
-  auto bad = sandbox_cgroups_path("/kubepods/pod1", "abc", true);
+  EXPECT_EQ(*cgroups_path_for("/kubepods/besteffort/pod1", "abc", false), "/kubepods/besteffort/pod1/abc");
+  EXPECT_EQ(*cgroups_path_for("", "abc", false), "/berth/abc");
+  EXPECT_EQ(*cgroups_path_for("/", "abc", false), "/abc");
+  EXPECT_EQ(*cgroups_path_for("kubepods-besteffort-pod1.slice", "abc", true), "kubepods-besteffort-pod1.slice:berth:abc");
+  EXPECT_EQ(*cgroups_path_for("", "abc", true), "system.slice:berth:abc");
+  auto bad = cgroups_path_for("/kubepods/pod1", "abc", true);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("not a systemd slice"), std::string::npos);
-  EXPECT_FALSE(sandbox_cgroups_path("kubepods.slice", "abc", false).ok());
-  EXPECT_FALSE(sandbox_cgroups_path("/a/../b", "abc", false).ok());
+  EXPECT_FALSE(cgroups_path_for("kubepods.slice", "abc", false).ok());
+  EXPECT_FALSE(cgroups_path_for("/a/../b", "abc", false).ok());
 }
 
 TEST(PauseSpec, NamespacesFollowTheOptions) {

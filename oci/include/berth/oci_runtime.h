@@ -15,6 +15,9 @@ struct RuntimeState {
   int pid = 0;
 };
 
+// The last error-level message of a runtime's JSON log file (--log-format json), or "".
+std::string runtime_log_error(const std::string& path);
+
 class OciRuntime {
  public:
   OciRuntime(std::string binary, std::string root, bool systemd_cgroup)
@@ -27,6 +30,11 @@ class OciRuntime {
   Status kill(const std::string& id, int signal) const;
   // --force kills a running container first. A container the runtime does not know is fine.
   Status remove(const std::string& id) const;
+  // `update --resources <file>`: the OCI LinuxResources JSON text, applied to a running container.
+  Status update(const std::string& id, const std::string& resources_json, const std::string& scratch_dir) const;
+  // argv for `<runtime> --root <root> [--systemd-cgroup] <args...>`, for callers that run it themselves.
+  std::vector<std::string> argv(const std::vector<std::string>& args) const;
+  bool systemd_cgroup() const { return systemd_cgroup_; }
 
   const std::string& binary() const { return binary_; }
   const std::string& root() const { return root_; }

@@ -56,9 +56,13 @@ struct SandboxInfo {
   int pid = 0;
   std::string netns_path;  // empty: host network
   std::string cgroups_path;
+  std::string cgroup_parent;
   std::string bundle_dir;  // resolv.conf, hostname, hosts live here
+  std::string shm_path;    // the pod's /dev/shm (the host's with host IPC)
   std::string runtime_handler;
   std::string log_directory;
+  std::string name, namespace_, uid, hostname;
+  bool host_network = false, host_ipc = false, host_pid = false, privileged = false;
 };
 
 class SandboxManager {

@@ -18,6 +18,9 @@ namespace v1 = runtime::v1;
 
 // A pod config in the test namespace, under the /berth-test-pods cgroup parent.
 v1::PodSandboxConfig test_pod(const std::string& name);
+// A container config running `cmd` (through /bin/sh -c when `shell`) from `image`, logging to
+// <name>.log in the pod's log directory.
+v1::ContainerConfig test_container(const std::string& name, const std::string& image, const std::vector<std::string>& cmd);
 
 class CriClient {
  public:
@@ -30,6 +33,19 @@ class CriClient {
   std::vector<v1::PodSandbox> list_pods(const v1::PodSandboxFilter& filter = {});
   grpc::Status status(v1::StatusResponse* out, bool verbose = false);
   grpc::Status update_runtime_config(const std::string& pod_cidr);
+
+  grpc::Status pull_image(const std::string& ref, std::string* image_ref = nullptr);
+  grpc::Status create_container(const std::string& pod_id, const v1::ContainerConfig& config, std::string* id,
+                                const v1::PodSandboxConfig& pod_config = {});
+  grpc::Status start_container(const std::string& id);
+  grpc::Status stop_container(const std::string& id, int64_t timeout_seconds);
+  grpc::Status remove_container(const std::string& id);
+  grpc::Status container_status(const std::string& id, v1::ContainerStatusResponse* out, bool verbose = false);
+  std::vector<v1::Container> list_containers(const v1::ContainerFilter& filter = {});
+  grpc::Status exec_sync(const std::string& id, const std::vector<std::string>& cmd, v1::ExecSyncResponse* out,
+                         int64_t timeout_seconds = 0);
+  grpc::Status update_resources(const std::string& id, const v1::LinuxContainerResources& resources);
+  grpc::Status reopen_log(const std::string& id);
 
   v1::RuntimeService::Stub& runtime() { return *rt_; }
   v1::ImageService::Stub& images() { return *img_; }
@@ -44,13 +60,14 @@ class DaemonTest : public ::testing::Test {
   void TearDown() override;
   // Starts a daemon owned by the fixture (the test fails when it does not come up).
   DaemonProcess& daemon(DaemonOptions options = {});
-  // A daemon the test made itself on shared dirs: cleaned up the same way.
-  void adopt(DaemonProcess& d);
+  // A daemon on the given paths, e.g. one that takes over an earlier daemon's root and state.
+  DaemonProcess& daemon_at(DaemonOptions options, const std::string& socket, const std::string& root, const std::string& state);
+  // A temp dir of the test's that outlives its daemons (removed after them, also on failure).
+  TempDir& scratch();
 
  private:
+  std::vector<std::unique_ptr<TempDir>> scratch_;  // declared first: destroyed after the daemons
   std::vector<std::unique_ptr<DaemonProcess>> owned_;
-  std::vector<DaemonProcess*> daemons_;
-  std::vector<std::string> states_;
 };
 
 }  // namespace berth::test

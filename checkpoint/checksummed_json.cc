@@ -1,0 +1,82 @@
+// See checksummed_json.h. The checksum is computed with OpenSSL over nlohmann::json::dump(),
+// which is canonical (keys sorted, no whitespace), so any JSON library can recompute it.
+#include "berth/checksummed_json.h"
+
+#include <dirent.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "berth/atomic_file.h"
+
+namespace berth {
+
+using nlohmann::json;
+
+std::string sha256_hex(const std::string& data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  EVP_Digest(data.data(), data.size(), md, &n, EVP_sha256(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < n; ++i) {
+    out += hex[md[i] >> 4];
+    out += hex[md[i] & 15];
+  }
+  return out;
+}
+
+Status write_checksummed_json(const std::string& path, json object, const std::string& what) {
+  object.erase("checksum");
+  std::string sum = "sha256:" + sha256_hex(object.dump());
+  object["checksum"] = sum;
+  return write_file_atomically(path, object.dump(2) + "\n").context("write " + what);
+}
+
+Result<json> read_checksummed_json(const std::string& path, int version) {
+  std::ifstream in(path);
+  if (!in) return errno_status(errno, "read " + path, Code::not_found);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j = json::parse(ss.str(), nullptr, false);
+  if (!j.is_object()) return invalid_argument(path + ": not JSON");
+  if (!j.contains("version") || j["version"] != version)
+    return invalid_argument(path + ": unsupported version " + (j.contains("version") ? j["version"].dump() : "(none)"));
+  if (!j.contains("checksum") || !j["checksum"].is_string()) return invalid_argument(path + ": no checksum");
+  std::string stored = j["checksum"];
+  j.erase("checksum");
+  std::string computed = "sha256:" + sha256_hex(j.dump());
+  if (stored != computed) return invalid_argument(path + ": checksum mismatch (stored " + stored + ", computed " + computed + ")");
+  return j;
+}
+
+std::vector<std::string> load_checksummed_dir(const std::string& dir, const std::string& quarantine_dir, int version,
+                                              const std::function<Status(const json&)>& accept) {
+  std::vector<std::string> quarantined;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return quarantined;
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n.size() > 5 && n.substr(n.size() - 5) == ".json") names.push_back(n);
+    else if (n.find(".json.tmp-") != std::string::npos) ::unlinkat(::dirfd(d), e->d_name, 0);
+  }
+  ::closedir(d);
+  for (const auto& n : names) {
+    auto j = read_checksummed_json(dir + "/" + n, version);
+    Status s = j.ok() ? accept(*j).context(dir + "/" + n) : j.status();
+    if (s.ok()) continue;
+    ::mkdir(quarantine_dir.c_str(), 0700);
+    std::string dest = quarantine_dir + "/" + n + "." + std::to_string(::time(nullptr));
+    ::rename((dir + "/" + n).c_str(), dest.c_str());
+    quarantined.push_back(s.message() + "; moved to " + dest);
+  }
+  return quarantined;
+}
+
+}  // namespace berth

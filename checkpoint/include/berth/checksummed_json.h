@@ -1,0 +1,33 @@
+// One durable-record format for every file berth must trust after a restart (sandbox checkpoints,
+// container records): a JSON object with "version" and a "checksum" key holding "sha256:<hex>" of
+// the canonical JSON (nlohmann dump(): sorted keys, no whitespace) of the object without it.
+// Written atomically (temp, fsync, rename, fsync of the directory).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "berth/status.h"
+
+namespace berth {
+
+// `what` names the record in errors ("checkpoint of 3f2a…").
+Status write_checksummed_json(const std::string& path, nlohmann::json object, const std::string& what);
+
+// The object without its checksum. NOT_FOUND when the file does not exist; INVALID_ARGUMENT
+// naming the file when it does not parse, has another version, or fails its checksum.
+Result<nlohmann::json> read_checksummed_json(const std::string& path, int version);
+
+// Reads every <dir>/*.json as a record of `version` and hands it to `accept`; a file that does
+// not read, or that `accept` refuses, is moved to quarantine_dir (never deleted, never trusted).
+// Left-over temp files of interrupted writes are removed. Returns one line per quarantined file.
+std::vector<std::string> load_checksummed_dir(const std::string& dir, const std::string& quarantine_dir, int version,
+                                              const std::function<Status(const nlohmann::json&)>& accept);
+
+// sha256 of `data`, as lowercase hex.
+std::string sha256_hex(const std::string& data);
+
+}  // namespace berth

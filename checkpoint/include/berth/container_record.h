@@ -1,0 +1,47 @@
+// Container records: what berthd must know of a container after a restart (its sandbox, image,
+// the CRI config it was created from, its times, exit and pid), one file per container in the
+// checksummed JSON format (version 1). Written at create and on every state change; removed by
+// RemoveContainer. A record that fails to parse or match its checksum is quarantined.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "berth/status.h"
+
+namespace berth {
+
+struct ContainerRecord {
+  std::string id, sandbox_id;
+  std::string name;
+  uint32_t attempt = 0;
+  std::string image_id;      // the image's config digest
+  std::string image_ref;     // a repo digest of the image, else its id
+  std::string runtime_handler;
+  std::string log_path;      // absolute; empty: no log file
+  nlohmann::json config;     // the CreateContainer ContainerConfig, as protobuf JSON (resources updated in place)
+  int state = 0;             // CRI ContainerState: 0 created, 1 running, 2 exited, 3 unknown
+  int64_t created_at = 0, started_at = 0, finished_at = 0;  // ns since the epoch
+  int32_t exit_code = 0;
+  std::string reason, message;
+  int pid = 0;               // the container's init, on the host
+  uint32_t uid = 0, gid = 0;
+  std::vector<uint32_t> additional_gids;
+};
+
+std::string container_record_path(const std::string& dir, const std::string& id);
+Status write_container_record(const std::string& dir, const ContainerRecord& record);
+Result<ContainerRecord> read_container_record(const std::string& path);
+Status remove_container_record(const std::string& dir, const std::string& id);
+
+struct LoadedContainerRecords {
+  std::vector<ContainerRecord> valid;
+  std::vector<std::string> quarantined;  // files moved aside, with why
+};
+
+LoadedContainerRecords load_container_records(const std::string& dir, const std::string& quarantine_dir);
+
+}  // namespace berth

@@ -1,0 +1,149 @@
+// ExecSync (`runtime exec` with the container's own process settings, output capped at 16 MiB per
+// stream, the process killed at the timeout), UpdateContainerResources (`runtime update`, and the
+// record) and ReopenContainerLog (asked of the container's monitor).
+#include <signal.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "berth/command.h"
+#include "berth/atomic_file.h"
+#include "berth/container_spec.h"
+#include "container_state.h"
+
+namespace berth {
+
+namespace v1 = runtime::v1;
+
+namespace {
+
+// stdout and stderr together must fit one CRI response, which kubelet reads with a 16 MiB limit.
+constexpr size_t kExecOutputLimit = (16 << 20) - 4096;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string random_suffix() {
+  uint64_t v = 0;
+  if (::getrandom(&v, sizeof v, 0) != sizeof v) v = static_cast<uint64_t>(::random());
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// Fields set (non-zero) in `update` replace those of `current`, as containerd merges them.
+v1::LinuxContainerResources merged(const v1::LinuxContainerResources& current, const v1::LinuxContainerResources& update) {
+  v1::LinuxContainerResources r = current;
+  if (update.cpu_period()) r.set_cpu_period(update.cpu_period());
+  if (update.cpu_quota()) r.set_cpu_quota(update.cpu_quota());
+  if (update.cpu_shares()) r.set_cpu_shares(update.cpu_shares());
+  if (update.memory_limit_in_bytes()) r.set_memory_limit_in_bytes(update.memory_limit_in_bytes());
+  if (update.memory_swap_limit_in_bytes()) r.set_memory_swap_limit_in_bytes(update.memory_swap_limit_in_bytes());
+  if (update.oom_score_adj()) r.set_oom_score_adj(update.oom_score_adj());
+  if (!update.cpuset_cpus().empty()) r.set_cpuset_cpus(update.cpuset_cpus());
+  if (!update.cpuset_mems().empty()) r.set_cpuset_mems(update.cpuset_mems());
+  if (update.hugepage_limits_size() > 0) *r.mutable_hugepage_limits() = update.hugepage_limits();
+  for (const auto& [k, v] : update.unified()) (*r.mutable_unified())[k] = v;
+  return r;
+}
+
+}  // namespace
+
+Result<ExecSyncOutput> ContainerManager::exec_sync(const std::string& id_or_prefix, const std::vector<std::string>& cmd,
+                                                   int64_t timeout_seconds) {
+  Status err;
+  auto c = impl_->find(id_or_prefix, &err);
+  if (!c) return err;
+  if (cmd.empty()) return invalid_argument("cmd: must not be empty");
+  if (timeout_seconds < 0) return invalid_argument("timeout: must not be negative");
+  const std::string id = c->rec.id;
+  if (c->state() != v1::CONTAINER_RUNNING) return failed_precondition("exec in container " + id + ": it is not running");
+  auto rt = impl_->runtime_for(c->rec.runtime_handler);
+  if (!rt.ok()) return rt.status();
+  auto spec = nlohmann::json::parse(read_text(c->bundle + "/config.json"), nullptr, false);
+  if (!spec.is_object()) return internal_error("exec in container " + id + ": its config.json is unreadable");
+  std::string base = c->bundle + "/exec-" + random_suffix();
+  struct Cleanup {
+    std::string base;
+    ~Cleanup() {
+      for (const char* ext : {".json", ".pid", ".log"}) ::unlink((base + ext).c_str());
+    }
+  } cleanup{base};
+  if (Status s = write_file_atomically(base + ".json", exec_process(spec, cmd, false).dump(), 0600); !s.ok()) return s;
+  Command command{.argv = rt->argv({"--log", base + ".log", "--log-format", "json", "exec", "--process", base + ".json",
+                                    "--pid-file", base + ".pid", id}),
+                  .timeout = std::chrono::seconds(timeout_seconds),
+                  .output_limit = kExecOutputLimit};
+  auto r = run_command(command);
+  if (!r.ok()) return r.status().context("exec in container " + id);
+  if (r->timed_out) {
+    // runc was killed with its process group; the process it started runs in the container's
+    // pid namespace and may not be in that group.
+    int pid = std::atoi(read_text(base + ".pid").c_str());
+    if (pid > 0) ::kill(pid, SIGKILL);
+    return deadline_exceeded("exec in container " + id + ": timed out after " + std::to_string(timeout_seconds) +
+                             "s; the command was killed");
+  }
+  if (std::string msg = runtime_log_error(base + ".log"); !msg.empty())
+    return internal_error("exec in container " + id + ": " + rt->binary() + ": " + msg);
+  ExecSyncOutput out{std::move(r->out), std::move(r->err), r->term_signal ? 128 + r->term_signal : r->exit_code};
+  if (out.out.size() + out.err.size() > kExecOutputLimit) out.err.resize(kExecOutputLimit - std::min(out.out.size(), kExecOutputLimit));
+  if (out.out.size() > kExecOutputLimit) out.out.resize(kExecOutputLimit);
+  return out;
+}
+
+Status ContainerManager::update_resources(const std::string& id_or_prefix, const v1::LinuxContainerResources& update) {
+  Status err;
+  auto c = impl_->find(id_or_prefix, &err);
+  if (!c) return err;
+  std::lock_guard op(c->op);
+  const std::string id = c->rec.id;
+  auto state = c->state();
+  if (state != v1::CONTAINER_RUNNING && state != v1::CONTAINER_CREATED)
+    return failed_precondition("update container " + id + ": it is " + v1::ContainerState_Name(state));
+  v1::LinuxContainerResources next;
+  {
+    std::lock_guard lock(c->mu);
+    next = merged(c->config.linux().resources(), update);
+  }
+  auto oci = oci_resources(next, host_cgroup_v2());
+  if (!oci.ok()) return oci.status().context("update container " + id);
+  if (state == v1::CONTAINER_RUNNING) {
+    auto rt = impl_->runtime_for(c->rec.runtime_handler);
+    if (!rt.ok()) return rt.status();
+    if (Status s = rt->update(id, oci->dump(), c->bundle); !s.ok()) return s.context("update container " + id);
+  }
+  // The bundle's spec follows, so a container created but not started starts with them.
+  auto spec = nlohmann::json::parse(read_text(c->bundle + "/config.json"), nullptr, false);
+  if (spec.is_object()) {
+    nlohmann::json devices = spec["linux"]["resources"].value("devices", nlohmann::json::array());
+    spec["linux"]["resources"] = *oci;
+    spec["linux"]["resources"]["devices"] = devices;
+    if (Status s = write_file_atomically(c->bundle + "/config.json", spec.dump(), 0600); !s.ok()) return s;
+  }
+  std::lock_guard lock(c->mu);
+  *c->config.mutable_linux()->mutable_resources() = next;
+  auto cfg = config_to_json(c->config);
+  if (!cfg.ok()) return cfg.status();
+  c->rec.config = *cfg;
+  return impl_->save(*c);
+}
+
+Status ContainerManager::reopen_log(const std::string& id_or_prefix) {
+  Status err;
+  auto c = impl_->find(id_or_prefix, &err);
+  if (!c) return err;
+  if (c->state() != v1::CONTAINER_RUNNING) return failed_precondition("reopen log of container " + c->rec.id + ": it is not running");
+  if (c->rec.log_path.empty()) return failed_precondition("reopen log of container " + c->rec.id + ": it has no log file");
+  return berth::reopen_log(c->socket, std::chrono::seconds(10)).context("reopen log of container " + c->rec.id);
+}
+
+}  // namespace berth

@@ -1,0 +1,187 @@
+// The linux section of a container's spec: which of the pod's namespaces it joins (by the pause's
+// /proc/<pid>/ns files and the pinned netns), its cgroup, resources, devices, seccomp and the
+// masked and read-only paths (passed as the CRI request gives them: kubelet sends its defaults,
+// and an empty list means none, as with containerd since 1.5).
+#include "container_linux_spec.h"
+
+#include <sys/statfs.h>
+#include <linux/magic.h>
+
+#include "berth/container_devices.h"
+#include "berth/container_security.h"
+#include "berth/seccomp_profile.h"
+
+namespace berth {
+
+namespace v1 = runtime::v1;
+using nlohmann::json;
+
+namespace {
+
+std::string ns_path(int pid, const char* ns) { return "/proc/" + std::to_string(pid) + "/ns/" + ns; }
+
+Result<json> namespaces(const v1::ContainerConfig& c, const PodForContainer& pod, const ContainerSpecInputs& in) {
+  const auto& opt = c.linux().security_context().namespace_options();
+  json ns = json::array({{{"type", "mount"}}});
+  if (!pod.host_network) {
+    ns.push_back({{"type", "network"}, {"path", pod.netns_path}});
+    ns.push_back({{"type", "uts"}, {"path", ns_path(pod.pid, "uts")}});
+  }
+  if (!pod.host_ipc) ns.push_back({{"type", "ipc"}, {"path", ns_path(pod.pid, "ipc")}});
+  switch (opt.pid()) {
+    case v1::POD:
+      if (!pod.host_pid) ns.push_back({{"type", "pid"}, {"path", ns_path(pod.pid, "pid")}});
+      break;
+    case v1::CONTAINER: ns.push_back({{"type", "pid"}}); break;
+    case v1::NODE:
+      if (!pod.host_pid)
+        return invalid_argument("config.linux.security_context.namespace_options.pid: NODE in a pod whose sandbox has its own PID namespace");
+      break;
+    case v1::TARGET:
+      if (opt.target_id().empty() || in.target_pid <= 0)
+        return invalid_argument("config.linux.security_context.namespace_options.target_id: '" + opt.target_id() +
+                                "' is not a running container of this pod");
+      ns.push_back({{"type", "pid"}, {"path", ns_path(in.target_pid, "pid")}});
+      break;
+    default: return invalid_argument("config.linux.security_context.namespace_options.pid: unknown mode");
+  }
+  return ns;
+}
+
+Result<json> devices(const v1::ContainerConfig& c, bool privileged, json* rules) {
+  std::vector<DeviceRequest> reqs;
+  for (const auto& d : c.devices()) reqs.push_back({d.container_path(), d.host_path(), d.permissions()});
+  auto resolved = resolve_devices(reqs);
+  if (!resolved.ok()) return resolved.status();
+  if (privileged) {
+    auto host = host_devices();
+    if (!host.ok()) return host.status();
+    resolved->insert(resolved->end(), host->begin(), host->end());
+  }
+  json out = json::array();
+  // Deny all, then allow each device given; runc adds its default devices (null, zero, tty, ...).
+  *rules = json::array({{{"allow", false}, {"access", "rwm"}}});
+  if (privileged) *rules = json::array({{{"allow", true}, {"access", "rwm"}}});
+  for (const auto& d : *resolved) {
+    out.push_back({{"path", d.path}, {"type", std::string(1, d.type)}, {"major", d.major}, {"minor", d.minor},
+                   {"fileMode", d.file_mode}, {"uid", d.uid}, {"gid", d.gid}});
+    if (!privileged)
+      rules->push_back({{"allow", true}, {"type", std::string(1, d.type)}, {"major", d.major}, {"minor", d.minor}, {"access", d.access}});
+  }
+  return out;
+}
+
+Result<SeccompRequest> seccomp_request(const v1::LinuxContainerSecurityContext& sc) {
+  const std::string field = "config.linux.security_context.seccomp";
+  if (sc.has_seccomp()) {
+    switch (sc.seccomp().profile_type()) {
+      case v1::SecurityProfile::RuntimeDefault: return SeccompRequest{SeccompKind::runtime_default, "", field};
+      case v1::SecurityProfile::Unconfined: return SeccompRequest{SeccompKind::unconfined, "", field};
+      case v1::SecurityProfile::Localhost: return SeccompRequest{SeccompKind::localhost, sc.seccomp().localhost_ref(), field};
+      default: return invalid_argument(field + ": unknown profile type");
+    }
+  }
+  const std::string& p = sc.seccomp_profile_path();
+  const std::string pfield = "config.linux.security_context.seccomp_profile_path";
+  if (p.empty() || p == "unconfined") return SeccompRequest{SeccompKind::unconfined, "", pfield};
+  if (p == "runtime/default" || p == "docker/default") return SeccompRequest{SeccompKind::runtime_default, "", pfield};
+  if (p.rfind("localhost/", 0) == 0) return SeccompRequest{SeccompKind::localhost, p.substr(10), pfield};
+  return invalid_argument(pfield + ": unknown profile '" + p + "'");
+}
+
+}  // namespace
+
+bool host_cgroup_v2() {
+  struct statfs fs {};
+  return ::statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+Result<json> oci_resources(const v1::LinuxContainerResources& r, bool cgroup_v2) {
+  const std::string field = "config.linux.resources.";
+  json res = json::object();
+  json cpu = json::object();
+  if (r.cpu_shares() < 0 || r.cpu_quota() < -1 || r.cpu_period() < 0 || r.memory_limit_in_bytes() < 0)
+    return invalid_argument(field + "*: cpu_shares, cpu_period and memory_limit_in_bytes may not be negative");
+  if (r.cpu_shares() > 0) cpu["shares"] = r.cpu_shares();
+  if (r.cpu_quota() != 0) cpu["quota"] = r.cpu_quota();
+  if (r.cpu_period() > 0) cpu["period"] = r.cpu_period();
+  if (!r.cpuset_cpus().empty()) cpu["cpus"] = r.cpuset_cpus();
+  if (!r.cpuset_mems().empty()) cpu["mems"] = r.cpuset_mems();
+  if (!cpu.empty()) res["cpu"] = cpu;
+  json mem = json::object();
+  if (r.memory_limit_in_bytes() > 0) mem["limit"] = r.memory_limit_in_bytes();
+  if (r.memory_swap_limit_in_bytes() > 0) {
+    if (r.memory_limit_in_bytes() > 0 && r.memory_swap_limit_in_bytes() < r.memory_limit_in_bytes())
+      return invalid_argument(field + "memory_swap_limit_in_bytes: smaller than memory_limit_in_bytes");
+    mem["swap"] = r.memory_swap_limit_in_bytes();
+  }
+  if (!mem.empty()) res["memory"] = mem;
+  if (r.hugepage_limits_size() > 0) {
+    json hp = json::array();
+    for (const auto& h : r.hugepage_limits()) {
+      if (h.page_size().empty()) return invalid_argument(field + "hugepage_limits: page_size must not be empty");
+      hp.push_back({{"pageSize", h.page_size()}, {"limit", h.limit()}});
+    }
+    res["hugepageLimits"] = hp;
+  }
+  if (r.unified_size() > 0) {
+    if (!cgroup_v2) return invalid_argument(field + "unified: needs a cgroup v2 host; this host runs cgroup v1");
+    json u = json::object();
+    for (const auto& [k, v] : r.unified()) u[k] = v;
+    res["unified"] = u;
+  }
+  return res;
+}
+
+Result<json> linux_section(const v1::ContainerConfig& c, const PodForContainer& pod, const ContainerSpecInputs& in, bool privileged) {
+  const auto& sc = c.linux().security_context();
+  auto ns = namespaces(c, pod, in);
+  if (!ns.ok()) return ns.status();
+  auto res = oci_resources(c.linux().resources(), host_cgroup_v2());
+  if (!res.ok()) return res.status();
+  json rules;
+  auto devs = devices(c, privileged, &rules);
+  if (!devs.ok()) return devs.status();
+  (*res)["devices"] = rules;
+  json linux = {{"namespaces", *ns}, {"cgroupsPath", in.cgroups_path}, {"resources", *res}, {"devices", *devs}};
+  if (!privileged) {
+    auto sreq = seccomp_request(sc);
+    if (!sreq.ok()) return sreq.status();
+    auto seccomp = seccomp_section(*sreq);
+    if (!seccomp.ok()) return seccomp.status();
+    if (*seccomp) linux["seccomp"] = **seccomp;
+    linux["maskedPaths"] = std::vector<std::string>(sc.masked_paths().begin(), sc.masked_paths().end());
+    linux["readonlyPaths"] = std::vector<std::string>(sc.readonly_paths().begin(), sc.readonly_paths().end());
+  }
+  return linux;
+}
+
+Result<std::string> apparmor_profile(const v1::LinuxContainerSecurityContext& sc, bool host_apparmor, const std::string& default_profile) {
+  std::string field = "config.linux.security_context.apparmor";
+  std::string kind, name;
+  if (sc.has_apparmor()) {
+    switch (sc.apparmor().profile_type()) {
+      case v1::SecurityProfile::RuntimeDefault: kind = "default"; break;
+      case v1::SecurityProfile::Unconfined: kind = "unconfined"; break;
+      case v1::SecurityProfile::Localhost: kind = "localhost", name = sc.apparmor().localhost_ref(); break;
+      default: return invalid_argument(field + ": unknown profile type");
+    }
+  } else {
+    field = "config.linux.security_context.apparmor_profile";
+    const std::string& p = sc.apparmor_profile();
+    if (p.empty() || p == "runtime/default") kind = "default";
+    else if (p == "unconfined") kind = "unconfined";
+    else if (p.rfind("localhost/", 0) == 0) kind = "localhost", name = p.substr(10);
+    else return invalid_argument(field + ": unknown profile '" + p + "'");
+  }
+  if (sc.privileged() && kind != "localhost") return std::string(host_apparmor ? "unconfined" : "");
+  if (kind == "localhost") {
+    if (name.empty()) return invalid_argument(field + ": a Localhost profile needs a name");
+    if (!host_apparmor) return invalid_argument(field + ": profile '" + name + "' asked for, but AppArmor is not enabled on this host");
+    return name;
+  }
+  if (!host_apparmor) return std::string();
+  return kind == "unconfined" ? std::string("unconfined") : default_profile;
+}
+
+}  // namespace berth

@@ -1,0 +1,23 @@
+// The linux section of a container's OCI spec and its AppArmor profile choice (internal to
+// container/; see container_spec.h for the whole spec).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "berth/container_spec.h"
+
+namespace berth {
+
+// Namespaces joined from the pod, cgroups path, resources, devices, seccomp, masked and
+// read-only paths.
+Result<nlohmann::json> linux_section(const runtime::v1::ContainerConfig& config, const PodForContainer& pod,
+                                     const ContainerSpecInputs& in, bool privileged);
+
+// The process.apparmorProfile value ("" for none). Without AppArmor on the host only a Localhost
+// profile is an error; RuntimeDefault uses `default_profile` (berth's, loaded by the caller).
+Result<std::string> apparmor_profile(const runtime::v1::LinuxContainerSecurityContext& sc, bool host_apparmor,
+                                     const std::string& default_profile);
+
+}  // namespace berth

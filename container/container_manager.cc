@@ -1,0 +1,406 @@
+// Container lifecycle: create (rootfs, spec, record, log file), start (the monitor runs the
+// runtime's create, then `runtime start`), remove, and recovery at berthd start (records
+// reloaded, monitors of running containers watched again). Each multi-step call keeps a rollback
+// list and undoes every finished step when a later one fails.
+#include "berth/container_manager.h"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <google/protobuf/util/json_util.h>
+#include <spdlog/spdlog.h>
+
+#include "berth/atomic_file.h"
+#include "berth/cgroups_path.h"
+#include "berth/container_rootfs.h"
+#include "berth/container_spec.h"
+#include "berth/image_manager.h"
+#include "berth/sandbox_manager.h"
+#include "container_state.h"
+
+namespace berth {
+
+namespace v1 = runtime::v1;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string new_id() {
+  unsigned char b[32];
+  if (::getrandom(b, sizeof b, 0) != sizeof b)
+    for (auto& c : b) c = static_cast<unsigned char>(::random());
+  static const char* hex = "0123456789abcdef";
+  std::string id;
+  for (unsigned char c : b) {
+    id += hex[c >> 4];
+    id += hex[c & 15];
+  }
+  return id;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool config_from_json(const nlohmann::json& j, v1::ContainerConfig* config) {
+  return google::protobuf::util::JsonStringToMessage(j.dump(), config).ok();
+}
+
+// Reads the image's stop signal, or the config's when it names one; SIGTERM by default.
+int stop_signal_of(const v1::ContainerConfig& c, const std::string& image_stop_signal) {
+  if (c.stop_signal() != 0) {
+    if (int n = signal_number(v1::Signal_Name(c.stop_signal()))) return n;
+  }
+  if (int n = signal_number(image_stop_signal)) return n;
+  return 15;
+}
+
+bool host_apparmor_enabled() { return read_text("/sys/module/apparmor/parameters/enabled").rfind("Y", 0) == 0; }
+
+}  // namespace
+
+Result<nlohmann::json> config_to_json(const v1::ContainerConfig& config) {
+  std::string text;
+  google::protobuf::util::JsonPrintOptions o;
+  o.preserve_proto_field_names = true;
+  if (!google::protobuf::util::MessageToJsonString(config, &text, o).ok()) return internal_error("encode container config");
+  return nlohmann::json::parse(text);
+}
+
+int64_t now_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string name_key(const std::string& sandbox_id, const v1::ContainerMetadata& m) {
+  return sandbox_id + "_" + m.name() + "_" + std::to_string(m.attempt());
+}
+
+Result<OciRuntime> ContainerManager::Impl::runtime_for(const std::string& handler) const {
+  std::string h = handler.empty() ? opt.default_runtime : handler;
+  auto it = opt.runtimes.find(h);
+  if (it == opt.runtimes.end()) return invalid_argument("runtime handler '" + h + "' is not configured");
+  return OciRuntime(it->second.first, it->second.second, opt.systemd_cgroup);
+}
+
+std::shared_ptr<Container> ContainerManager::Impl::find(const std::string& id_or_prefix, Status* err) {
+  std::lock_guard lock(mu);
+  if (auto it = containers.find(id_or_prefix); it != containers.end()) return it->second;
+  std::shared_ptr<Container> match;
+  if (!id_or_prefix.empty()) {
+    for (auto it = containers.lower_bound(id_or_prefix); it != containers.end() && it->first.rfind(id_or_prefix, 0) == 0; ++it) {
+      if (match) {
+        if (err) *err = invalid_argument("container_id: prefix '" + id_or_prefix + "' matches several containers");
+        return nullptr;
+      }
+      match = it->second;
+    }
+  }
+  if (!match && err) *err = not_found("container " + id_or_prefix + " not found");
+  return match;
+}
+
+void ContainerManager::Impl::emit(const Container& c, v1::ContainerEventType type) const {
+  if (opt.on_event) opt.on_event(c.rec.id, c.rec.sandbox_id, type);
+}
+
+Status ContainerManager::Impl::save(Container& c) const { return write_container_record(records_dir, c.rec); }
+
+ContainerManager::ContainerManager(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ContainerManager::~ContainerManager() {
+  // The watcher's thread calls into impl_: stop it before the rest goes.
+  if (impl_) impl_->watcher.reset();
+}
+
+Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManagerOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->opt = std::move(options);
+  impl->containers_state = impl->opt.state_dir + "/containers";
+  // Monitor sockets live apart from the bundles: a unix socket path must stay under 108 bytes.
+  impl->monitors_dir = impl->opt.state_dir + "/monitors";
+  impl->layers_dir = impl->opt.root_dir + "/containers";
+  impl->records_dir = impl->opt.root_dir + "/container-records";
+  impl->quarantine_dir = impl->opt.root_dir + "/container-records-quarantine";
+  std::error_code ec;
+  for (const auto& d : {impl->containers_state, impl->monitors_dir, impl->layers_dir, impl->records_dir}) {
+    fs::create_directories(d, ec);
+    if (ec) return internal_error("containers: mkdir " + d + ": " + ec.message());
+  }
+  int own = std::atoi(read_text("/proc/self/oom_score_adj").c_str());
+  std::string status = read_text("/proc/self/status");
+  if (size_t at = status.find("CapEff:"); at != std::string::npos) {
+    unsigned long long eff = std::stoull(status.substr(at + 7), nullptr, 16);
+    if (!((eff >> 24) & 1)) impl->min_oom_score_adj = own;  // no CAP_SYS_RESOURCE: cannot go below our own
+  }
+  Impl* raw = impl.get();
+  impl->watcher = std::make_unique<MonitorWatcher>([raw](const std::string& id, const ExitInfo& e) { raw->on_exit(id, e); });
+
+  auto loaded = load_container_records(impl->records_dir, impl->quarantine_dir);
+  for (const auto& q : loaded.quarantined) spdlog::error("container record quarantined: {}", q);
+  std::vector<std::shared_ptr<Container>> to_watch;
+  for (auto& rec : loaded.valid) {
+    auto c = std::make_shared<Container>();
+    if (!config_from_json(rec.config, &c->config)) {
+      spdlog::error("container {}: its record's config does not decode; the container is left out", rec.id);
+      continue;
+    }
+    c->bundle = impl->containers_state + "/" + rec.id;
+    c->rootfs = c->bundle + "/rootfs";
+    c->upper = impl->layers_dir + "/" + rec.id + "/upper";
+    c->work = impl->layers_dir + "/" + rec.id + "/work";
+    c->socket = impl->monitors_dir + "/" + rec.id + ".sock";
+    c->exit_file = c->bundle + "/exit.json";
+    auto spec = nlohmann::json::parse(read_text(c->bundle + "/config.json"), nullptr, false);
+    if (spec.is_object() && spec.contains("linux")) c->cgroups_path = spec["linux"].value("cgroupsPath", "");
+    auto image = impl->opt.images->find(rec.image_id);
+    c->stop_signal = stop_signal_of(c->config, image ? image->config.stop_signal : "");
+    impl->opt.images->hold(rec.image_id);
+    bool lost = !fs::exists(c->bundle + "/config.json");
+    if (rec.state == v1::CONTAINER_RUNNING) {
+      to_watch.push_back(c);
+    } else if (rec.state == v1::CONTAINER_CREATED && lost) {
+      // Runtime state is gone (a reboot): it can never start.
+      rec.state = v1::CONTAINER_EXITED;
+      rec.exit_code = 255;
+      rec.reason = "Unknown";
+      rec.message = "berth lost the container's runtime state (" + c->bundle + ") before it started";
+      rec.finished_at = now_ns();
+    }
+    c->rec = std::move(rec);
+    impl->names[name_key(c->rec.sandbox_id, c->config.metadata())] = c->rec.id;
+    impl->containers[c->rec.id] = c;
+  }
+  for (const auto& c : to_watch) {
+    if (Status s = impl->watcher->watch(c->rec.id, c->socket, c->exit_file); !s.ok())
+      spdlog::error("container {}: {}", c->rec.id, s.message());
+  }
+  if (!loaded.valid.empty())
+    spdlog::info("containers: recovered {} from records, {} running", loaded.valid.size(), to_watch.size());
+  return std::unique_ptr<ContainerManager>(new ContainerManager(std::move(impl)));
+}
+
+Result<std::string> ContainerManager::create(const std::string& sandbox_id, const v1::ContainerConfig& config) {
+  const auto& md = config.metadata();
+  if (md.name().empty()) return invalid_argument("config.metadata.name: must not be empty");
+  if (config.image().image().empty()) return invalid_argument("config.image.image: must not be empty");
+  if (config.log_path().rfind('/', 0) == 0) return invalid_argument("config.log_path: '" + config.log_path() + "' must be relative to the pod's log_directory");
+  auto pod = impl_->opt.sandboxes->info(sandbox_id);
+  if (!pod) return not_found("pod sandbox " + sandbox_id + " not found");
+  if (!pod->ready) return failed_precondition("pod sandbox " + pod->id + " is not ready");
+  auto image = impl_->opt.images->find(config.image().image());
+  if (!image) return not_found("image " + config.image().image() + " not found (pull it first)");
+  auto rt = impl_->runtime_for(pod->runtime_handler);
+  if (!rt.ok()) return rt.status();
+
+  std::string id = new_id();
+  std::string key = name_key(pod->id, md);
+  {
+    std::lock_guard lock(impl_->mu);
+    if (auto it = impl_->names.find(key); it != impl_->names.end())
+      return already_exists("container name " + md.name() + " (attempt " + std::to_string(md.attempt()) + ") in pod " + pod->id +
+                            " is reserved for container " + it->second);
+    impl_->names[key] = id;
+  }
+  std::vector<std::function<void()>> undo;
+  undo.push_back([&] {
+    std::lock_guard lock(impl_->mu);
+    impl_->names.erase(key);
+  });
+  auto fail = [&](const Status& s) {
+    for (auto it = undo.rbegin(); it != undo.rend(); ++it) (*it)();
+    return s.context("create container " + md.name() + " in pod " + pod->id);
+  };
+
+  auto c = std::make_shared<Container>();
+  c->config = config;
+  c->bundle = impl_->containers_state + "/" + id;
+  c->rootfs = c->bundle + "/rootfs";
+  c->upper = impl_->layers_dir + "/" + id + "/upper";
+  c->work = impl_->layers_dir + "/" + id + "/work";
+  c->socket = impl_->monitors_dir + "/" + id + ".sock";
+  c->exit_file = c->bundle + "/exit.json";
+  c->stop_signal = stop_signal_of(config, image->config.stop_signal);
+  std::error_code ec;
+  if (!fs::create_directories(c->bundle, ec) || ec) return fail(internal_error("mkdir " + c->bundle + ": " + ec.message()));
+  undo.push_back([this, id] {
+    std::error_code e;
+    fs::remove_all(impl_->containers_state + "/" + id, e);
+    fs::remove_all(impl_->layers_dir + "/" + id, e);
+  });
+  impl_->opt.images->hold(image->id);
+  undo.push_back([this, img = image->id] { impl_->opt.images->release(img); });
+  if (Status s = mount_container_rootfs(impl_->opt.images->snapshot_dirs(*image), c->upper, c->work, c->rootfs); !s.ok())
+    return fail(s);
+  undo.push_back([root = c->rootfs] { (void)unmount_container_rootfs(root); });
+
+  // Beside the pause, under the pod's cgroup parent (CRI has no per-container parent).
+  auto cgroups = cgroups_path_for(pod->cgroup_parent, id, impl_->opt.systemd_cgroup);
+  if (!cgroups.ok()) return fail(cgroups.status().context("config"));
+  c->cgroups_path = *cgroups;
+  int target_pid = 0;
+  if (config.linux().security_context().namespace_options().pid() == v1::TARGET) {
+    auto target = impl_->find(config.linux().security_context().namespace_options().target_id(), nullptr);
+    if (target && target->state() == v1::CONTAINER_RUNNING && target->rec.sandbox_id == pod->id) {
+      std::lock_guard lock(target->mu);
+      target_pid = target->rec.pid;
+    }
+  }
+  PodForContainer pfc{pod->id, pod->pid, pod->netns_path, pod->host_network, pod->host_ipc, pod->host_pid, pod->bundle_dir,
+                      pod->shm_path, pod->hostname, pod->name, pod->namespace_, pod->uid, pod->privileged};
+  ImageForContainer ifc{config.image().image(),
+                        {image->config.entrypoint, image->config.cmd, image->config.env, image->config.working_dir, image->config.user},
+                        image->config.stop_signal};
+  ContainerSpecInputs in{.id = id, .rootfs = c->rootfs, .cgroups_path = c->cgroups_path, .mountinfo = read_text("/proc/self/mountinfo"),
+                         .min_oom_score_adj = impl_->min_oom_score_adj, .target_pid = target_pid,
+                         .host_apparmor = host_apparmor_enabled()};
+  auto spec = build_container_spec(config, pfc, ifc, in);
+  if (!spec.ok()) return fail(spec.status());
+  if (Status s = write_file_atomically(c->bundle + "/config.json", spec->spec.dump(), 0600); !s.ok()) return fail(s);
+
+  std::string log_path;
+  if (!pod->log_directory.empty() && !config.log_path().empty()) {
+    log_path = pod->log_directory + "/" + config.log_path();
+    fs::create_directories(fs::path(log_path).parent_path(), ec);
+    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    if (fd < 0) return fail(errno_status(errno, "create log file " + log_path));
+    ::close(fd);
+  }
+  auto cfg_json = config_to_json(config);
+  if (!cfg_json.ok()) return fail(cfg_json.status());
+  ContainerRecord& r = c->rec;
+  r.id = id;
+  r.sandbox_id = pod->id;
+  r.name = md.name();
+  r.attempt = md.attempt();
+  r.image_id = image->id;
+  r.image_ref = image->repo_digests.empty() ? image->id : image->repo_digests.front();
+  r.runtime_handler = pod->runtime_handler;
+  r.log_path = log_path;
+  r.config = *cfg_json;
+  r.state = v1::CONTAINER_CREATED;
+  r.created_at = now_ns();
+  r.uid = spec->user.uid;
+  r.gid = spec->user.gid;
+  r.additional_gids = spec->user.additional_gids;
+  if (Status s = impl_->save(*c); !s.ok()) return fail(s);
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->containers[id] = c;
+  }
+  impl_->emit(*c, v1::CONTAINER_CREATED_EVENT);
+  return id;
+}
+
+Status ContainerManager::start(const std::string& id_or_prefix) {
+  Status err;
+  auto c = impl_->find(id_or_prefix, &err);
+  if (!c) return err;
+  std::lock_guard op(c->op);
+  const std::string id = c->rec.id;
+  if (c->state() != v1::CONTAINER_CREATED)
+    return failed_precondition("start container " + id + ": it is " + v1::ContainerState_Name(c->state()) + ", not CREATED");
+  auto pod = impl_->opt.sandboxes->info(c->rec.sandbox_id);
+  if (!pod || !pod->ready) return failed_precondition("start container " + id + ": pod sandbox " + c->rec.sandbox_id + " is not ready");
+  auto rt = impl_->runtime_for(c->rec.runtime_handler);
+  if (!rt.ok()) return rt.status();
+
+  // A start that fails leaves the container EXITED with the runtime's words, as containerd does.
+  auto start_failed = [&](const Status& s) {
+    (void)rt->remove(id);
+    {
+      std::lock_guard lock(c->mu);
+      if (c->rec.state != v1::CONTAINER_EXITED) {
+        c->rec.state = v1::CONTAINER_EXITED;
+        c->rec.exit_code = 128;
+        c->rec.reason = "StartError";
+        c->rec.message = s.message();
+        c->rec.finished_at = now_ns();
+        c->rec.started_at = c->rec.started_at ? c->rec.started_at : c->rec.finished_at;
+      }
+      (void)impl_->save(*c);
+      c->exited.notify_all();
+    }
+    impl_->emit(*c, v1::CONTAINER_STOPPED_EVENT);
+    return s.context("start container " + id);
+  };
+  (void)::unlink(c->exit_file.c_str());
+  MonitorSpawnOptions m{.monitor_path = impl_->opt.monitor_binary, .id = id, .bundle = c->bundle, .runtime_path = rt->binary(),
+                        .runtime_root = rt->root(), .systemd_cgroup = impl_->opt.systemd_cgroup, .socket_path = c->socket,
+                        .exit_file = c->exit_file, .log_path = c->rec.log_path, .tty = c->config.tty(),
+                        .open_stdin = c->config.stdin(), .stdin_once = c->config.stdin_once(),
+                        .diagnostics_path = c->bundle + "/monitor.log"};
+  auto started = spawn_monitor(m);
+  if (!started.ok()) return start_failed(started.status());
+  if (Status s = impl_->watcher->watch(id, c->socket, c->exit_file); !s.ok()) {
+    (void)rt->kill(id, 9);
+    return start_failed(s);
+  }
+  {
+    std::lock_guard lock(c->mu);
+    c->rec.pid = started->container_pid;
+  }
+  if (Status s = rt->start(id); !s.ok()) {
+    (void)rt->kill(id, 9);
+    return start_failed(s);
+  }
+  {
+    std::lock_guard lock(c->mu);
+    c->rec.started_at = now_ns();
+    if (c->rec.state == v1::CONTAINER_CREATED) c->rec.state = v1::CONTAINER_RUNNING;  // unless it already exited
+    if (Status s = impl_->save(*c); !s.ok()) spdlog::error("container {}: {}", id, s.message());
+  }
+  impl_->emit(*c, v1::CONTAINER_STARTED_EVENT);
+  return ok_status();
+}
+
+Status ContainerManager::remove(const std::string& id_or_prefix) {
+  auto c = impl_->find(id_or_prefix, nullptr);
+  if (!c) return ok_status();  // CRI: removing an unknown container succeeds
+  std::lock_guard op(c->op);
+  const std::string id = c->rec.id;
+  if (c->state() == v1::CONTAINER_RUNNING)
+    if (Status s = impl_->kill_and_wait(*c, std::chrono::seconds(30)); !s.ok()) return s.context("remove container " + id);
+  auto rt = impl_->runtime_for(c->rec.runtime_handler);
+  if (rt.ok())
+    if (Status s = rt->remove(id); !s.ok()) return s.context("remove container " + id);
+  impl_->watcher->unwatch(id);
+  if (Status s = unmount_container_rootfs(c->rootfs); !s.ok()) return s.context("remove container " + id);
+  std::error_code ec;
+  fs::remove_all(c->bundle, ec);
+  if (!ec) fs::remove_all(impl_->layers_dir + "/" + id, ec);
+  if (ec) return internal_error("remove container " + id + ": " + ec.message());
+  if (Status s = remove_container_record(impl_->records_dir, id); !s.ok()) return s;
+  impl_->opt.images->release(c->rec.image_id);
+  {
+    std::lock_guard lock(c->mu);
+    c->removed = true;
+  }
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->containers.erase(id);
+    auto it = impl_->names.find(name_key(c->rec.sandbox_id, c->config.metadata()));
+    if (it != impl_->names.end() && it->second == id) impl_->names.erase(it);
+  }
+  impl_->emit(*c, v1::CONTAINER_DELETED_EVENT);
+  return ok_status();
+}
+
+std::vector<std::string> ContainerManager::ids_in_sandbox(const std::string& sandbox_id) {
+  std::vector<std::string> out;
+  std::lock_guard lock(impl_->mu);
+  for (const auto& [id, c] : impl_->containers)
+    if (c->rec.sandbox_id == sandbox_id) out.push_back(id);
+  return out;
+}
+
+}  // namespace berth

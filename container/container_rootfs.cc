@@ -1,0 +1,48 @@
+// overlayfs root filesystems. The lowerdir option lists the layers top first; a mount option
+// string is limited to one page, which bounds the number of layers (the error says so).
+#include "berth/container_rootfs.h"
+
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace berth {
+
+Status mount_container_rootfs(const std::vector<std::string>& layers, const std::string& upper, const std::string& work,
+                              const std::string& target) {
+  std::error_code ec;
+  for (const auto& d : {upper, work, target}) {
+    std::filesystem::create_directories(d, ec);
+    if (ec) return Status(Code::internal, "rootfs: mkdir " + d + ": " + ec.message());
+  }
+  std::string lower;
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) lower += (lower.empty() ? "" : ":") + *it;
+  if (lower.empty()) {
+    // An image without layers: overlayfs still wants a lower dir.
+    std::string empty = work + "-empty";
+    std::filesystem::create_directories(empty, ec);
+    lower = empty;
+  }
+  std::string opts = "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work;
+  if (opts.size() >= static_cast<size_t>(::sysconf(_SC_PAGESIZE)))
+    return invalid_argument("rootfs: the image has too many layers for one overlay mount (" + std::to_string(layers.size()) + ")");
+  if (::mount("overlay", target.c_str(), "overlay", 0, opts.c_str()) != 0)
+    return errno_status(errno, "rootfs: mount overlay on " + target);
+  return ok_status();
+}
+
+Status unmount_container_rootfs(const std::string& target) {
+  if (::umount2(target.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)
+    return errno_status(errno, "rootfs: unmount " + target);
+  return ok_status();
+}
+
+bool is_mount_point(const std::string& path) {
+  struct stat self {}, parent {};
+  if (::stat(path.c_str(), &self) != 0 || ::stat((path + "/..").c_str(), &parent) != 0) return false;
+  return self.st_dev != parent.st_dev || self.st_ino == parent.st_ino;
+}
+
+}  // namespace berth

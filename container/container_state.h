@@ -1,0 +1,63 @@
+// The state ContainerManager's files share (internal to container/): one Container per container,
+// and the manager's index. Locking: Impl::mu guards the index and names and is never held across
+// an exec; Container::op serializes one container's lifecycle calls (held across execs);
+// Container::mu guards its record and is the only lock the exit path takes, so an exit is
+// recorded while a stop waits for it.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "berth/container_manager.h"
+#include "berth/container_record.h"
+#include "berth/cri_api.h"
+#include "berth/monitor.h"
+#include "berth/monitor_watcher.h"
+#include "berth/oci_runtime.h"
+
+namespace berth {
+
+struct Container {
+  std::mutex op;
+  mutable std::mutex mu;
+  std::condition_variable exited;  // notified (under mu) when rec.state becomes EXITED
+  ContainerRecord rec;             // guarded by mu
+  runtime::v1::ContainerConfig config;  // guarded by mu (resources change)
+  std::string bundle, rootfs, upper, work, socket, exit_file, cgroups_path;
+  int stop_signal = 15;
+  bool removed = false;  // guarded by mu
+
+  runtime::v1::ContainerState state() const {
+    std::lock_guard lock(mu);
+    return static_cast<runtime::v1::ContainerState>(rec.state);
+  }
+};
+
+struct ContainerManager::Impl {
+  ContainerManagerOptions opt;
+  std::string containers_state, monitors_dir, layers_dir, records_dir, quarantine_dir;
+  int min_oom_score_adj = -1000;
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<Container>> containers;
+  std::map<std::string, std::string> names;  // sandbox id + name + attempt -> id
+  std::unique_ptr<MonitorWatcher> watcher;
+
+  Result<OciRuntime> runtime_for(const std::string& handler) const;
+  std::shared_ptr<Container> find(const std::string& id_or_prefix, Status* err);
+  void emit(const Container& c, runtime::v1::ContainerEventType type) const;
+  // The exit path: records the exit once (reason from the exit code and the cgroup's OOM count).
+  void on_exit(const std::string& id, const ExitInfo& exit);
+  Status save(Container& c) const;  // writes c.rec; call with c.mu held
+  // Kills (SIGKILL) a running container and waits for its exit to be recorded.
+  Status kill_and_wait(Container& c, std::chrono::seconds timeout);
+  bool wait_exited(Container& c, std::chrono::milliseconds timeout) const;
+};
+
+std::string name_key(const std::string& sandbox_id, const runtime::v1::ContainerMetadata& m);
+// The config as protobuf JSON (proto field names), as records keep it.
+Result<nlohmann::json> config_to_json(const runtime::v1::ContainerConfig& config);
+int64_t now_ns();
+
+}  // namespace berth

@@ -1,0 +1,76 @@
+// Stopping containers and recording their exits. A stop sends the stop signal through the runtime,
+// waits for the monitor to report the exit, then sends SIGKILL; the exit itself is recorded only
+// by on_exit (called on the MonitorWatcher's thread), so every ending is recorded the same way.
+#include <csignal>
+
+#include <spdlog/spdlog.h>
+
+#include "berth/cgroups_path.h"
+#include "container_state.h"
+
+namespace berth {
+
+namespace v1 = runtime::v1;
+
+void ContainerManager::Impl::on_exit(const std::string& id, const ExitInfo& exit) {
+  std::shared_ptr<Container> c;
+  {
+    std::lock_guard lock(mu);
+    auto it = containers.find(id);
+    if (it == containers.end()) return;
+    c = it->second;
+  }
+  {
+    std::lock_guard lock(c->mu);
+    if (c->removed || c->rec.state == v1::CONTAINER_EXITED) return;
+    c->rec.state = v1::CONTAINER_EXITED;
+    c->rec.exit_code = exit.exit_code < 0 ? 128 : exit.exit_code;
+    c->rec.finished_at = exit.exited_at_ns ? exit.exited_at_ns : now_ns();
+    if (c->rec.started_at == 0) c->rec.started_at = c->rec.finished_at;
+    if (exit.exit_code == kUnknownExitCode && exit.signal == 0 && !exit.reason.empty()) {
+      c->rec.reason = "Unknown";
+      c->rec.message = exit.reason;
+    } else if (cgroup_oom_kills(cgroup_dir_of(c->cgroups_path, opt.systemd_cgroup)) > 0) {
+      c->rec.reason = "OOMKilled";
+    } else {
+      c->rec.reason = c->rec.exit_code == 0 ? "Completed" : "Error";
+    }
+    if (Status s = save(*c); !s.ok()) spdlog::error("container {}: {}", id, s.message());
+    c->exited.notify_all();
+  }
+  spdlog::debug("container {} exited with {} ({})", id, exit.exit_code, exit.reason);
+  emit(*c, v1::CONTAINER_STOPPED_EVENT);
+}
+
+bool ContainerManager::Impl::wait_exited(Container& c, std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(c.mu);
+  return c.exited.wait_for(lock, timeout, [&] { return c.rec.state == v1::CONTAINER_EXITED; });
+}
+
+Status ContainerManager::Impl::kill_and_wait(Container& c, std::chrono::seconds timeout) {
+  auto rt = runtime_for(c.rec.runtime_handler);
+  if (!rt.ok()) return rt.status();
+  Status killed = rt->kill(c.rec.id, SIGKILL);
+  if (wait_exited(c, timeout)) return ok_status();
+  if (!killed.ok()) return killed.context("kill container " + c.rec.id);
+  return deadline_exceeded("container " + c.rec.id + " did not exit within " + std::to_string(timeout.count()) + "s of SIGKILL");
+}
+
+Status ContainerManager::stop(const std::string& id_or_prefix, int64_t timeout_seconds) {
+  auto c = impl_->find(id_or_prefix, nullptr);
+  if (!c) return ok_status();  // CRI: stopping an unknown container succeeds
+  std::lock_guard op(c->op);
+  if (c->state() != v1::CONTAINER_RUNNING) return ok_status();
+  const std::string id = c->rec.id;
+  if (timeout_seconds > 0) {
+    auto rt = impl_->runtime_for(c->rec.runtime_handler);
+    if (!rt.ok()) return rt.status();
+    Status sent = rt->kill(id, c->stop_signal);
+    if (!sent.ok() && c->state() == v1::CONTAINER_RUNNING) spdlog::warn("stop container {}: {}", id, sent.message());
+    if (impl_->wait_exited(*c, std::chrono::seconds(timeout_seconds))) return ok_status();
+    spdlog::info("container {} did not stop within {}s of signal {}; killing it", id, timeout_seconds, c->stop_signal);
+  }
+  return impl_->kill_and_wait(*c, std::chrono::seconds(30)).context("stop container " + id);
+}
+
+}  // namespace berth

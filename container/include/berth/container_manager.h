@@ -1,0 +1,88 @@
+// ContainerManager: containers from CreateContainer to RemoveContainer. It owns each container's
+// rootfs (overlayfs over the image's snapshots), OCI bundle, record (<root>/containers/records),
+// its berth-monitor (started at StartContainer: the monitor runs the runtime's create, holds the
+// stdio and writes the CRI log and the exit file) and the in-memory index every status and list
+// call is served from. Exits arrive from the monitors (MonitorWatcher), never by polling.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "berth/cri_api.h"
+#include "berth/status.h"
+
+namespace berth {
+
+class ImageManager;
+class SandboxManager;
+
+struct ContainerManagerOptions {
+  std::string state_dir;  // <state>: bundles, rootfs mounts, monitor sockets, exit files
+  std::string root_dir;   // <root>: writable layers and records
+  std::string monitor_binary;
+  bool systemd_cgroup = false;
+  std::string default_runtime;
+  std::map<std::string, std::pair<std::string, std::string>> runtimes;  // handler -> (binary, root)
+  ImageManager* images = nullptr;
+  SandboxManager* sandboxes = nullptr;
+  // Told after each lifecycle change (created, started, stopped, deleted); never under a lock.
+  std::function<void(const std::string& id, const std::string& sandbox_id, runtime::v1::ContainerEventType type)> on_event;
+};
+
+// What the streaming server and the stats need of a container.
+struct ContainerInfo {
+  std::string id, sandbox_id;
+  runtime::v1::ContainerState state = runtime::v1::CONTAINER_UNKNOWN;
+  int pid = 0;
+  bool tty = false, stdin = false, stdin_once = false;
+  std::string monitor_socket;
+  std::string runtime_binary, runtime_root;
+  bool systemd_cgroup = false;
+  std::string bundle;        // config.json lives here
+  std::string cgroups_path;  // as given to the runtime
+  std::string upper_dir;     // the writable layer
+  std::string log_path;
+  std::map<std::string, std::string> labels;
+  runtime::v1::ContainerMetadata metadata;
+  int64_t created_at = 0;
+};
+
+struct ExecSyncOutput {
+  std::string out, err;
+  int exit_code = 0;
+};
+
+class ContainerManager {
+ public:
+  static Result<std::unique_ptr<ContainerManager>> open(ContainerManagerOptions options);
+  ~ContainerManager();
+
+  Result<std::string> create(const std::string& sandbox_id, const runtime::v1::ContainerConfig& config);
+  Status start(const std::string& id_or_prefix);
+  // timeout_seconds 0: SIGKILL at once. Idempotent; an unknown id succeeds.
+  Status stop(const std::string& id_or_prefix, int64_t timeout_seconds);
+  // A running container is killed first. Idempotent; an unknown id succeeds.
+  Status remove(const std::string& id_or_prefix);
+  Status status(const std::string& id_or_prefix, bool verbose, runtime::v1::ContainerStatusResponse* out);
+  std::vector<runtime::v1::Container> list(const runtime::v1::ContainerFilter& filter);
+  Result<ExecSyncOutput> exec_sync(const std::string& id_or_prefix, const std::vector<std::string>& cmd, int64_t timeout_seconds);
+  Status update_resources(const std::string& id_or_prefix, const runtime::v1::LinuxContainerResources& resources);
+  Status reopen_log(const std::string& id_or_prefix);
+
+  std::vector<std::string> ids_in_sandbox(const std::string& sandbox_id);
+  std::optional<ContainerInfo> info(const std::string& id_or_prefix);
+  std::vector<ContainerInfo> infos();
+  size_t running_count();
+
+  struct Impl;
+
+ private:
+  explicit ContainerManager(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace berth

@@ -1,0 +1,20 @@
+// CreateContainer: the sandbox must exist and be ready; the whole build of the container (image,
+// rootfs, spec, record, log file) lives in ContainerManager.
+#include "rpc_scope.h"
+#include "services.h"
+
+namespace berth {
+
+grpc::Status RuntimeServiceImpl::CreateContainer(grpc::ServerContext*, const v1::CreateContainerRequest* req,
+                                                 v1::CreateContainerResponse* resp) {
+  RpcScope scope("CreateContainer", "sandbox=" + req->pod_sandbox_id() + " name=" + req->config().metadata().name());
+  if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
+  if (!req->has_config()) return scope.done(invalid_argument("config: missing"));
+  auto id = ctx_.containers.create(req->pod_sandbox_id(), req->config());
+  if (!id.ok()) return scope.done(id.status());
+  scope.add_id("container", *id);
+  resp->set_container_id(*id);
+  return scope.done(ok_status());
+}
+
+}  // namespace berth

@@ -1,0 +1,13 @@
+// RemoveContainer: kills a running container first; idempotent, and an unknown id succeeds.
+#include "rpc_scope.h"
+#include "services.h"
+
+namespace berth {
+
+grpc::Status RuntimeServiceImpl::RemoveContainer(grpc::ServerContext*, const v1::RemoveContainerRequest* req, v1::RemoveContainerResponse*) {
+  RpcScope scope("RemoveContainer", "container=" + req->container_id());
+  if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
+  return scope.done(ctx_.containers.remove(req->container_id()));
+}
+
+}  // namespace berth

@@ -1,0 +1,13 @@
+// StartContainer: a start that fails leaves the container EXITED with the reason and message.
+#include "rpc_scope.h"
+#include "services.h"
+
+namespace berth {
+
+grpc::Status RuntimeServiceImpl::StartContainer(grpc::ServerContext*, const v1::StartContainerRequest* req, v1::StartContainerResponse*) {
+  RpcScope scope("StartContainer", "container=" + req->container_id());
+  if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
+  return scope.done(ctx_.containers.start(req->container_id()));
+}
+
+}  // namespace berth

@@ -1,0 +1,15 @@
+// StopContainer: the stop signal, then SIGKILL after `timeout` seconds; idempotent, and an
+// unknown id succeeds.
+#include "rpc_scope.h"
+#include "services.h"
+
+namespace berth {
+
+grpc::Status RuntimeServiceImpl::StopContainer(grpc::ServerContext*, const v1::StopContainerRequest* req, v1::StopContainerResponse*) {
+  RpcScope scope("StopContainer", "container=" + req->container_id());
+  if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
+  if (req->timeout() < 0) return scope.done(invalid_argument("timeout: must not be negative"));
+  return scope.done(ctx_.containers.stop(req->container_id(), req->timeout()));
+}
+
+}  // namespace berth

@@ -1,0 +1,14 @@
+// UpdateContainerResources: applied through the runtime's update and kept in the record.
+#include "rpc_scope.h"
+#include "services.h"
+
+namespace berth {
+
+grpc::Status RuntimeServiceImpl::UpdateContainerResources(grpc::ServerContext*, const v1::UpdateContainerResourcesRequest* req,
+                                                          v1::UpdateContainerResourcesResponse*) {
+  RpcScope scope("UpdateContainerResources", "container=" + req->container_id());
+  if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
+  return scope.done(ctx_.containers.update_resources(req->container_id(), req->linux()));
+}
+
+}  // namespace berth

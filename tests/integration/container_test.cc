@@ -1,0 +1,561 @@
+// Containers on a real berthd with runc and berth-monitor, from a busybox image the project builds
+// and serves from a local docker-registry: lifecycle, CRI log files, exit codes, stop grace,
+// ExecSync, the OCI spec as seen from inside, resources, OOM, a berthd restart and the filters.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "berth/test/cri_client.h"
+#include "berth/test/helper_process.h"
+
+namespace berth::test {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+#define ASSERT_OK(call)                              \
+  do {                                               \
+    grpc::Status status_ = (call);                   \
+    ASSERT_TRUE(status_.ok()) << status_.error_message(); \
+  } while (0)
+
+class Containers : public DaemonTest {
+ protected:
+  static void SetUpTestSuite() {
+    registry_ = new RegistryProcess();
+    push_test_images(registry_->url(), {"--only", "busybox"});
+  }
+  static void TearDownTestSuite() {
+    delete registry_;
+    registry_ = nullptr;
+  }
+  static std::string image() { return registry_->host() + "/test/busybox:latest"; }
+
+  void SetUp() override { logs_ = std::make_unique<TempDir>("berth-logs"); }
+
+  // A daemon, the busybox image pulled, and a ready pod logging under the test's log dir.
+  CriClient& ready(const std::string& pod_name = "pod", DaemonOptions options = {}) {
+    d_ = &daemon(std::move(options));
+    cri_ = std::make_unique<CriClient>(*d_);
+    EXPECT_TRUE(cri_->pull_image(image()).ok());
+    pod_config_ = test_pod(pod_name);
+    pod_config_.set_log_directory(logs_->path());
+    grpc::Status s = cri_->run_pod(pod_config_, &pod_);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return *cri_;
+  }
+  v1::ContainerConfig shell_container(const std::string& name, const std::string& script) {
+    return test_container(name, image(), {"/bin/sh", "-c", script});
+  }
+  // Creates and starts; returns the id.
+  std::string run(const v1::ContainerConfig& c) {
+    std::string id;
+    grpc::Status s = cri_->create_container(pod_, c, &id, pod_config_);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    s = cri_->start_container(id);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return id;
+  }
+  v1::ContainerStatus status(const std::string& id, bool verbose = false) {
+    v1::ContainerStatusResponse r;
+    grpc::Status s = cri_->container_status(id, &r, verbose);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return r.status();
+  }
+  // Waits for the container to exit (the monitor reports it; no test sleeps for a fixed time).
+  v1::ContainerStatus wait_exited(const std::string& id, std::chrono::seconds timeout = 20s) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      auto st = status(id);
+      if (st.state() == v1::CONTAINER_EXITED || std::chrono::steady_clock::now() > deadline) return st;
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  bool wait_for_file_text(const std::string& path, const std::string& text, std::chrono::seconds timeout = 10s) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (read_file(path).find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+  std::string exec_out(const std::string& id, const std::vector<std::string>& cmd) {
+    v1::ExecSyncResponse r;
+    grpc::Status s = cri_->exec_sync(id, cmd, &r, 10);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return r.stdout();
+  }
+  std::string log_of(const std::string& name) { return read_file(logs_->path() + "/" + name + ".log"); }
+
+  static RegistryProcess* registry_;
+  std::unique_ptr<TempDir> logs_;
+  DaemonProcess* d_ = nullptr;
+  std::unique_ptr<CriClient> cri_;
+  v1::PodSandboxConfig pod_config_;
+  std::string pod_;
+};
+
+RegistryProcess* Containers::registry_ = nullptr;
+
+// "<timestamp> <stream> <tag> <content>" lines, without the timestamps (checked separately).
+std::vector<std::string> log_records(const std::string& text) {
+  static const std::regex line(R"(^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z) (stdout|stderr) ([FP]) (.*)$)");
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (!std::regex_match(l, m, line)) {
+      out.push_back("MALFORMED: " + l.substr(0, 80));
+      continue;
+    }
+    out.push_back(m[2].str() + " " + m[3].str() + " " + m[4].str());
+  }
+  return out;
+}
+
+TEST_F(Containers, LifecycleFromAPulledImage) {
+  auto& cri = ready();
+  std::string id;
+  // The shell is its PID namespace's init, which the kernel spares signals it does not handle.
+  auto config = shell_container("life", "trap 'exit 0' TERM; echo hello; while true; do sleep 0.1; done");
+  ASSERT_OK(cri.create_container(pod_, config, &id, pod_config_));
+  auto st = status(id);
+  EXPECT_EQ(st.state(), v1::CONTAINER_CREATED);
+  EXPECT_GT(st.created_at(), 0);
+  EXPECT_EQ(st.started_at(), 0);
+  EXPECT_EQ(st.metadata().name(), "life");
+  EXPECT_EQ(st.image().image(), image());
+  EXPECT_EQ(st.image_id().rfind("sha256:", 0), 0u);
+  EXPECT_NE(st.image_ref(), "");
+  EXPECT_EQ(st.log_path(), logs_->path() + "/life.log");
+  EXPECT_TRUE(fs::exists(st.log_path()));  // made at create
+  EXPECT_EQ(st.labels().at("container"), "life");
+  ASSERT_OK(cri.start_container(id));
+  st = status(id, true);
+  EXPECT_EQ(st.state(), v1::CONTAINER_RUNNING);
+  EXPECT_GT(st.started_at(), st.created_at());
+  ASSERT_TRUE(wait_for_file_text(st.log_path(), "stdout F hello\n"));
+  v1::ContainerStatusResponse verbose;
+  ASSERT_OK(cri.container_status(id, &verbose, true));
+  auto info = nlohmann::json::parse(verbose.info().at("info"));
+  int pid = info["pid"];
+  EXPECT_GT(pid, 0);
+  EXPECT_NE(info["runtimeSpec"]["process"]["args"][2].get<std::string>().find("echo hello"), std::string::npos);
+  // It runs in the pod's network namespace.
+  EXPECT_EQ(fs::read_symlink("/proc/" + std::to_string(pid) + "/ns/net"),
+            fs::read_symlink("/proc/" + std::to_string(std::stoi(shell("cat " + d_->state() + "/sandboxes/" + pod_ + "/pid"))) + "/ns/net"));
+  ASSERT_OK(cri.stop_container(id, 10));
+  st = status(id);
+  EXPECT_EQ(st.state(), v1::CONTAINER_EXITED);
+  EXPECT_EQ(st.exit_code(), 0);  // its TERM trap ran
+  EXPECT_EQ(st.reason(), "Completed");
+  EXPECT_GE(st.finished_at(), st.started_at());
+  ASSERT_OK(cri.stop_container(id, 10));  // idempotent
+  ASSERT_OK(cri.remove_container(id));
+  EXPECT_TRUE(cri.list_containers().empty());
+  EXPECT_FALSE(fs::exists(d_->state() + "/containers/" + id));
+  EXPECT_FALSE(fs::exists(d_->root() + "/containers/" + id));
+  ASSERT_OK(cri.remove_container(id));  // unknown now: still fine
+  v1::ContainerStatusResponse gone;
+  EXPECT_EQ(cri.container_status(id, &gone).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(Containers, LogFileLinesAreExact) {
+  auto& cri = ready();
+  // Both streams, a partial last line, CRLF, and a 1 MiB line (64 chunks of 16 KiB).
+  std::string id = run(shell_container(
+      "logs", "echo out-1; echo err-1 >&2; printf 'crlf\\r\\n'; yes x | tr -d '\\n' | head -c 1048576; echo; printf tail"));
+  auto st = wait_exited(id);
+  EXPECT_EQ(st.exit_code(), 0);
+  EXPECT_EQ(st.reason(), "Completed");
+  auto recs = log_records(log_of("logs"));
+  ASSERT_GE(recs.size(), 3u + 64u + 1u);
+  std::vector<std::string> head(recs.begin(), recs.begin() + 3);
+  // stdout and stderr are separate pipes: only the order within each stream is fixed.
+  EXPECT_NE(std::find(head.begin(), head.end(), "stdout F out-1"), head.end());
+  EXPECT_NE(std::find(head.begin(), head.end(), "stderr F err-1"), head.end());
+  EXPECT_NE(std::find(head.begin(), head.end(), "stdout F crlf"), head.end());
+  std::string chunk(16384, 'x');
+  size_t big = 3;
+  for (size_t i = 0; i < 63; ++i) EXPECT_EQ(recs[big + i], "stdout P " + chunk) << i;
+  EXPECT_EQ(recs[big + 63], "stdout F " + chunk);
+  EXPECT_EQ(recs[big + 64], "stdout P tail");  // the unterminated last fragment
+  EXPECT_EQ(recs.size(), big + 65);
+  ASSERT_OK(cri.remove_container(id));
+}
+
+TEST_F(Containers, ReopenContainerLogAfterARename) {
+  auto& cri = ready();
+  std::string id = run(shell_container("rot", "i=0; while true; do echo line-$i; i=$((i+1)); sleep 0.05; done"));
+  std::string path = logs_->path() + "/rot.log";
+  ASSERT_TRUE(wait_for_file_text(path, "line-3\n"));
+  fs::rename(path, path + ".1");
+  ASSERT_OK(cri.reopen_log(id));
+  EXPECT_TRUE(fs::exists(path));  // exists when the call returns
+  ASSERT_TRUE(wait_for_file_text(path, "stdout F line-"));
+  std::string old_text = read_file(path + ".1"), new_text = read_file(path);
+  // No line is in both files, and the new file goes on where the old one stopped.
+  auto last_old = log_records(old_text).back(), first_new = log_records(new_text).front();
+  int a = std::stoi(last_old.substr(last_old.find('-') + 1)), b = std::stoi(first_new.substr(first_new.find('-') + 1));
+  EXPECT_EQ(b, a + 1) << last_old << " / " << first_new;
+  ASSERT_OK(cri.stop_container(id, 0));
+  // Not running: an error, and no file appears.
+  fs::remove(path);
+  EXPECT_EQ(cri.reopen_log(id).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST_F(Containers, ExitCodesAndAStartFailure) {
+  auto& cri = ready();
+  std::string three = run(shell_container("three", "exit 3"));
+  auto st = wait_exited(three);
+  EXPECT_EQ(st.exit_code(), 3);
+  EXPECT_EQ(st.reason(), "Error");
+  std::string killed = run(test_container("killed", image(), {"sleep", "1000"}));
+  v1::ContainerStatusResponse v;
+  ASSERT_OK(cri.container_status(killed, &v, true));
+  ASSERT_EQ(::kill(nlohmann::json::parse(v.info().at("info"))["pid"].get<int>(), SIGKILL), 0);
+  st = wait_exited(killed);
+  EXPECT_EQ(st.exit_code(), 137);
+  EXPECT_EQ(st.reason(), "Error");
+  // An executable that does not exist: StartContainer fails, the container is EXITED with why.
+  std::string id;
+  ASSERT_OK(cri.create_container(pod_, test_container("missing", image(), {"/no/such/binary"}), &id, pod_config_));
+  grpc::Status s = cri.start_container(id);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.error_message().find("/no/such/binary"), std::string::npos) << s.error_message();
+  st = status(id);
+  EXPECT_EQ(st.state(), v1::CONTAINER_EXITED);
+  EXPECT_EQ(st.reason(), "StartError");
+  EXPECT_NE(st.message().find("/no/such/binary"), std::string::npos) << st.message();
+  EXPECT_EQ(cri.start_container(id).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  for (const auto& c : cri.list_containers()) ASSERT_OK(cri.remove_container(c.id()));
+}
+
+TEST_F(Containers, StopWaitsTheGraceThenKills) {
+  auto& cri = ready();
+  std::string id = run(shell_container("stubborn", "trap 'echo got TERM' TERM; while true; do sleep 0.1; done"));
+  std::string path = logs_->path() + "/stubborn.log";
+  std::this_thread::sleep_for(200ms);  // let the shell install its trap
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_OK(cri.stop_container(id, 2));
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto st = status(id);
+  EXPECT_EQ(st.state(), v1::CONTAINER_EXITED);
+  EXPECT_EQ(st.exit_code(), 137);
+  EXPECT_GE(waited, 1.9);  // the grace period was given (a lower bound, not a timing assertion)
+  EXPECT_TRUE(wait_for_file_text(path, "got TERM"));
+  // The image's default stop signal is SIGTERM; the config may name another.
+  auto quit = shell_container("quit", "trap 'echo got QUIT; exit 7' QUIT; while true; do sleep 0.1; done");
+  v1::Signal sigquit = v1::RUNTIME_DEFAULT;
+  ASSERT_TRUE(v1::Signal_Parse("SIGQUIT", &sigquit));
+  quit.set_stop_signal(sigquit);
+  std::string q = run(quit);
+  std::this_thread::sleep_for(200ms);
+  ASSERT_OK(cri.stop_container(q, 10));
+  EXPECT_EQ(status(q).exit_code(), 7);
+  for (const auto& c : cri.list_containers()) ASSERT_OK(cri.remove_container(c.id()));
+}
+
+TEST_F(Containers, ExecSyncOutputExitCodeAndTimeout) {
+  auto& cri = ready();
+  std::string id = run(shell_container("exec", "sleep 1000"));
+  v1::ExecSyncResponse r;
+  ASSERT_TRUE(cri.exec_sync(id, {"/bin/sh", "-c", "echo to-out; echo to-err >&2; exit 5"}, &r, 10).ok());
+  EXPECT_EQ(r.stdout(), "to-out\n");
+  EXPECT_EQ(r.stderr(), "to-err\n");
+  EXPECT_EQ(r.exit_code(), 5);
+  auto t0 = std::chrono::steady_clock::now();
+  grpc::Status s = cri.exec_sync(id, {"/bin/sh", "-c", "echo $$ > /tmp/sleeper; exec sleep 1000"}, &r, 1);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  EXPECT_NE(s.error_message().find("timed out after 1s"), std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 30s);
+  // The timed-out command is gone from the container.
+  // (It may stay a zombie: the container's init here is `sleep`, which reaps nobody.)
+  EXPECT_EQ(exec_out(id, {"/bin/sh", "-c", "case \"$(grep State /proc/$(cat /tmp/sleeper)/status 2>/dev/null)\" in *zombie*|'') echo gone;; *) echo alive;; esac"}),
+            "gone\n");
+  // Output is capped, not buffered without bound: 20 MiB of output gives what fits one CRI
+  // message (16 MiB, less room for the rest of the response).
+  ASSERT_OK(cri.exec_sync(id, {"/bin/sh", "-c", "head -c 20971520 /dev/zero; echo err >&2"}, &r, 30));
+  EXPECT_EQ(r.stdout().size() + r.stderr().size(), (16u << 20) - 4096);
+  EXPECT_EQ(cri.exec_sync(id, {}, &r).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  s = cri.exec_sync(id, {"/no/such/tool"}, &r, 10);
+  EXPECT_FALSE(s.ok() && r.exit_code() == 0);
+  ASSERT_OK(cri.stop_container(id, 0));
+  EXPECT_EQ(cri.exec_sync(id, {"true"}, &r).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_F(Containers, SpecAsSeenFromInside) {
+  auto& cri = ready();
+  TempDir host;
+  fs::permissions(host.path(), fs::perms(0755));
+  write_file(host / "data.txt", "from the host\n");
+  auto c = shell_container("inside", "sleep 1000");
+  c.set_working_dir("/tmp");
+  auto* env = c.add_envs();
+  env->set_key("GREETING");
+  env->set_value("hi there");
+  auto* sc = c.mutable_linux()->mutable_security_context();
+  sc->set_run_as_username("app");
+  sc->add_supplemental_groups(4242);
+  sc->mutable_capabilities()->add_drop_capabilities("ALL");
+  sc->mutable_capabilities()->add_add_capabilities("NET_BIND_SERVICE");
+  sc->mutable_seccomp()->set_profile_type(v1::SecurityProfile::RuntimeDefault);
+  sc->set_no_new_privs(true);
+  for (const auto& p : {"/proc/timer_list", "/proc/keys"}) sc->add_masked_paths(p);
+  sc->add_readonly_paths("/proc/sys");
+  auto* m = c.add_mounts();
+  m->set_container_path("/data");
+  m->set_host_path(host.path());
+  m->set_readonly(true);
+  std::string id = run(c);
+  EXPECT_EQ(exec_out(id, {"id"}), "uid=1000(app) gid=1000(app) groups=44(video),4242\n");
+  EXPECT_EQ(exec_out(id, {"pwd"}), "/tmp\n");
+  std::string environ = exec_out(id, {"env"});
+  EXPECT_NE(environ.find("GREETING=hi there\n"), std::string::npos) << environ;
+  EXPECT_NE(environ.find("HOSTNAME=pod\n"), std::string::npos) << environ;
+  EXPECT_NE(environ.find("PATH=/bin\n"), std::string::npos) << environ;  // the image's
+  EXPECT_EQ(exec_out(id, {"cat", "/data/data.txt"}), "from the host\n");
+  v1::ExecSyncResponse r;
+  ASSERT_OK(cri.exec_sync(id, {"touch", "/data/new"}, &r, 10));
+  EXPECT_NE(r.exit_code(), 0);  // read-only mount
+  std::string st = exec_out(id, {"cat", "/proc/1/status"});
+  EXPECT_NE(st.find("CapBnd:\t0000000000000400"), std::string::npos) << st;  // NET_BIND_SERVICE only
+  EXPECT_NE(st.find("Seccomp:\t2"), std::string::npos) << st;
+  EXPECT_NE(st.find("NoNewPrivs:\t1"), std::string::npos) << st;
+  ASSERT_OK(cri.exec_sync(id, {"wc", "-c", "/proc/timer_list"}, &r, 10));
+  EXPECT_EQ(r.stdout(), "0 /proc/timer_list\n") << r.stderr();  // masked
+  EXPECT_EQ(exec_out(id, {"hostname"}), "pod\n");
+  EXPECT_EQ(exec_out(id, {"cat", "/etc/resolv.conf"}), read_file(d_->state() + "/sandboxes/" + pod_ + "/resolv.conf"));
+  EXPECT_NE(exec_out(id, {"/bin/sh", "-c", "grep ' /proc/sys ' /proc/self/mounts"}).find(" ro,"), std::string::npos);
+
+  // A root container with the default capabilities, a read-only rootfs, no masked paths.
+  auto ro = shell_container("readonly", "sleep 1000");
+  ro.mutable_linux()->mutable_security_context()->set_readonly_rootfs(true);
+  std::string rid = run(ro);
+  ASSERT_OK(cri.exec_sync(rid, {"touch", "/newfile"}, &r, 10));
+  EXPECT_NE(r.exit_code(), 0);
+  EXPECT_NE(r.stderr().find("Read-only file system"), std::string::npos) << r.stderr();
+  EXPECT_NE(exec_out(rid, {"cat", "/proc/1/status"}).find("CapEff:\t00000000a80425fb"), std::string::npos);
+  EXPECT_NE(exec_out(rid, {"wc", "-c", "/proc/timer_list"}), "0 /proc/timer_list\n");  // an empty list masks nothing
+  for (const auto& x : cri.list_containers()) ASSERT_OK(cri.remove_container(x.id()));
+}
+
+TEST_F(Containers, MountPropagationFollowsTheHost) {
+  auto& cri = ready();
+  TempDir host;
+  fs::create_directories(host / "shared");
+  // A shared mount on the host: a mount made under it later shows up in an rslave container.
+  ASSERT_EQ(shell("mount --bind " + host / "shared" + " " + host / "shared" + " && mount --make-shared " + host / "shared" + " && echo ok"),
+            "ok\n");
+  auto c = shell_container("prop", "sleep 1000");
+  auto* m = c.add_mounts();
+  m->set_container_path("/shared");
+  m->set_host_path(host / "shared");
+  m->set_propagation(v1::PROPAGATION_HOST_TO_CONTAINER);
+  std::string id = run(c);
+  fs::create_directories(host / "shared/sub");
+  shell("mount -t tmpfs -o size=1m tmpfs " + host / "shared/sub");
+  write_file(host / "shared/sub/seen", "propagated\n");
+  EXPECT_EQ(exec_out(id, {"cat", "/shared/sub/seen"}), "propagated\n");
+  // Bidirectional needs a shared host mount; a private one is refused, naming the field.
+  TempDir priv;
+  auto b = shell_container("bidir", "sleep 1000");
+  auto* bm = b.add_mounts();
+  bm->set_container_path("/p");
+  bm->set_host_path(priv.path());
+  bm->set_propagation(v1::PROPAGATION_BIDIRECTIONAL);
+  std::string bid;
+  grpc::Status s = cri.create_container(pod_, b, &bid, pod_config_);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.error_message().find("config.mounts[0].propagation"), std::string::npos) << s.error_message();
+  ASSERT_OK(cri.remove_container(id));
+  shell("umount " + host / "shared/sub" + "; umount " + host / "shared");
+}
+
+TEST_F(Containers, ResourcesAreAppliedAndUpdatedLive) {
+  auto& cri = ready();
+  auto c = shell_container("res", "sleep 1000");
+  auto* r = c.mutable_linux()->mutable_resources();
+  r->set_cpu_shares(256);
+  r->set_cpu_quota(50000);
+  r->set_cpu_period(100000);
+  r->set_memory_limit_in_bytes(64 << 20);
+  std::string id = run(c);
+  std::string cg = "/berth-test-pods/" + id;
+  EXPECT_EQ(read_file("/sys/fs/cgroup/cpu" + cg + "/cpu.shares"), "256\n");
+  EXPECT_EQ(read_file("/sys/fs/cgroup/cpu" + cg + "/cpu.cfs_quota_us"), "50000\n");
+  EXPECT_EQ(read_file("/sys/fs/cgroup/memory" + cg + "/memory.limit_in_bytes"), std::to_string(64 << 20) + "\n");
+  v1::LinuxContainerResources update;
+  update.set_memory_limit_in_bytes(96 << 20);
+  update.set_cpu_quota(20000);
+  ASSERT_OK(cri.update_resources(id, update));
+  EXPECT_EQ(read_file("/sys/fs/cgroup/memory" + cg + "/memory.limit_in_bytes"), std::to_string(96 << 20) + "\n");
+  EXPECT_EQ(read_file("/sys/fs/cgroup/cpu" + cg + "/cpu.cfs_quota_us"), "20000\n");
+  EXPECT_EQ(read_file("/sys/fs/cgroup/cpu" + cg + "/cpu.shares"), "256\n");  // kept: not in the update
+  auto st = status(id);
+  EXPECT_EQ(st.resources().linux().memory_limit_in_bytes(), 96 << 20);
+  EXPECT_EQ(st.resources().linux().cpu_shares(), 256);
+  v1::LinuxContainerResources bad;
+  bad.mutable_unified()->insert({"memory.max", "1G"});
+  grpc::Status s = cri.update_resources(id, bad);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("unified"), std::string::npos);
+  ASSERT_OK(cri.remove_container(id));
+}
+
+TEST_F(Containers, OutOfMemoryIsReportedAsOOMKilled) {
+  auto& cri = ready();
+  auto c = shell_container("oom", "echo start; x=$(head -c 134217728 /dev/zero | tr '\\0' x); echo never");
+  c.mutable_linux()->mutable_resources()->set_memory_limit_in_bytes(16 << 20);
+  std::string id = run(c);
+  auto st = wait_exited(id, 60s);
+  EXPECT_EQ(st.state(), v1::CONTAINER_EXITED);
+  EXPECT_EQ(st.reason(), "OOMKilled");
+  EXPECT_NE(st.exit_code(), 0);
+  ASSERT_OK(cri.remove_container(id));
+}
+
+TEST_F(Containers, ContainersOutliveABerthdKill) {
+  TempDir& shared = scratch();
+  auto net = std::make_shared<TestNetwork>();
+  std::string root = shared / "root", state = shared / "state";
+  std::string id;
+  {
+    DaemonProcess& first = daemon_at({.network = net}, shared / "a.sock", root, state);
+    CriClient cri(first);
+    ASSERT_OK(cri.pull_image(image()));
+    pod_config_ = test_pod("survivor");
+    pod_config_.set_log_directory(logs_->path());
+    ASSERT_OK(cri.run_pod(pod_config_, &pod_));
+    cri_ = std::make_unique<CriClient>(first);
+    id = run(shell_container("tick", "i=0; while [ ! -e /tmp/stop ]; do echo tick-$i; i=$((i+1)); sleep 0.05; done; exit 42"));
+    ASSERT_TRUE(wait_for_file_text(logs_->path() + "/tick.log", "tick-2\n"));
+    first.stop(SIGKILL);
+  }
+  // berthd is gone: the container goes on and its log keeps growing.
+  size_t before = read_file(logs_->path() + "/tick.log").size();
+  std::this_thread::sleep_for(300ms);
+  EXPECT_GT(read_file(logs_->path() + "/tick.log").size(), before);
+  DaemonProcess& second = daemon_at({.network = net}, shared / "b.sock", root, state);
+  cri_ = std::make_unique<CriClient>(second);
+  EXPECT_EQ(status(id).state(), v1::CONTAINER_RUNNING);
+  v1::ExecSyncResponse r;
+  ASSERT_OK(cri_->exec_sync(id, {"touch", "/tmp/stop"}, &r, 10));
+  auto st = wait_exited(id);
+  EXPECT_EQ(st.exit_code(), 42);  // learned from the monitor, after the restart
+  EXPECT_EQ(st.reason(), "Error");
+  ASSERT_OK(cri_->remove_pod(pod_));
+  EXPECT_TRUE(cri_->list_containers().empty());
+}
+
+TEST_F(Containers, ThirtyContainersAndEveryFilter) {
+  auto& cri = ready();
+  std::string other_pod;
+  auto other = test_pod("other");
+  other.set_log_directory(logs_->path() + "/other");
+  ASSERT_OK(cri.run_pod(other, &other_pod));
+  std::vector<std::string> ids;
+  for (int i = 0; i < 30; ++i) {
+    auto c = test_container("c" + std::to_string(i), image(), {"sleep", "1000"});
+    (*c.mutable_labels())["parity"] = i % 2 ? "odd" : "even";
+    std::string id;
+    ASSERT_OK(cri.create_container(i < 20 ? pod_ : other_pod, c, &id));
+    if (i % 3 == 0) {
+      ASSERT_OK(cri.start_container(id));
+    }
+    ids.push_back(id);
+  }
+  EXPECT_EQ(cri.list_containers().size(), 30u);
+  v1::ContainerFilter f;
+  f.set_id(ids[7].substr(0, 12));
+  ASSERT_EQ(cri.list_containers(f).size(), 1u);
+  EXPECT_EQ(cri.list_containers(f)[0].id(), ids[7]);
+  f.Clear();
+  f.mutable_state()->set_state(v1::CONTAINER_RUNNING);
+  EXPECT_EQ(cri.list_containers(f).size(), 10u);
+  f.Clear();
+  f.set_pod_sandbox_id(other_pod.substr(0, 10));
+  EXPECT_EQ(cri.list_containers(f).size(), 10u);
+  f.Clear();
+  (*f.mutable_label_selector())["parity"] = "odd";
+  EXPECT_EQ(cri.list_containers(f).size(), 15u);
+  (*f.mutable_label_selector())["container"] = "c7";
+  EXPECT_EQ(cri.list_containers(f).size(), 1u);
+  // Name reservation: the same name and attempt in the same pod.
+  std::string dup;
+  grpc::Status s = cri.create_container(pod_, test_container("c3", image(), {"true"}), &dup);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  EXPECT_NE(s.error_message().find("is reserved for container " + ids[3]), std::string::npos) << s.error_message();
+  // StopPodSandbox stops its containers; RemovePodSandbox removes them.
+  ASSERT_OK(cri.stop_pod(other_pod));
+  f.Clear();
+  f.set_pod_sandbox_id(other_pod);
+  for (const auto& c : cri.list_containers(f)) EXPECT_NE(c.state(), v1::CONTAINER_RUNNING);
+  ASSERT_OK(cri.remove_pod(other_pod));
+  EXPECT_EQ(cri.list_containers().size(), 20u);
+  ASSERT_OK(cri.remove_pod(pod_));
+  EXPECT_TRUE(cri.list_containers().empty());
+}
+
+TEST_F(Containers, BadRequestsAreRefusedAndLeaveNothing) {
+  auto& cri = ready();
+  std::string id;
+  struct Case {
+    std::string pod;
+    v1::ContainerConfig config;
+    grpc::StatusCode code;
+    std::string says;
+  };
+  auto base = [&] { return test_container("bad", image(), {"true"}); };
+  std::vector<Case> cases;
+  cases.push_back({"nope", base(), grpc::StatusCode::NOT_FOUND, "pod sandbox nope not found"});
+  auto noname = base();
+  noname.mutable_metadata()->set_name("");
+  cases.push_back({pod_, noname, grpc::StatusCode::INVALID_ARGUMENT, "config.metadata.name"});
+  auto noimage = base();
+  noimage.mutable_image()->set_image("registry.invalid/none:1");
+  cases.push_back({pod_, noimage, grpc::StatusCode::NOT_FOUND, "registry.invalid/none:1"});
+  auto badcap = base();
+  badcap.mutable_linux()->mutable_security_context()->mutable_capabilities()->add_add_capabilities("CAP_FLY");
+  cases.push_back({pod_, badcap, grpc::StatusCode::INVALID_ARGUMENT, "CAP_FLY"});
+  auto baduser = base();
+  baduser.mutable_linux()->mutable_security_context()->set_run_as_username("nobody-here");
+  cases.push_back({pod_, baduser, grpc::StatusCode::INVALID_ARGUMENT, "nobody-here"});
+  auto badmount = base();
+  badmount.add_mounts()->set_container_path("/x");
+  badmount.mutable_mounts(0)->set_host_path("/no/such/host/path");
+  cases.push_back({pod_, badmount, grpc::StatusCode::INVALID_ARGUMENT, "/no/such/host/path"});
+  auto priv = base();
+  priv.mutable_linux()->mutable_security_context()->set_privileged(true);
+  cases.push_back({pod_, priv, grpc::StatusCode::INVALID_ARGUMENT, "is not privileged"});
+  auto badlog = base();
+  badlog.set_log_path("/abs/path.log");
+  cases.push_back({pod_, badlog, grpc::StatusCode::INVALID_ARGUMENT, "config.log_path"});
+  for (const auto& c : cases) {
+    grpc::Status s = cri.create_container(c.pod, c.config, &id);
+    EXPECT_EQ(s.error_code(), c.code) << c.says << ": " << s.error_message();
+    EXPECT_NE(s.error_message().find(c.says), std::string::npos) << s.error_message();
+  }
+  EXPECT_TRUE(cri.list_containers().empty());
+  EXPECT_TRUE(fs::is_empty(d_->state() + "/containers"));
+  EXPECT_TRUE(fs::is_empty(d_->root() + "/containers"));
+  EXPECT_EQ(shell("grep -c " + d_->state() + "/containers /proc/self/mountinfo"), "0\n");
+  // A sandbox that is not ready takes no containers.
+  ASSERT_OK(cri.stop_pod(pod_));
+  grpc::Status s = cri.create_container(pod_, base(), &id);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+}
+
+}  // namespace
+}  // namespace berth::test
