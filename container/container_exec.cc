@@ -77,7 +77,7 @@ Result<ExecSyncOutput> ContainerManager::exec_sync(const std::string& id_or_pref
       for (const char* ext : {".json", ".pid", ".log"}) ::unlink((base + ext).c_str());
     }
   } cleanup{base};
-  if (Status s = write_file_atomically(base + ".json", exec_process(spec, cmd, false).dump(), 0600); !s.ok()) return s;
+  if (Status s = write_file_atomically(base + ".json", exec_process(spec, cmd, false).dump(), 0600, false); !s.ok()) return s;
   Command command{.argv = rt->argv({"--log", base + ".log", "--log-format", "json", "exec", "--process", base + ".json",
                                     "--pid-file", base + ".pid", id}),
                   .timeout = std::chrono::seconds(timeout_seconds),
@@ -127,7 +127,7 @@ Status ContainerManager::update_resources(const std::string& id_or_prefix, const
     nlohmann::json devices = spec["linux"]["resources"].value("devices", nlohmann::json::array());
     spec["linux"]["resources"] = *oci;
     spec["linux"]["resources"]["devices"] = devices;
-    if (Status s = write_file_atomically(c->bundle + "/config.json", spec.dump(), 0600); !s.ok()) return s;
+    if (Status s = write_file_atomically(c->bundle + "/config.json", spec.dump(), 0600, false); !s.ok()) return s;
   }
   std::lock_guard lock(c->mu);
   *c->config.mutable_linux()->mutable_resources() = next;

@@ -1,5 +1,5 @@
 // Container lifecycle: create (rootfs, spec, record, log file), start (the monitor runs the
-// runtime's create, then `runtime start`), remove, and recovery at berthd start (records
+// runtime's `run --detach`: one runtime process for create and start), remove, and recovery at berthd start (records
 // reloaded, monitors of running containers watched again). Each multi-step call keeps a rollback
 // list and undoes every finished step when a later one fails.
 #include "berth/container_manager.h"
@@ -128,6 +128,9 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
   impl->containers_state = impl->opt.state_dir + "/containers";
   // Monitor sockets live apart from the bundles: a unix socket path must stay under 108 bytes.
   impl->monitors_dir = impl->opt.state_dir + "/monitors";
+  if (impl->monitor_socket(std::string(64, '0')).size() >= 108)
+    return invalid_argument("containers: the state dir " + impl->opt.state_dir + " is too long for monitor sockets under it (" +
+                            impl->monitors_dir + "/<32 hex>.sock must stay under 108 bytes)");
   impl->layers_dir = impl->opt.root_dir + "/containers";
   impl->records_dir = impl->opt.root_dir + "/container-records";
   impl->quarantine_dir = impl->opt.root_dir + "/container-records-quarantine";
@@ -158,7 +161,7 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
     c->rootfs = c->bundle + "/rootfs";
     c->upper = impl->layers_dir + "/" + rec.id + "/upper";
     c->work = impl->layers_dir + "/" + rec.id + "/work";
-    c->socket = impl->monitors_dir + "/" + rec.id + ".sock";
+    c->socket = impl->monitor_socket(rec.id);
     c->exit_file = c->bundle + "/exit.json";
     auto spec = nlohmann::json::parse(read_text(c->bundle + "/config.json"), nullptr, false);
     if (spec.is_object() && spec.contains("linux")) c->cgroups_path = spec["linux"].value("cgroupsPath", "");
@@ -227,7 +230,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   c->rootfs = c->bundle + "/rootfs";
   c->upper = impl_->layers_dir + "/" + id + "/upper";
   c->work = impl_->layers_dir + "/" + id + "/work";
-  c->socket = impl_->monitors_dir + "/" + id + ".sock";
+  c->socket = impl_->monitor_socket(id);
   c->exit_file = c->bundle + "/exit.json";
   c->stop_signal = stop_signal_of(config, image->config.stop_signal);
   std::error_code ec;
@@ -265,7 +268,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
                          .host_apparmor = host_apparmor_enabled()};
   auto spec = build_container_spec(config, pfc, ifc, in);
   if (!spec.ok()) return fail(spec.status());
-  if (Status s = write_file_atomically(c->bundle + "/config.json", spec->spec.dump(), 0600); !s.ok()) return fail(s);
+  if (Status s = write_file_atomically(c->bundle + "/config.json", spec->spec.dump(), 0600, false); !s.ok()) return fail(s);
 
   std::string log_path;
   if (!pod->log_directory.empty() && !config.log_path().empty()) {
@@ -334,10 +337,11 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
     return s.context("start container " + id);
   };
   (void)::unlink(c->exit_file.c_str());
+  // Without a log directory the output is read and dropped (a full pipe would stall the container).
   MonitorSpawnOptions m{.monitor_path = impl_->opt.monitor_binary, .id = id, .bundle = c->bundle, .runtime_path = rt->binary(),
                         .runtime_root = rt->root(), .systemd_cgroup = impl_->opt.systemd_cgroup, .socket_path = c->socket,
-                        .exit_file = c->exit_file, .log_path = c->rec.log_path, .tty = c->config.tty(),
-                        .open_stdin = c->config.stdin(), .stdin_once = c->config.stdin_once(),
+                        .exit_file = c->exit_file, .log_path = c->rec.log_path.empty() ? "/dev/null" : c->rec.log_path, .tty = c->config.tty(),
+                        .open_stdin = c->config.stdin(), .stdin_once = c->config.stdin_once(), .start = true,
                         .diagnostics_path = c->bundle + "/monitor.log"};
   auto started = spawn_monitor(m);
   if (!started.ok()) return start_failed(started.status());
@@ -348,13 +352,6 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
   {
     std::lock_guard lock(c->mu);
     c->rec.pid = started->container_pid;
-  }
-  if (Status s = rt->start(id); !s.ok()) {
-    (void)rt->kill(id, 9);
-    return start_failed(s);
-  }
-  {
-    std::lock_guard lock(c->mu);
     c->rec.started_at = now_ns();
     if (c->rec.state == v1::CONTAINER_CREATED) c->rec.state = v1::CONTAINER_RUNNING;  // unless it already exited
     if (Status s = impl_->save(*c); !s.ok()) spdlog::error("container {}: {}", id, s.message());

@@ -45,6 +45,8 @@ struct ContainerManager::Impl {
   std::unique_ptr<MonitorWatcher> watcher;
 
   Result<OciRuntime> runtime_for(const std::string& handler) const;
+  // Named by the first 128 bits of the id, to keep the path short.
+  std::string monitor_socket(const std::string& id) const { return monitors_dir + "/" + id.substr(0, 32) + ".sock"; }
   std::shared_ptr<Container> find(const std::string& id_or_prefix, Status* err);
   void emit(const Container& c, runtime::v1::ContainerEventType type) const;
   // The exit path: records the exit once (reason from the exit code and the cgroup's OOM count).

@@ -49,6 +49,7 @@ std::vector<std::string> monitor_argv(const MonitorSpawnOptions& o, const std::s
   if (o.tty) a.push_back("--tty");
   if (o.open_stdin) a.push_back("--stdin");
   if (o.stdin_once) a.push_back("--stdin-once");
+  if (o.start) a.push_back("--start");
   return a;
 }
 

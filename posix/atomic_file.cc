@@ -12,7 +12,7 @@
 
 namespace berth {
 
-Status write_file_atomically(const std::string& path, const std::string& content, int mode) {
+Status write_file_atomically(const std::string& path, const std::string& content, int mode, bool durable) {
   static std::atomic<unsigned> counter{0};
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
@@ -32,7 +32,7 @@ Status write_file_atomically(const std::string& path, const std::string& content
     p += n;
     left -= static_cast<size_t>(n);
   }
-  if (::fsync(fd.get()) != 0) {
+  if (durable && ::fsync(fd.get()) != 0) {
     int err = errno;
     ::unlink(temp.c_str());
     return errno_status(err, "fsync " + temp);
@@ -43,6 +43,7 @@ Status write_file_atomically(const std::string& path, const std::string& content
     ::unlink(temp.c_str());
     return errno_status(err, "rename " + temp + " to " + path);
   }
+  if (!durable) return ok_status();
   UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dfd && ::fsync(dfd.get()) != 0) return errno_status(errno, "fsync " + dir);
   return ok_status();

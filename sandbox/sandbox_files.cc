@@ -28,18 +28,18 @@ Status write_resolv_conf(const std::string& path, const ResolvConfSettings& dns,
       out += "\n";
     }
   }
-  return write_file_atomically(path, out, 0644).context("write resolv.conf");
+  return write_file_atomically(path, out, 0644, false).context("write resolv.conf");
 }
 
 Status write_hostname_file(const std::string& path, const std::string& hostname) {
-  return write_file_atomically(path, hostname + "\n", 0644).context("write hostname");
+  return write_file_atomically(path, hostname + "\n", 0644, false).context("write hostname");
 }
 
 Status write_hosts_file(const std::string& path, const std::string& hostname) {
   std::string out = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\n"
                     "fe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n";
   if (!hostname.empty()) out += "127.0.1.1\t" + hostname + "\n";
-  return write_file_atomically(path, out, 0644).context("write hosts");
+  return write_file_atomically(path, out, 0644, false).context("write hosts");
 }
 
 }  // namespace berth

@@ -356,7 +356,7 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   }
   auto spec = build_pause_spec(config, spec_in);
   if (!spec.ok()) return fail(spec.status());
-  if (Status s = write_file_atomically(sb->bundle + "/config.json", spec->dump(), 0600); !s.ok()) return fail(s);
+  if (Status s = write_file_atomically(sb->bundle + "/config.json", spec->dump(), 0600, false); !s.ok()) return fail(s);
 
   SandboxCheckpoint& cp = sb->cp;
   cp.id = id;

@@ -39,6 +39,7 @@ bool parse_monitor_options(int argc, char** argv, MonitorOptions* o, char* err, 
       {"--tty", &o->tty},
       {"--stdin", &o->open_stdin},
       {"--stdin-once", &o->stdin_once},
+      {"--start", &o->start},
   };
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];

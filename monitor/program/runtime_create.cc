@@ -141,7 +141,13 @@ void run_runtime_create(const MonitorOptions& o, const RuntimeStdio& stdio, Chil
   argv[n++] = o.runtime_log;
   argv[n++] = "--log-format";
   argv[n++] = "json";
-  argv[n++] = "create";
+  // `run --detach` spares a second runtime process for `start` when the caller starts at once.
+  if (o.start) {
+    argv[n++] = "run";
+    argv[n++] = "--detach";
+  } else {
+    argv[n++] = "create";
+  }
   argv[n++] = "--bundle";
   argv[n++] = o.bundle;
   argv[n++] = "--pid-file";

@@ -9,6 +9,7 @@
 
 #include "bench_figures.h"
 #include "berth/cri_api.h"
+#include "container_bench.h"
 #include "pull_bench.h"
 #include "sandbox_bench.h"
 
@@ -23,7 +24,7 @@ int main(int argc, char** argv) {
   size_t pull_runs = 5;
   int runtime_pid = 0;
   bool sandboxes = false, host_network = false;
-  std::string metrics_url;
+  std::string metrics_url, container_image;
   app.add_option("--endpoint", endpoint, "CRI endpoint, e.g. unix:///run/berth/berth.sock");
   app.add_option("--calls", calls, "calls per round-trip measurement");
   app.add_option("--pull", pull_ref, "also measure PullImage of this image, cold store (removed before each run)");
@@ -32,11 +33,14 @@ int main(int argc, char** argv) {
   app.add_flag("--sandboxes", sandboxes, "also measure RunPodSandbox (20 sequential, 10 parallel) and RSS with 30 sandboxes");
   app.add_flag("--host-network", host_network, "sandboxes on the host network (no netns, no CNI)");
   app.add_option("--metrics-url", metrics_url, "berth's /metrics URL: report the share of RunPodSandbox spent in CNI plugins");
+  app.add_option("--containers", container_image, "also measure containers running this image (pulled first)");
   CLI11_PARSE(app, argc, argv);
   std::string target = endpoint;
   if (target.rfind("unix://", 0) == 0) target = "unix:" + target.substr(7);
 
-  auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(16 << 20);
+  auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
   if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(5))) {
     std::fprintf(stderr, "berth-bench: cannot connect to %s\n", endpoint.c_str());
     return 1;
@@ -64,9 +68,8 @@ int main(int argc, char** argv) {
         return rt->Status(&ctx, v1::StatusRequest(), &r).ok();
       }));
   if (sandboxes) run_sandbox_bench(*rt, {runtime_pid, host_network, metrics_url});
-  if (!pull_ref.empty()) {
-    auto images = v1::ImageService::NewStub(channel);
-    run_pull_bench(*images, pull_ref, pull_runs, runtime_pid);
-  }
+  auto images = v1::ImageService::NewStub(channel);
+  if (!container_image.empty()) run_container_bench(*rt, *images, {container_image, runtime_pid});
+  if (!pull_ref.empty()) run_pull_bench(*images, pull_ref, pull_runs, runtime_pid);
   return 0;
 }

@@ -28,6 +28,7 @@ struct MonitorSpawnOptions {
   bool tty = false;
   bool open_stdin = false;
   bool stdin_once = false;
+  bool start = false;            // also start the container (`run --detach`): no `runtime start` after
   std::string diagnostics_path;  // the monitor's own stderr (appended); empty: /dev/null
   std::chrono::milliseconds timeout{60000};  // for the whole create
 };
@@ -38,8 +39,8 @@ struct MonitorStarted {
 };
 
 // Starts berth-monitor detached from the caller (double fork, own session, default signals, only
-// stdio and the create-report socket open), which runs `<runtime> create`; returns once the
-// container is created. On failure no monitor process and no socket file are left; the Status
+// stdio and the create-report socket open), which runs `<runtime> create` (or `run --detach`
+// with `start`); returns once the container is created (and started). On failure no monitor process and no socket file are left; the Status
 // carries the runtime's message ("create <id>: ...").
 Result<MonitorStarted> spawn_monitor(const MonitorSpawnOptions& opts);
 

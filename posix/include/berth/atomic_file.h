@@ -8,6 +8,8 @@
 
 namespace berth {
 
-Status write_file_atomically(const std::string& path, const std::string& content, int mode = 0600);
+// durable false: no fsyncs (still atomic), for files under the runtime state dir, which a reboot
+// clears anyway (OCI bundles).
+Status write_file_atomically(const std::string& path, const std::string& content, int mode = 0600, bool durable = true);
 
 }  // namespace berth
