@@ -15,6 +15,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <spdlog/spdlog.h>
 
+#include "berth/apparmor_default.h"
 #include "berth/atomic_file.h"
 #include "berth/cgroups_path.h"
 #include "berth/container_rootfs.h"
@@ -62,8 +63,6 @@ int stop_signal_of(const v1::ContainerConfig& c, const std::string& image_stop_s
   if (int n = signal_number(image_stop_signal)) return n;
   return 15;
 }
-
-bool host_apparmor_enabled() { return read_text("/sys/module/apparmor/parameters/enabled").rfind("Y", 0) == 0; }
 
 }  // namespace
 
@@ -266,6 +265,11 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   ContainerSpecInputs in{.id = id, .rootfs = c->rootfs, .cgroups_path = c->cgroups_path, .mountinfo = read_text("/proc/self/mountinfo"),
                          .min_oom_score_adj = impl_->min_oom_score_adj, .target_pid = target_pid,
                          .host_apparmor = host_apparmor_enabled()};
+  if (in.host_apparmor && !config.linux().security_context().privileged()) {
+    auto profile = ensure_apparmor_default_profile(impl_->opt.state_dir);
+    if (!profile.ok()) return fail(profile.status());
+    in.default_apparmor_profile = *profile;
+  }
   auto spec = build_container_spec(config, pfc, ifc, in);
   if (!spec.ok()) return fail(spec.status());
   if (Status s = write_file_atomically(c->bundle + "/config.json", spec->spec.dump(), 0600, false); !s.ok()) return fail(s);

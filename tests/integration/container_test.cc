@@ -342,7 +342,14 @@ TEST_F(Containers, SpecAsSeenFromInside) {
   // A root container with the default capabilities, a read-only rootfs, no masked paths.
   auto ro = shell_container("readonly", "sleep 1000");
   ro.mutable_linux()->mutable_security_context()->set_readonly_rootfs(true);
+  auto* dev = ro.add_devices();
+  dev->set_host_path("/dev/null");
+  dev->set_container_path("/dev/berth-null");
+  dev->set_permissions("rw");
   std::string rid = run(ro);
+  EXPECT_EQ(exec_out(rid, {"stat", "-c", "%t:%T", "/dev/berth-null"}), "1:3\n");
+  ASSERT_OK(cri.exec_sync(rid, {"/bin/sh", "-c", "echo x > /dev/berth-null"}, &r, 10));
+  EXPECT_EQ(r.exit_code(), 0) << r.stderr();
   ASSERT_OK(cri.exec_sync(rid, {"touch", "/newfile"}, &r, 10));
   EXPECT_NE(r.exit_code(), 0);
   EXPECT_NE(r.stderr().find("Read-only file system"), std::string::npos) << r.stderr();

@@ -1,0 +1,174 @@
+// build_container_spec on its own, on a temp rootfs: namespaces joined from the pod, env and user
+// defaults, mounts, masked paths as given, privileged, resources, AppArmor choices, signals and the
+// cgroup directory forms.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "../../container/container_linux_spec.h"
+#include "berth/cgroups_path.h"
+#include "berth/container_spec.h"
+#include "berth/test/temp_dir.h"
+
+namespace berth {
+namespace {
+
+namespace v1 = runtime::v1;
+using nlohmann::json;
+using test::TempDir;
+
+class ContainerOciSpec : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::filesystem::create_directories(root_ / "etc");
+    test::write_file(root_ / "etc/passwd", "root:x:0:0::/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n");
+    test::write_file(root_ / "etc/group", "root:x:0:\napp:x:1000:\nvideo:x:44:app\n");
+    pod_ = {"pod1", 4242, "/run/berth/netns/pod1", false, false, false, "/run/berth/sandboxes/pod1", "/run/berth/sandboxes/pod1/shm",
+            "web-0", "web-0", "default", "uid-1", false};
+    image_ = {"busybox", {{"/bin/sh"}, {"-c", "true"}, {"PATH=/bin", "A=1"}, "/srv", "app"}, "SIGQUIT"};
+    in_ = {.id = "c1", .rootfs = root_.path(), .cgroups_path = "/kubepods/pod1/c1", .mountinfo = ""};
+  }
+  v1::ContainerConfig config() {
+    v1::ContainerConfig c;
+    c.mutable_metadata()->set_name("app");
+    c.mutable_image()->set_image("busybox");
+    return c;
+  }
+  Result<ContainerSpec> build(const v1::ContainerConfig& c) { return build_container_spec(c, pod_, image_, in_); }
+
+  TempDir root_;
+  PodForContainer pod_;
+  ImageForContainer image_;
+  ContainerSpecInputs in_;
+};
+
+TEST_F(ContainerOciSpec, JoinsThePodsNamespacesAndUsesImageDefaults) {
+  auto c = config();
+  auto* kv = c.add_envs();
+  kv->set_key("A");
+  kv->set_value("2");
+  auto spec = build(c);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  const json& s = spec->spec;
+  EXPECT_EQ(s["process"]["args"], json({"/bin/sh", "-c", "true"}));
+  EXPECT_EQ(s["process"]["env"], json({"HOSTNAME=web-0", "PATH=/bin", "A=2"}));
+  EXPECT_EQ(s["process"]["cwd"], "/srv");
+  EXPECT_EQ(s["process"]["user"]["uid"], 1000);
+  EXPECT_EQ(s["process"]["user"]["additionalGids"], json({44}));
+  json ns = s["linux"]["namespaces"];
+  EXPECT_EQ(ns[0], json({{"type", "mount"}}));
+  EXPECT_EQ(ns[1], json({{"type", "network"}, {"path", "/run/berth/netns/pod1"}}));
+  EXPECT_EQ(ns[2], json({{"type", "uts"}, {"path", "/proc/4242/ns/uts"}}));
+  EXPECT_EQ(ns[3], json({{"type", "ipc"}, {"path", "/proc/4242/ns/ipc"}}));
+  EXPECT_EQ(ns[4], json({{"type", "pid"}, {"path", "/proc/4242/ns/pid"}}));  // POD: the pause's
+  EXPECT_FALSE(s.contains("hostname"));  // the pod's UTS namespace already has it
+  EXPECT_EQ(s["linux"]["cgroupsPath"], "/kubepods/pod1/c1");
+  EXPECT_EQ(s["annotations"]["io.kubernetes.cri.sandbox-id"], "pod1");
+  bool shm = false, resolv = false;
+  for (const auto& m : s["mounts"]) {
+    if (m["destination"] == "/dev/shm") shm = m["source"] == pod_.shm_path;
+    if (m["destination"] == "/etc/resolv.conf") resolv = m["source"] == pod_.files_dir + "/resolv.conf";
+  }
+  EXPECT_TRUE(shm && resolv);
+  // No masked or read-only paths asked for: none (kubelet sends its defaults when it wants them).
+  EXPECT_EQ(s["linux"]["maskedPaths"], json::array());
+  EXPECT_EQ(s["linux"]["readonlyPaths"], json::array());
+}
+
+TEST_F(ContainerOciSpec, PidNamespaceModesAndHostNamespaces) {
+  auto c = config();
+  c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_pid(v1::CONTAINER);
+  EXPECT_EQ(build(c)->spec["linux"]["namespaces"].back(), json({{"type", "pid"}}));
+  c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_pid(v1::TARGET);
+  c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_target_id("other");
+  EXPECT_EQ(build(c).status().code(), Code::invalid_argument);
+  in_.target_pid = 777;
+  EXPECT_EQ(build(c)->spec["linux"]["namespaces"].back(), json({{"type", "pid"}, {"path", "/proc/777/ns/pid"}}));
+  pod_.host_network = pod_.host_ipc = pod_.host_pid = true;
+  c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_pid(v1::POD);
+  EXPECT_EQ(build(c)->spec["linux"]["namespaces"], json({{{"type", "mount"}}}));
+}
+
+TEST_F(ContainerOciSpec, PrivilegedNeedsAPrivilegedPod) {
+  auto c = config();
+  c.mutable_linux()->mutable_security_context()->set_privileged(true);
+  auto refused = build(c);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("privileged"), std::string::npos);
+  pod_.privileged = true;
+  auto spec = build(c);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_FALSE(spec->spec["linux"].contains("seccomp"));
+  EXPECT_FALSE(spec->spec["linux"].contains("maskedPaths"));
+  EXPECT_GT(spec->spec["process"]["capabilities"]["bounding"].size(), 30u);
+  EXPECT_EQ(spec->spec["linux"]["resources"]["devices"], json({{{"allow", true}, {"access", "rwm"}}}));
+}
+
+TEST_F(ContainerOciSpec, ResourcesAndBadInput) {
+  v1::LinuxContainerResources r;
+  r.set_cpu_shares(512);
+  r.set_cpu_quota(20000);
+  r.set_cpu_period(100000);
+  r.set_memory_limit_in_bytes(1 << 30);
+  r.set_cpuset_cpus("0-1");
+  auto* hp = r.add_hugepage_limits();
+  hp->set_page_size("2MB");
+  hp->set_limit(4 << 20);
+  auto res = oci_resources(r, false);
+  ASSERT_TRUE(res.ok());
+  EXPECT_EQ((*res)["cpu"], json({{"shares", 512}, {"quota", 20000}, {"period", 100000}, {"cpus", "0-1"}}));
+  EXPECT_EQ((*res)["memory"]["limit"], 1 << 30);
+  EXPECT_EQ((*res)["hugepageLimits"][0]["pageSize"], "2MB");
+  r.mutable_unified()->insert({"memory.high", "100M"});
+  EXPECT_EQ(oci_resources(r, false).status().code(), Code::invalid_argument);
+  EXPECT_EQ((*oci_resources(r, true))["unified"]["memory.high"], "100M");
+  r.set_memory_swap_limit_in_bytes(1 << 20);
+  EXPECT_NE(oci_resources(r, true).status().message().find("memory_swap_limit_in_bytes"), std::string::npos);
+
+  auto c = config();
+  c.mutable_linux()->mutable_resources()->set_oom_score_adj(-2000);
+  EXPECT_NE(build(c).status().message().find("oom_score_adj"), std::string::npos);
+  c = config();
+  c.set_working_dir("relative");
+  EXPECT_NE(build(c).status().message().find("config.working_dir"), std::string::npos);
+  c = config();
+  c.mutable_linux()->mutable_resources()->set_oom_score_adj(-999);
+  in_.min_oom_score_adj = -500;  // berthd may not go below its own
+  EXPECT_EQ(build(c)->spec["process"]["oomScoreAdj"], -500);
+}
+
+TEST_F(ContainerOciSpec, AppArmorChoices) {
+  v1::LinuxContainerSecurityContext sc;
+  EXPECT_EQ(*apparmor_profile(sc, false, ""), "");                      // no AppArmor here: none
+  EXPECT_EQ(*apparmor_profile(sc, true, "berth-default"), "berth-default");  // RuntimeDefault
+  sc.mutable_apparmor()->set_profile_type(v1::SecurityProfile::Unconfined);
+  EXPECT_EQ(*apparmor_profile(sc, true, "berth-default"), "unconfined");
+  sc.mutable_apparmor()->set_profile_type(v1::SecurityProfile::Localhost);
+  sc.mutable_apparmor()->set_localhost_ref("my-profile");
+  EXPECT_EQ(*apparmor_profile(sc, true, "berth-default"), "my-profile");
+  auto refused = apparmor_profile(sc, false, "");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("AppArmor is not enabled"), std::string::npos);
+  v1::LinuxContainerSecurityContext legacy;
+  legacy.set_apparmor_profile("localhost/old-style");
+  EXPECT_EQ(*apparmor_profile(legacy, true, ""), "old-style");
+}
+
+TEST(ContainerSignals, NamesNumbersAndRealtime) {
+  EXPECT_EQ(signal_number("SIGTERM"), 15);
+  EXPECT_EQ(signal_number("KILL"), 9);
+  EXPECT_EQ(signal_number("3"), 3);
+  EXPECT_EQ(signal_number("SIGRTMIN+2"), SIGRTMIN + 2);
+  EXPECT_EQ(signal_number("SIGRTMAXMINUS1"), SIGRTMAX - 1);
+  EXPECT_EQ(signal_number("SIGNOPE"), 0);
+}
+
+TEST(CgroupDirs, CgroupfsAndSystemdUnits) {
+  EXPECT_EQ(cgroup_dir_of("/kubepods/pod1/c1", false), "/kubepods/pod1/c1");
+  EXPECT_EQ(cgroup_dir_of("kubepods-besteffort-pod1.slice:berth:c1", true),
+            "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1.slice/berth-c1.scope");
+  EXPECT_EQ(cgroup_dir_of("system.slice:berth:c1", true), "/system.slice/berth-c1.scope");
+}
+
+}  // namespace
+}  // namespace berth
