@@ -130,6 +130,8 @@ static ContainerInfo info_of(const ContainerManager::Impl& impl, const Container
   i.upper_dir = c.upper;
   i.log_path = c.rec.log_path;
   i.labels = {c.config.labels().begin(), c.config.labels().end()};
+  i.annotations = {c.config.annotations().begin(), c.config.annotations().end()};
+  i.image = c.config.image().image();
   i.metadata = c.config.metadata();
   i.created_at = c.rec.created_at;
   return i;

@@ -116,6 +116,7 @@ struct Transfer {
   const std::function<Status(const char*, size_t)>* sink;
   CURL* curl;
   Status sink_status;
+  const std::function<void(size_t)>* on_bytes;
 };
 
 size_t on_header(char* data, size_t size, size_t n, void* user) {
@@ -140,6 +141,7 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
   long code = 0;
   curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &code);
   size_t len = size * n;
+  if (t->on_bytes && *t->on_bytes) (*t->on_bytes)(len);
   if (code == 200 && t->sink) {
     t->sink_status = (*t->sink)(data, len);
     return t->sink_status.ok() ? len : 0;  // 0 aborts the transfer
@@ -187,7 +189,7 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
     Response resp;
     CURL* curl = curl_easy_init();
     if (!curl) return internal_error("registry " + ep.host + ": cannot create a curl handle");
-    Transfer t{&resp, sink, curl, ok_status()};
+    Transfer t{&resp, sink, curl, ok_status(), &options_.on_bytes};
     curl_slist* hdrs = nullptr;
     for (const auto& h : headers) hdrs = curl_slist_append(hdrs, h.c_str());
     if (!auth.empty()) hdrs = curl_slist_append(hdrs, ("Authorization: " + auth).c_str());

@@ -123,6 +123,7 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
   r.str("metrics_address", c.metrics_address);
   r.integer("image_pull_idle_timeout_seconds", c.image_pull_idle_timeout_seconds, 1, 3600);
   r.integer("max_parallel_layer_fetches", c.max_parallel_layer_fetches, 1, 64);
+  r.integer("event_subscriber_backlog", c.event_subscriber_backlog, 1, 1000000);
   r.str("sandbox_image", c.sandbox_image);
   r.str("cni_conf_dir", c.cni_conf_dir);
   r.strings("cni_plugin_dirs", c.cni_plugin_dirs);
@@ -244,6 +245,7 @@ nlohmann::json config_to_json(const Config& c) {
           {"metrics_address", c.metrics_address},
           {"image_pull_idle_timeout_seconds", c.image_pull_idle_timeout_seconds},
           {"max_parallel_layer_fetches", c.max_parallel_layer_fetches},
+          {"event_subscriber_backlog", c.event_subscriber_backlog},
           {"registries", registries},
           {"sandbox_image", c.sandbox_image},
           {"cni_conf_dir", c.cni_conf_dir},

@@ -81,15 +81,17 @@ int run_daemon(const Config& config) {
   }
 
   // A subscriber more than this many events behind is dropped rather than buffered further.
-  static constexpr size_t kEventBacklog = 1000;
-  EventHub<v1::ContainerEventResponse> container_events(kEventBacklog, [](uint64_t id) {
-    spdlog::warn("GetContainerEvents: dropped subscriber {}: it fell {} events behind", id, kEventBacklog);
+  const size_t backlog = static_cast<size_t>(config.event_subscriber_backlog);
+  EventHub<v1::ContainerEventResponse> container_events(backlog, [backlog](uint64_t id) {
+    spdlog::warn("GetContainerEvents: dropped subscriber {}: it fell {} events behind", id, backlog);
   });
 
+  CounterFamily& pull_bytes = metrics.counter("berth_image_pull_bytes_total", "Bytes received from registries by image pulls.", {});
   auto images = ImageManager::open({.dir = config.root + "/images",
                                     .containers_dir = config.root + "/containers",
                                     .registry = {.hosts = config.registries,
-                                                 .idle_timeout_seconds = config.image_pull_idle_timeout_seconds},
+                                                 .idle_timeout_seconds = config.image_pull_idle_timeout_seconds,
+                                                 .on_bytes = [&pull_bytes](size_t n) { pull_bytes.add({}, static_cast<double>(n)); }},
                                     .max_parallel_layer_fetches = config.max_parallel_layer_fetches});
   if (!images.ok()) {
     spdlog::critical("berthd: {}", images.status().message());
@@ -187,8 +189,15 @@ int run_daemon(const Config& config) {
   metrics.gauge("berth_containers_running", "Containers whose process is running.",
                 [&c = **containers] { return static_cast<double>(c.running_count()); });
 
+  StatsCollector stats(**containers, **sandboxes, config.cgroup_driver == "systemd", config.root + "/containers");
+  HistogramFamily& pull_duration = metrics.histogram("berth_image_pull_duration_seconds", "PullImage durations, by result.",
+                                                     {"result"}, MetricsRegistry::latency_buckets());
+  HistogramFamily& sandbox_start = metrics.histogram("berth_sandbox_start_duration_seconds", "RunPodSandbox durations, by result.",
+                                                     {"result"}, MetricsRegistry::latency_buckets());
+
   RuntimeProbe probe(config.runtimes.at(config.default_runtime).path);
-  ServiceContext ctx{config, probe, metrics, container_events, **images, **sandboxes, cni, **containers};
+  ServiceContext ctx{config, probe, metrics, container_events, **images, **sandboxes, cni, **containers, stats, pull_duration,
+                     sandbox_start};
   {
     std::lock_guard lock(event_ctx_mu);
     event_ctx = &ctx;

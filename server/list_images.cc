@@ -3,6 +3,7 @@
 #include "image_to_cri.h"
 #include "rpc_scope.h"
 #include "services.h"
+#include "stream_batches.h"
 
 namespace berth {
 
@@ -27,13 +28,7 @@ grpc::Status ImageServiceImpl::StreamImages(grpc::ServerContext*, const v1::Stre
   } else {
     images = ctx_.images.list();
   }
-  constexpr size_t kBatch = 100;
-  for (size_t i = 0; i < images.size(); i += kBatch) {
-    v1::StreamImagesResponse batch;
-    for (size_t j = i; j < std::min(images.size(), i + kBatch); ++j) image_to_cri(images[j], batch.add_images());
-    if (!writer->Write(batch)) return scope.done(Status(Code::unavailable, "StreamImages: the client went away"));
-  }
-  return scope.done(ok_status());
+  return scope.done(stream_in_batches(writer, images, [](auto& b, const auto& r) { image_to_cri(r, b.add_images()); }, "StreamImages"));
 }
 
 }  // namespace berth

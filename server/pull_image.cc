@@ -30,7 +30,10 @@ grpc::Status ImageServiceImpl::PullImage(grpc::ServerContext*, const v1::PullIma
   if (req->image().image().empty()) return scope.done(invalid_argument("image.image: no image reference given"));
   auto creds = credentials_of(req->auth());
   if (!creds.ok()) return scope.done(creds.status());
+  auto started = std::chrono::steady_clock::now();
   auto r = ctx_.images.pull(req->image().image(), *creds);
+  ctx_.image_pull_duration.observe({r.ok() ? "ok" : "error"},
+                                   std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   if (!r.ok()) return scope.done(r.status());
   resp->set_image_ref(r->id);
   return scope.done(ok_status());

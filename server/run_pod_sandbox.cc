@@ -10,7 +10,10 @@ grpc::Status RuntimeServiceImpl::RunPodSandbox(grpc::ServerContext*, const v1::R
   const auto& md = req->config().metadata();
   RpcScope scope("RunPodSandbox", "pod=" + md.namespace_() + "/" + md.name());
   if (!req->has_config()) return scope.done(invalid_argument("config: missing"));
+  auto started = std::chrono::steady_clock::now();
   auto id = ctx_.sandboxes.run(req->config(), req->runtime_handler());
+  ctx_.sandbox_start.observe({id.ok() ? "ok" : "error"},
+                             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   if (!id.ok()) return scope.done(id.status());
   scope.add_id("sandbox", *id);
   resp->set_pod_sandbox_id(*id);

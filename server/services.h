@@ -12,6 +12,7 @@
 #include "berth/sandbox_manager.h"
 #include "berth/metrics_registry.h"
 #include "berth/runtime_probe.h"
+#include "berth/stats_collector.h"
 #include "berth/cri_api.h"
 
 namespace berth {
@@ -29,6 +30,10 @@ struct ServiceContext {
   SandboxManager& sandboxes;
   CniManager& cni;
   ContainerManager& containers;
+  StatsCollector& stats;
+  // Families the handlers record into (pull bytes are counted by the registry client itself).
+  HistogramFamily& image_pull_duration;  // berth_image_pull_duration_seconds{result}
+  HistogramFamily& sandbox_start;        // berth_sandbox_start_duration_seconds{result}
 };
 
 class RuntimeServiceImpl final : public v1::RuntimeService::Service {

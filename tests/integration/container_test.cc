@@ -16,6 +16,7 @@
 
 #include "berth/test/cri_client.h"
 #include "berth/test/helper_process.h"
+#include "pod_fixture.h"
 
 namespace berth::test {
 namespace {
@@ -23,89 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-#define ASSERT_OK(call)                              \
-  do {                                               \
-    grpc::Status status_ = (call);                   \
-    ASSERT_TRUE(status_.ok()) << status_.error_message(); \
-  } while (0)
-
-class Containers : public DaemonTest {
- protected:
-  static void SetUpTestSuite() {
-    registry_ = new RegistryProcess();
-    push_test_images(registry_->url(), {"--only", "busybox"});
-  }
-  static void TearDownTestSuite() {
-    delete registry_;
-    registry_ = nullptr;
-  }
-  static std::string image() { return registry_->host() + "/test/busybox:latest"; }
-
-  void SetUp() override { logs_ = std::make_unique<TempDir>("berth-logs"); }
-
-  // A daemon, the busybox image pulled, and a ready pod logging under the test's log dir.
-  CriClient& ready(const std::string& pod_name = "pod", DaemonOptions options = {}) {
-    d_ = &daemon(std::move(options));
-    cri_ = std::make_unique<CriClient>(*d_);
-    EXPECT_TRUE(cri_->pull_image(image()).ok());
-    pod_config_ = test_pod(pod_name);
-    pod_config_.set_log_directory(logs_->path());
-    grpc::Status s = cri_->run_pod(pod_config_, &pod_);
-    EXPECT_TRUE(s.ok()) << s.error_message();
-    return *cri_;
-  }
-  v1::ContainerConfig shell_container(const std::string& name, const std::string& script) {
-    return test_container(name, image(), {"/bin/sh", "-c", script});
-  }
-  // Creates and starts; returns the id.
-  std::string run(const v1::ContainerConfig& c) {
-    std::string id;
-    grpc::Status s = cri_->create_container(pod_, c, &id, pod_config_);
-    EXPECT_TRUE(s.ok()) << s.error_message();
-    s = cri_->start_container(id);
-    EXPECT_TRUE(s.ok()) << s.error_message();
-    return id;
-  }
-  v1::ContainerStatus status(const std::string& id, bool verbose = false) {
-    v1::ContainerStatusResponse r;
-    grpc::Status s = cri_->container_status(id, &r, verbose);
-    EXPECT_TRUE(s.ok()) << s.error_message();
-    return r.status();
-  }
-  // Waits for the container to exit (the monitor reports it; no test sleeps for a fixed time).
-  v1::ContainerStatus wait_exited(const std::string& id, std::chrono::seconds timeout = 20s) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      auto st = status(id);
-      if (st.state() == v1::CONTAINER_EXITED || std::chrono::steady_clock::now() > deadline) return st;
-      std::this_thread::sleep_for(20ms);
-    }
-  }
-  bool wait_for_file_text(const std::string& path, const std::string& text, std::chrono::seconds timeout = 10s) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (read_file(path).find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(20ms);
-    }
-    return false;
-  }
-  std::string exec_out(const std::string& id, const std::vector<std::string>& cmd) {
-    v1::ExecSyncResponse r;
-    grpc::Status s = cri_->exec_sync(id, cmd, &r, 10);
-    EXPECT_TRUE(s.ok()) << s.error_message();
-    return r.stdout();
-  }
-  std::string log_of(const std::string& name) { return read_file(logs_->path() + "/" + name + ".log"); }
-
-  static RegistryProcess* registry_;
-  std::unique_ptr<TempDir> logs_;
-  DaemonProcess* d_ = nullptr;
-  std::unique_ptr<CriClient> cri_;
-  v1::PodSandboxConfig pod_config_;
-  std::string pod_;
-};
-
-RegistryProcess* Containers::registry_ = nullptr;
+class Containers : public PodFixture {};
 
 // "<timestamp> <stream> <tag> <content>" lines, without the timestamps (checked separately).
 std::vector<std::string> log_records(const std::string& text) {

@@ -46,7 +46,8 @@ struct ContainerInfo {
   std::string cgroups_path;  // as given to the runtime
   std::string upper_dir;     // the writable layer
   std::string log_path;
-  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> labels, annotations;
+  std::string image;  // as the config named it
   runtime::v1::ContainerMetadata metadata;
   int64_t created_at = 0;
 };

@@ -2,6 +2,8 @@
 // timeout) and the credentials of one pull request.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -25,6 +27,7 @@ struct RegistryHostSettings {
 struct RegistryOptions {
   std::map<std::string, RegistryHostSettings> hosts;  // by reference domain ("registry.k8s.io")
   int idle_timeout_seconds = 60;                      // abort a transfer that receives nothing this long
+  std::function<void(size_t)> on_bytes;               // every body chunk received (metrics); may be unset
 };
 
 }  // namespace berth

@@ -35,6 +35,7 @@ struct Config {
   std::string metrics_address;        // host:port of the Prometheus /metrics endpoint; empty: off
   int image_pull_idle_timeout_seconds = 60;  // a pull receiving no bytes this long is aborted
   int max_parallel_layer_fetches = 3;        // layer downloads at once, over all pulls
+  int event_subscriber_backlog = 1000;       // GetContainerEvents: a subscriber this far behind is dropped
   std::map<std::string, RegistryHostSettings> registries;
   std::string cni_conf_dir = "/etc/cni/net.d";
   std::vector<std::string> cni_plugin_dirs{"/opt/cni/bin", "/usr/lib/cni"};

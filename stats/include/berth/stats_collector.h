@@ -1,0 +1,36 @@
+// StatsCollector: the CRI stats and metrics of containers and pod sandboxes, assembled from cgroup
+// files, the writable layers, the pods' network counters and the managers' in-memory indexes.
+// Nothing is exec'd; usage_nano_cores comes from the previous sample of the same object.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "berth/cri_api.h"
+#include "berth/status.h"
+
+namespace berth {
+
+class ContainerManager;
+class SandboxManager;
+
+class StatsCollector {
+ public:
+  // `layers_mountpoint` names the filesystem of the writable layers (FilesystemUsage.fs_id).
+  StatsCollector(ContainerManager& containers, SandboxManager& sandboxes, bool systemd_cgroup, std::string layers_mountpoint);
+  ~StatsCollector();
+
+  Result<runtime::v1::ContainerStats> container(const std::string& id_or_prefix);
+  std::vector<runtime::v1::ContainerStats> containers(const runtime::v1::ContainerStatsFilter& filter);
+  Result<runtime::v1::PodSandboxStats> pod(const std::string& id_or_prefix);
+  std::vector<runtime::v1::PodSandboxStats> pods(const runtime::v1::PodSandboxStatsFilter& filter);
+  // cAdvisor-named metrics of every ready pod and its containers.
+  std::vector<runtime::v1::PodSandboxMetrics> metrics();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace berth

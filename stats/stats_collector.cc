@@ -1,0 +1,285 @@
+// Container and pod stats and cAdvisor metrics; see stats_collector.h. A pod's cgroup is the
+// parent of its pause's cgroup when the pod has its own parent (kubelet's pod cgroup); pods
+// sharing berth's default parent are summed from their pause and containers instead.
+#include "berth/stats_collector.h"
+
+#include <filesystem>
+
+#include "berth/cadvisor_metrics.h"
+#include "berth/cgroup_stats.h"
+#include "berth/cgroups_path.h"
+#include "berth/container_manager.h"
+#include "berth/cpu_rate.h"
+#include "berth/disk_usage.h"
+#include "berth/net_dev.h"
+#include "berth/sandbox_manager.h"
+
+namespace berth {
+
+namespace v1 = runtime::v1;
+
+namespace {
+
+int64_t now_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+template <class M>
+bool labels_match(const std::map<std::string, std::string>& labels, const M& selector) {
+  for (const auto& [k, v] : selector) {
+    auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+void add(CgroupSample& sum, const CgroupSample& s) {
+  sum.timestamp_ns = std::max(sum.timestamp_ns, s.timestamp_ns);
+  sum.cpu_usage_ns += s.cpu_usage_ns;
+  sum.memory_usage_bytes += s.memory_usage_bytes;
+  sum.memory_working_set_bytes += s.memory_working_set_bytes;
+  sum.memory_rss_bytes += s.memory_rss_bytes;
+  sum.page_faults += s.page_faults;
+  sum.major_page_faults += s.major_page_faults;
+  if (s.pids_current) sum.pids_current = sum.pids_current.value_or(0) + *s.pids_current;
+}
+
+std::string parent_dir(const std::string& dir) {
+  size_t slash = dir.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : dir.substr(0, slash);
+}
+
+}  // namespace
+
+struct StatsCollector::Impl {
+  ContainerManager& containers;
+  SandboxManager& sandboxes;
+  bool systemd;
+  std::string layers_mountpoint;
+  CgroupLayout layout = detect_cgroup_layout();
+  CpuRateTracker container_rates, pod_rates;
+
+  CgroupLocation location(const std::string& cgroups_path) const {
+    return {cgroup_dir_of(cgroups_path, systemd), "/sys/fs/cgroup", layout};
+  }
+
+  void fill_cpu_memory(const CgroupSample& s, const std::string& id, CpuRateTracker& rates, v1::CpuUsage* cpu, v1::MemoryUsage* mem) {
+    cpu->set_timestamp(s.timestamp_ns);
+    cpu->mutable_usage_core_nano_seconds()->set_value(s.cpu_usage_ns);
+    if (auto rate = rates.update(id, s.cpu_usage_ns, s.timestamp_ns)) cpu->mutable_usage_nano_cores()->set_value(*rate);
+    mem->set_timestamp(s.timestamp_ns);
+    mem->mutable_working_set_bytes()->set_value(s.memory_working_set_bytes);
+    mem->mutable_available_bytes()->set_value(memory_available_bytes(s));
+    mem->mutable_usage_bytes()->set_value(s.memory_usage_bytes);
+    mem->mutable_rss_bytes()->set_value(s.memory_rss_bytes);
+    mem->mutable_page_faults()->set_value(s.page_faults);
+    mem->mutable_major_page_faults()->set_value(s.major_page_faults);
+  }
+
+  v1::ContainerStats container_stats(const ContainerInfo& c, std::optional<CgroupSample>* sample_out = nullptr) {
+    v1::ContainerStats st;
+    auto* a = st.mutable_attributes();
+    a->set_id(c.id);
+    *a->mutable_metadata() = c.metadata;
+    a->mutable_labels()->insert(c.labels.begin(), c.labels.end());
+    a->mutable_annotations()->insert(c.annotations.begin(), c.annotations.end());
+    if (c.state == v1::CONTAINER_RUNNING) {
+      auto s = read_cgroup_sample(location(c.cgroups_path));
+      if (s.ok()) {
+        fill_cpu_memory(*s, c.id, container_rates, st.mutable_cpu(), st.mutable_memory());
+        if (s->swap_usage_bytes) {
+          auto* swap = st.mutable_swap();
+          swap->set_timestamp(s->timestamp_ns);
+          swap->mutable_swap_usage_bytes()->set_value(*s->swap_usage_bytes);
+          if (s->swap_limit_bytes > 0)
+            swap->mutable_swap_available_bytes()->set_value(
+                s->swap_limit_bytes > *s->swap_usage_bytes ? s->swap_limit_bytes - *s->swap_usage_bytes : 0);
+        }
+        if (sample_out) *sample_out = *s;
+      }
+    }
+    auto* fs = st.mutable_writable_layer();
+    fs->set_timestamp(now_ns());
+    fs->mutable_fs_id()->set_mountpoint(layers_mountpoint);
+    if (auto du = measure_disk_usage(c.upper_dir); du.ok()) {
+      fs->mutable_used_bytes()->set_value(du->bytes);
+      fs->mutable_inodes_used()->set_value(du->inodes);
+    }
+    return st;
+  }
+
+  std::optional<v1::PodSandboxStats> pod_stats(const v1::PodSandbox& p, const std::vector<ContainerInfo>& all) {
+    auto info = sandboxes.info(p.id());
+    if (!info) return std::nullopt;
+    v1::PodSandboxStats st;
+    auto* a = st.mutable_attributes();
+    a->set_id(p.id());
+    *a->mutable_metadata() = p.metadata();
+    *a->mutable_labels() = p.labels();
+    *a->mutable_annotations() = p.annotations();
+    auto* linux = st.mutable_linux();
+    CgroupSample sum;
+    bool have = false;
+    bool own_parent = !info->cgroup_parent.empty() && info->cgroup_parent != "/" && !(systemd && info->cgroup_parent == "system.slice");
+    if (own_parent) {
+      if (auto s = read_cgroup_sample({parent_dir(cgroup_dir_of(info->cgroups_path, systemd)), "/sys/fs/cgroup", layout}); s.ok()) {
+        sum = *s;
+        have = true;
+      }
+    }
+    if (!have && info->ready) {
+      if (auto s = read_cgroup_sample(location(info->cgroups_path)); s.ok()) {
+        add(sum, *s);
+        have = true;
+      }
+    }
+    for (const auto& c : all) {
+      if (c.sandbox_id != p.id()) continue;
+      std::optional<CgroupSample> cs;
+      *linux->add_containers() = container_stats(c, &cs);
+      if (!own_parent && cs) {
+        add(sum, *cs);
+        have = true;
+      }
+    }
+    if (have) {
+      fill_cpu_memory(sum, p.id(), pod_rates, linux->mutable_cpu(), linux->mutable_memory());
+      if (sum.pids_current) {
+        linux->mutable_process()->set_timestamp(sum.timestamp_ns);
+        linux->mutable_process()->mutable_process_count()->set_value(*sum.pids_current);
+      }
+    }
+    if (!info->host_network && info->ready && info->pid > 0) {
+      if (auto ifs = read_net_dev(info->pid); ifs.ok()) {
+        auto* net = linux->mutable_network();
+        net->set_timestamp(now_ns());
+        for (const auto& i : *ifs) {
+          v1::NetworkInterfaceUsage u;
+          u.set_name(i.name);
+          u.mutable_rx_bytes()->set_value(i.rx_bytes);
+          u.mutable_rx_errors()->set_value(i.rx_errors);
+          u.mutable_tx_bytes()->set_value(i.tx_bytes);
+          u.mutable_tx_errors()->set_value(i.tx_errors);
+          if (i.name == "eth0") *net->mutable_default_interface() = u;
+          *net->add_interfaces() = u;
+        }
+      }
+    }
+    return st;
+  }
+};
+
+StatsCollector::StatsCollector(ContainerManager& containers, SandboxManager& sandboxes, bool systemd_cgroup, std::string layers_mountpoint)
+    : impl_(new Impl{containers, sandboxes, systemd_cgroup, std::move(layers_mountpoint)}) {}
+
+StatsCollector::~StatsCollector() = default;
+
+Result<v1::ContainerStats> StatsCollector::container(const std::string& id_or_prefix) {
+  auto info = impl_->containers.info(id_or_prefix);
+  if (!info) return not_found("container " + id_or_prefix + " not found");
+  return impl_->container_stats(*info);
+}
+
+std::vector<v1::ContainerStats> StatsCollector::containers(const v1::ContainerStatsFilter& f) {
+  std::vector<v1::ContainerStats> out;
+  for (const auto& c : impl_->containers.infos()) {
+    if (!f.id().empty() && c.id.rfind(f.id(), 0) != 0) continue;
+    if (!f.pod_sandbox_id().empty() && c.sandbox_id.rfind(f.pod_sandbox_id(), 0) != 0) continue;
+    if (!labels_match(c.labels, f.label_selector())) continue;
+    out.push_back(impl_->container_stats(c));
+  }
+  return out;
+}
+
+Result<v1::PodSandboxStats> StatsCollector::pod(const std::string& id_or_prefix) {
+  auto info = impl_->sandboxes.info(id_or_prefix);
+  if (!info) return not_found("pod sandbox " + id_or_prefix + " not found");
+  v1::PodSandboxFilter f;
+  f.set_id(info->id);
+  auto pods = impl_->sandboxes.list(f);
+  if (pods.empty()) return not_found("pod sandbox " + id_or_prefix + " not found");
+  auto st = impl_->pod_stats(pods.front(), impl_->containers.infos());
+  if (!st) return not_found("pod sandbox " + id_or_prefix + " not found");
+  return *st;
+}
+
+std::vector<v1::PodSandboxStats> StatsCollector::pods(const v1::PodSandboxStatsFilter& f) {
+  v1::PodSandboxFilter lf;
+  lf.set_id(f.id());
+  *lf.mutable_label_selector() = f.label_selector();
+  auto all = impl_->containers.infos();
+  std::vector<v1::PodSandboxStats> out;
+  for (const auto& p : impl_->sandboxes.list(lf))
+    if (auto st = impl_->pod_stats(p, all)) out.push_back(std::move(*st));
+  return out;
+}
+
+std::vector<v1::PodSandboxMetrics> StatsCollector::metrics() {
+  std::vector<v1::PodSandboxMetrics> out;
+  v1::PodSandboxFilter ready;
+  ready.mutable_state()->set_state(v1::SANDBOX_READY);
+  auto all = impl_->containers.infos();
+  for (const auto& p : impl_->sandboxes.list(ready)) {
+    auto st = impl_->pod_stats(p, all);
+    if (!st) continue;
+    v1::PodSandboxMetrics& pm = out.emplace_back();
+    pm.set_pod_sandbox_id(p.id());
+    const std::string pod_name = p.metadata().name(), ns = p.metadata().namespace_();
+    auto metric = [](google::protobuf::RepeatedPtrField<v1::Metric>* into, const CadvisorMetric& m, int64_t ts,
+                     std::vector<std::string> labels, uint64_t value) {
+      v1::Metric* x = into->Add();
+      x->set_name(m.name);
+      x->set_timestamp(ts);
+      x->set_metric_type(m.kind == MetricKind::counter ? v1::COUNTER : v1::GAUGE);
+      for (auto& l : labels) x->add_label_values(std::move(l));
+      x->mutable_value()->set_value(value);
+    };
+    // Network metrics belong to the pod ("POD", as cAdvisor names the sandbox's container).
+    const auto& net = st->linux().network();
+    for (const CadvisorMetric& m : cadvisor_metrics()) {
+      if (!m.per_interface) continue;
+      for (const auto& i : net.interfaces()) {
+        uint64_t v = m.source == MetricSource::network_receive_bytes    ? i.rx_bytes().value()
+                     : m.source == MetricSource::network_receive_errors ? i.rx_errors().value()
+                     : m.source == MetricSource::network_transmit_bytes ? i.tx_bytes().value()
+                                                                       : i.tx_errors().value();
+        metric(pm.mutable_metrics(), m, net.timestamp(), {"POD", p.id(), "", p.id(), ns, pod_name, i.name()}, v);
+      }
+    }
+    for (const auto& cs : st->linux().containers()) {
+      if (!cs.has_cpu()) continue;  // not running
+      v1::ContainerMetrics& cm = *pm.add_container_metrics();
+      cm.set_container_id(cs.attributes().id());
+      std::string image;
+      for (const auto& c : all)
+        if (c.id == cs.attributes().id()) image = c.image;
+      std::vector<std::string> labels{cs.attributes().metadata().name(), cs.attributes().id(), image, cs.attributes().id(), ns, pod_name};
+      for (const CadvisorMetric& m : cadvisor_metrics()) {
+        if (m.per_interface) continue;
+        uint64_t v = 0;
+        switch (m.source) {
+          case MetricSource::cpu_usage_seconds: v = cs.cpu().usage_core_nano_seconds().value() / 1'000'000'000; break;
+          case MetricSource::memory_usage_bytes: v = cs.memory().usage_bytes().value(); break;
+          case MetricSource::memory_working_set_bytes: v = cs.memory().working_set_bytes().value(); break;
+          case MetricSource::memory_rss_bytes: v = cs.memory().rss_bytes().value(); break;
+          case MetricSource::memory_limit_bytes:
+            v = cs.memory().available_bytes().value() ? cs.memory().available_bytes().value() + cs.memory().working_set_bytes().value() : 0;
+            break;
+          default: continue;  // processes: the pod's figure, not per container
+        }
+        metric(cm.mutable_metrics(), m, cs.cpu().timestamp(), labels, v);
+      }
+    }
+    if (st->linux().has_process()) {
+      for (const CadvisorMetric& m : cadvisor_metrics())
+        if (m.source == MetricSource::processes)
+          metric(pm.mutable_metrics(), m, st->linux().process().timestamp(), {"POD", p.id(), "", p.id(), ns, pod_name},
+                 st->linux().process().process_count().value());
+    }
+  }
+  return out;
+}
+
+}  // namespace berth
