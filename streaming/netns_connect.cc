@@ -1,0 +1,67 @@
+// connect_in_netns: the socket is made by a thread that joined the pod's network namespace
+// (setns affects only the calling thread; the socket keeps the namespace it was made in), and the
+// thread ends right after, so no other work ever runs in the pod's namespace.
+#include "berth/netns_connect.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <thread>
+
+namespace berth {
+
+namespace {
+
+Result<UniqueFd> connect_loopback(int32_t port, std::chrono::milliseconds timeout) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd) return errno_status(errno, "socket");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(uint16_t(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string where = "connect 127.0.0.1:" + std::to_string(port);
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    if (errno != EINPROGRESS) return errno_status(errno, where, errno == ECONNREFUSED ? Code::unavailable : Code::internal);
+    pollfd p{fd.get(), POLLOUT, 0};
+    int rc;
+    do rc = ::poll(&p, 1, int(timeout.count()));
+    while (rc < 0 && errno == EINTR);
+    if (rc == 0) return Status(Code::deadline_exceeded, where + ": timed out", ETIMEDOUT);
+    if (rc < 0) return errno_status(errno, where);
+    int err = 0;
+    socklen_t len = sizeof(err);
+    ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) return errno_status(err, where, err == ECONNREFUSED ? Code::unavailable : Code::internal);
+  }
+  int one = 1;
+  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  return fd;
+}
+
+}  // namespace
+
+Result<UniqueFd> connect_in_netns(const std::string& netns_path, int32_t port, std::chrono::milliseconds timeout) {
+  if (port < 1 || port > 65535) return invalid_argument("port " + std::to_string(port) + " is not 1-65535");
+  if (netns_path.empty()) return connect_loopback(port, timeout);
+  UniqueFd ns(::open(netns_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!ns) return errno_status(errno, "open netns " + netns_path, errno == ENOENT ? Code::not_found : Code::internal);
+  Result<UniqueFd> result = internal_error("netns thread did not run");
+  std::thread worker([&] {
+    if (::setns(ns.get(), CLONE_NEWNET) != 0) {
+      result = errno_status(errno, "setns " + netns_path);
+      return;
+    }
+    result = connect_loopback(port, timeout);
+    if (!result.ok()) result = result.status().context("in netns " + netns_path);
+  });
+  worker.join();
+  return result;
+}
+
+}  // namespace berth

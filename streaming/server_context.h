@@ -1,0 +1,87 @@
+// What every connection of the streaming server shares: the backend, the worker pool for blocking
+// backend calls, the configuration, and the registry of live connections (for shutdown and
+// active_sessions()).
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "berth/streaming_server.h"
+#include "channel.h"
+
+namespace berth::streaming {
+
+class SessionRegistry {
+ public:
+  uint64_t add(std::weak_ptr<Connection> conn, boost::asio::any_io_executor ex) {
+    std::lock_guard lock(mu_);
+    entries_[++next_] = Entry{std::move(conn), std::move(ex)};
+    return next_;
+  }
+  void remove(uint64_t id) {
+    std::lock_guard lock(mu_);
+    entries_.erase(id);
+  }
+  size_t active() {
+    std::lock_guard lock(mu_);
+    return entries_.size();
+  }
+  // Aborts every live connection on its own strand.
+  void abort_all() {
+    std::lock_guard lock(mu_);
+    for (auto& [id, e] : entries_) {
+      boost::asio::post(e.ex, [weak = e.conn] {
+        if (auto c = weak.lock()) c->abort();
+      });
+    }
+  }
+
+ private:
+  struct Entry {
+    std::weak_ptr<Connection> conn;
+    boost::asio::any_io_executor ex;
+  };
+  std::mutex mu_;
+  std::map<uint64_t, Entry> entries_;
+  uint64_t next_ = 0;
+};
+
+struct ServerContext {
+  StreamingBackend& backend;
+  boost::asio::thread_pool& workers;
+  StreamingServerConfig config;
+  SessionRegistry registry;
+  std::atomic<int> pending_work{0};  // worker tasks not yet finished (shutdown waits for them)
+};
+
+// Runs `work` on a worker thread (backend calls may block).
+template <class Work>
+void post_work(ServerContext& ctx, Work work) {
+  ++ctx.pending_work;
+  boost::asio::post(ctx.workers, [&ctx, work = std::move(work)]() mutable {
+    work();
+    --ctx.pending_work;
+  });
+}
+
+// Runs `work` on a worker thread, then `then(result)` on `strand`; counted as pending until
+// `then` has run, so a shutdown never stops the io threads between the two.
+template <class Work, class Then>
+void run_blocking(ServerContext& ctx, boost::asio::any_io_executor strand, Work work, Then then) {
+  ++ctx.pending_work;
+  boost::asio::post(ctx.workers, [&ctx, strand, work = std::move(work), then = std::move(then)]() mutable {
+    auto result = work();
+    boost::asio::post(strand, [&ctx, then = std::move(then), result = std::move(result)]() mutable {
+      then(std::move(result));
+      --ctx.pending_work;
+    });
+  });
+}
+
+}  // namespace berth::streaming

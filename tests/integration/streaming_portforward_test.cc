@@ -1,0 +1,115 @@
+// Port forwarding through the streaming server end to end: SPDY stream pairs and WebSocket
+// channel pairs to a real listener, on the host or inside a network namespace; errors.
+#include "berth/netns_connect.h"
+#include "streaming_fixture.h"
+
+using namespace berth;
+using namespace berth::test;
+
+namespace {
+
+void echo_check(PortForwardClient::Stream& s, const std::string& payload) {
+  std::string got;
+  std::thread writer([&] { ASSERT_TRUE(s.write(payload).ok()); });
+  auto r = s.read_exact(payload.size(), kWait);
+  writer.join();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(*r == payload) << "payload of " << payload.size() << " bytes differs";
+}
+
+TEST_F(StreamingTest, PortForwardOverSpdy) {
+  TestServer echo;
+  auto url = server_->register_port_forward("host");
+  ASSERT_TRUE(url.ok());
+  auto pf = PortForwardClient::connect(*url, {});
+  ASSERT_TRUE(pf.ok()) << pf.status().message();
+  EXPECT_EQ((*pf)->protocol(), "portforward.k8s.io");
+  std::vector<PortForwardClient::Stream*> streams;
+  for (int i = 0; i < 4; ++i) {
+    auto s = (*pf)->open(echo.port());
+    ASSERT_TRUE(s.ok());
+    streams.push_back(*s);
+  }
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] { echo_check(*streams[i], pseudo_random(1 << 20, 10 + i)); });
+  for (auto& t : threads) t.join();
+  auto big = (*pf)->open(echo.port());
+  ASSERT_TRUE(big.ok());
+  echo_check(**big, pseudo_random(64 << 20, 99));
+  // Half-close travels to the pod's side, whose close comes back as the end of the stream.
+  ASSERT_TRUE((*big)->close_write().ok());
+  EXPECT_EQ((*big)->read_to_end(kWait), "");
+  EXPECT_EQ((*pf)->window_violations(), 0u);
+  EXPECT_EQ(echo.connections(), 5);
+}
+
+TEST_F(StreamingTest, PortForwardOverWebSocket) {
+  TestServer echo;
+  for (std::string proto : {"v4.channel.k8s.io", "v4.base64.channel.k8s.io"}) {
+    SCOPED_TRACE(proto);
+    auto url = server_->register_port_forward("host");
+    ASSERT_TRUE(url.ok());
+    StreamOptions o = websocket({proto});
+    auto pf = PortForwardClient::connect(*url, o, {echo.port(), echo.port(), echo.port(), echo.port()});
+    ASSERT_TRUE(pf.ok()) << pf.status().message();
+    EXPECT_EQ((*pf)->protocol(), proto);
+    std::vector<PortForwardClient::Stream*> streams;
+    for (int i = 0; i < 4; ++i) {
+      auto s = (*pf)->open(echo.port());
+      ASSERT_TRUE(s.ok()) << s.status().message();
+      streams.push_back(*s);
+    }
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 3; ++i)
+      threads.emplace_back([&, i] { echo_check(*streams[i], pseudo_random(1 << 20, 20 + i)); });
+    for (auto& t : threads) t.join();
+    echo_check(*streams[3], pseudo_random(proto.find("base64") == std::string::npos ? 64 << 20 : 8 << 20, 98));
+  }
+  // Ports registered with the request (kubelet passes them in PortForwardRequest) need no query.
+  auto url = server_->register_port_forward("host", {echo.port()});
+  auto pf = PortForwardClient::connect(*url, websocket({"v4.channel.k8s.io"}));
+  ASSERT_TRUE(pf.ok());
+}
+
+TEST_F(StreamingTest, PortForwardIntoANetworkNamespace) {
+  Netns ns;
+  ASSERT_TRUE(ns.ok()) << "ip netns add failed";
+  TestServer echo(TestServer::Mode::echo, ns.name());
+  auto url = server_->register_port_forward(ns.name());
+  auto pf = PortForwardClient::connect(*url, {});
+  ASSERT_TRUE(pf.ok());
+  auto s = (*pf)->open(echo.port());
+  ASSERT_TRUE(s.ok());
+  echo_check(**s, "inside the pod's netns\n");
+  // The same port on the host's loopback is not that listener.
+  auto host = connect_in_netns("", echo.port(), 2s);
+  EXPECT_FALSE(host.ok());
+}
+
+TEST_F(StreamingTest, PortForwardErrorsGoToTheErrorStream) {
+  int closed_port;
+  {
+    TestServer gone;
+    closed_port = gone.port();
+  }
+  auto url = server_->register_port_forward("host");
+  auto pf = PortForwardClient::connect(*url, {});
+  ASSERT_TRUE(pf.ok());
+  auto s = (*pf)->open(closed_port);
+  ASSERT_TRUE(s.ok());
+  std::string err = (*s)->error_text(kWait);
+  EXPECT_NE(err.find("error forwarding port " + std::to_string(closed_port)), std::string::npos) << err;
+  EXPECT_NE(err.find("Connection refused"), std::string::npos) << err;
+  EXPECT_EQ((*s)->read_to_end(kWait), "");
+
+  auto wurl = server_->register_port_forward("host");
+  auto wpf = PortForwardClient::connect(*wurl, websocket({"v4.channel.k8s.io"}), {closed_port});
+  ASSERT_TRUE(wpf.ok());
+  auto ws = (*wpf)->open(closed_port);
+  ASSERT_TRUE(ws.ok());
+  EXPECT_NE((*ws)->error_text(kWait).find("Connection refused"), std::string::npos);
+  EXPECT_TRUE((*wpf)->wait_closed(kWait));
+}
+
+}  // namespace

@@ -1,0 +1,290 @@
+// Unit tests of the streaming server's pieces: SPDY frames and header blocks (against zlib with
+// the SPDY/3 dictionary), the token store, WebSocket channel framing, Status messages, resizes.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "exit_status.h"
+#include "spdy_frame.h"
+#include "spdy_headers.h"
+#include "terminal_size.h"
+#include "token_store.h"
+#include "ws_channel.h"
+
+using namespace berth;
+using namespace berth::streaming;
+
+namespace {
+
+std::string_view payload_of(const std::string& frame) { return std::string_view(frame).substr(spdy::kFrameHeaderSize); }
+spdy::FrameHeader header_of(const std::string& frame) {
+  return spdy::parse_frame_header(reinterpret_cast<const uint8_t*>(frame.data()));
+}
+
+TEST(SpdyFrame, ControlFramesRoundTrip) {
+  auto f = spdy::rst_stream_frame(7, spdy::kCancel);
+  auto h = header_of(f);
+  EXPECT_TRUE(h.control);
+  EXPECT_EQ(h.version, 3);
+  EXPECT_EQ(h.type, spdy::kRstStream);
+  EXPECT_EQ(h.length, 8u);
+  auto rst = spdy::parse_rst_stream(payload_of(f));
+  ASSERT_TRUE(rst);
+  EXPECT_EQ(rst->stream_id, 7u);
+  EXPECT_EQ(rst->status, uint32_t(spdy::kCancel));
+
+  auto p = spdy::parse_ping(payload_of(spdy::ping_frame(0xdeadbeef)));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(*p, 0xdeadbeefu);
+
+  auto g = spdy::parse_goaway(payload_of(spdy::goaway_frame(9, spdy::kGoAwayProtocolError)));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->last_good_stream_id, 9u);
+  EXPECT_EQ(g->status, uint32_t(spdy::kGoAwayProtocolError));
+
+  auto w = spdy::parse_window_update(payload_of(spdy::window_update_frame(0, 1 << 20)));
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->stream_id, 0u);
+  EXPECT_EQ(w->delta, 1u << 20);
+
+  auto s = spdy::parse_settings(payload_of(spdy::settings_frame({{0, spdy::kSettingsInitialWindowSize, 123456}})));
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->size(), 1u);
+  EXPECT_EQ((*s)[0].id, spdy::kSettingsInitialWindowSize);
+  EXPECT_EQ((*s)[0].value, 123456u);
+
+  auto syn = spdy::syn_stream_frame(5, 0, 3, spdy::kFlagFin, "hdrs");
+  auto sh = header_of(syn);
+  EXPECT_EQ(sh.type, spdy::kSynStream);
+  EXPECT_EQ(sh.flags, spdy::kFlagFin);
+  auto ss = spdy::parse_syn_stream(payload_of(syn));
+  ASSERT_TRUE(ss);
+  EXPECT_EQ(ss->stream_id, 5u);
+  EXPECT_EQ(ss->priority, 3);
+  EXPECT_EQ(ss->header_block, "hdrs");
+
+  auto reply = spdy::parse_stream_headers(payload_of(spdy::syn_reply_frame(5, 0, "x")));
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->stream_id, 5u);
+  EXPECT_EQ(reply->header_block, "x");
+}
+
+TEST(SpdyFrame, DataFrameAndMalformedPayloads) {
+  auto f = spdy::data_frame(0x7fffffff, spdy::kFlagFin, "hello");
+  ASSERT_EQ(f.size(), 13u);
+  auto h = header_of(f);
+  EXPECT_FALSE(h.control);
+  EXPECT_EQ(h.stream_id, 0x7fffffffu);
+  EXPECT_EQ(h.flags, spdy::kFlagFin);
+  EXPECT_EQ(h.length, 5u);
+  EXPECT_EQ(payload_of(f), "hello");
+  EXPECT_FALSE(spdy::parse_rst_stream("1234567"));
+  EXPECT_FALSE(spdy::parse_settings(std::string("\0\0\0\2\0\0\0\7", 8)));  // two entries announced, none there
+  EXPECT_FALSE(spdy::parse_syn_stream("short"));
+  // 0xff bytes: a control frame of version 0x7fff.
+  std::string junk(8, '\xff');
+  auto j = header_of(junk);
+  EXPECT_TRUE(j.control);
+  EXPECT_NE(j.version, spdy::kVersion);
+}
+
+TEST(SpdyHeaders, DictionaryIsTheSpdy3One) {
+  EXPECT_EQ(spdy::kHeaderDictionarySize, 1423u);
+  EXPECT_EQ(adler32(1, spdy::kHeaderDictionary, uInt(spdy::kHeaderDictionarySize)), 0xe3c6a7c2u);
+}
+
+TEST(SpdyHeaders, BlockRoundTripAndCaseInsensitiveLookup) {
+  spdy::HeaderList h = {{"StreamType", "stdout"}, {"port", "8080"}, {"multi", std::string("a\0b", 3)}};
+  auto decoded = spdy::decode_header_block(spdy::encode_header_block(h));
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ((*decoded)[0].first, "streamtype");
+  EXPECT_EQ(spdy::find_header(*decoded, "streamType"), "stdout");
+  EXPECT_EQ(spdy::find_header(*decoded, "multi"), "a");
+  EXPECT_EQ(spdy::find_header(*decoded, "absent"), "");
+  EXPECT_FALSE(spdy::decode_header_block(std::string("\0\0\0\1\0\0\0\5ab", 10)));
+}
+
+TEST(SpdyHeaders, CompressionContextsStayInStep) {
+  spdy::HeaderCompressor c;
+  spdy::HeaderDecompressor d;
+  for (int i = 0; i < 50; ++i) {
+    spdy::HeaderList h = {{"streamtype", i % 2 ? "data" : "error"}, {"port", std::to_string(1000 + i)},
+                          {"requestid", std::to_string(i)}};
+    auto block = c.compress(h);
+    ASSERT_TRUE(block.ok());
+    auto back = d.decompress(*block);
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    EXPECT_EQ(*back, h);
+  }
+}
+
+// A block compressed by plain zlib with the dictionary (as any SPDY/3 peer does) decompresses.
+TEST(SpdyHeaders, DecompressesWhatZlibWithTheDictionaryMakes) {
+  std::string raw = spdy::encode_header_block({{"streamtype", "error"}});
+  z_stream z{};
+  ASSERT_EQ(deflateInit(&z, Z_DEFAULT_COMPRESSION), Z_OK);
+  ASSERT_EQ(deflateSetDictionary(&z, spdy::kHeaderDictionary, uInt(spdy::kHeaderDictionarySize)), Z_OK);
+  std::string out(512, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(raw.data());
+  z.avail_in = uInt(raw.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = uInt(out.size());
+  ASSERT_EQ(deflate(&z, Z_SYNC_FLUSH), Z_OK);
+  out.resize(out.size() - z.avail_out);
+  deflateEnd(&z);
+  // zlib header announces the SPDY/3 dictionary id.
+  EXPECT_EQ(uint8_t(out[2]), 0xe3);
+  EXPECT_EQ(uint8_t(out[5]), 0xc2);
+  spdy::HeaderDecompressor d;
+  auto h = d.decompress(out);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(spdy::find_header(*h, "streamtype"), "error");
+}
+
+TEST(SpdyHeaders, GarbageAndBombsAreErrors) {
+  spdy::HeaderDecompressor d;
+  EXPECT_FALSE(d.decompress("this is not zlib data").ok());
+  spdy::HeaderCompressor c;
+  spdy::HeaderDecompressor small(1024);
+  auto big = c.compress({{"x", std::string(100000, 'a')}});
+  ASSERT_TRUE(big.ok());
+  EXPECT_LT(big->size(), 1024u);
+  EXPECT_FALSE(small.decompress(*big).ok());
+}
+
+TEST(TokenStore, SingleUse) {
+  TokenStore store(std::chrono::minutes(1), 10);
+  PendingRequest req;
+  req.kind = SessionKind::attach;
+  req.attach.container_id = "c1";
+  auto token = store.insert(req);
+  ASSERT_TRUE(token.ok());
+  EXPECT_EQ(token->size(), 43u);
+  EXPECT_EQ(token->find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
+            std::string::npos);
+  auto got = store.consume(*token);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->attach.container_id, "c1");
+  EXPECT_FALSE(store.consume(*token));
+  EXPECT_FALSE(store.consume("never-issued"));
+}
+
+TEST(TokenStore, Expiry) {
+  auto now = std::chrono::steady_clock::now();
+  TokenStore store(std::chrono::minutes(1), 10, [&] { return now; });
+  auto a = store.insert({});
+  ASSERT_TRUE(a.ok());
+  now += std::chrono::seconds(59);
+  auto b = store.insert({});
+  ASSERT_TRUE(b.ok());
+  now += std::chrono::seconds(2);
+  EXPECT_FALSE(store.consume(*a));
+  EXPECT_TRUE(store.consume(*b));
+}
+
+TEST(TokenStore, CapAndExpiredEntriesFreeRoom) {
+  auto now = std::chrono::steady_clock::now();
+  TokenStore store(std::chrono::minutes(1), 3, [&] { return now; });
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(store.insert({}).ok());
+  auto over = store.insert({});
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), Code::resource_exhausted);
+  now += std::chrono::minutes(2);
+  EXPECT_TRUE(store.insert({}).ok());
+  EXPECT_EQ(store.size(), 1u);
+}
+
+TEST(TokenStore, TokensDiffer) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) seen.insert(*random_token());
+  EXPECT_EQ(seen.size(), 1000u);
+}
+
+TEST(WsChannel, BinaryFraming) {
+  ws::Subprotocol v4{"v4.channel.k8s.io", ws::Codec::binary, true, false};
+  EXPECT_EQ(ws::encode(ws::Codec::binary, ws::kStdout, "hi"), std::string("\x01hi", 3));
+  auto d = ws::decode(v4, std::string("\x00" "abc", 4));
+  EXPECT_EQ(d.kind, ws::Decoded::data);
+  EXPECT_EQ(d.channel, ws::kStdin);
+  EXPECT_EQ(d.payload, "abc");
+  EXPECT_EQ(ws::decode(v4, "").kind, ws::Decoded::invalid);
+  // Without v5 a 255 byte is just a channel number.
+  auto not_close = ws::decode(v4, std::string("\xff\x00", 2));
+  EXPECT_EQ(not_close.kind, ws::Decoded::data);
+  EXPECT_EQ(not_close.channel, 255);
+}
+
+TEST(WsChannel, V5CloseSignal) {
+  auto v5 = ws::negotiate_remotecommand({"v5.channel.k8s.io"});
+  ASSERT_TRUE(v5);
+  EXPECT_TRUE(v5->close_signal);
+  auto d = ws::decode(*v5, std::string("\xff\x00", 2));
+  EXPECT_EQ(d.kind, ws::Decoded::close);
+  EXPECT_EQ(d.channel, ws::kStdin);
+  EXPECT_EQ(ws::decode(*v5, std::string("\xff\x00\x01", 3)).kind, ws::Decoded::invalid);
+}
+
+TEST(WsChannel, Base64Framing) {
+  ws::Subprotocol b64{"v4.base64.channel.k8s.io", ws::Codec::base64, true, false};
+  EXPECT_EQ(ws::encode(ws::Codec::base64, ws::kStdout, "foo\n"), "1Zm9vCg==");
+  auto d = ws::decode(b64, "0Zm9vCg==");
+  EXPECT_EQ(d.kind, ws::Decoded::data);
+  EXPECT_EQ(d.channel, 0);
+  EXPECT_EQ(d.payload, "foo\n");
+  EXPECT_EQ(ws::decode(b64, "0Zm9vCg=").kind, ws::Decoded::invalid);
+  EXPECT_EQ(ws::decode(b64, "x").kind, ws::Decoded::invalid);
+  for (int n = 0; n < 40; ++n) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s.push_back(char(i * 37 + n));
+    auto back = ws::base64_decode(ws::base64_encode(s));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(*back, s);
+  }
+}
+
+TEST(WsChannel, Negotiation) {
+  auto none = ws::negotiate_remotecommand({});
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->name, "");
+  auto pick = ws::negotiate_remotecommand({"v9.channel.k8s.io", "v4.base64.channel.k8s.io", "v5.channel.k8s.io"});
+  ASSERT_TRUE(pick);
+  EXPECT_EQ(pick->name, "v4.base64.channel.k8s.io");  // the client's first supported offer
+  EXPECT_EQ(pick->codec, ws::Codec::base64);
+  EXPECT_FALSE(ws::negotiate_remotecommand({"v9.channel.k8s.io"}));
+  EXPECT_FALSE(ws::negotiate_portforward({"v5.channel.k8s.io", "channel.k8s.io"}));
+  EXPECT_EQ(ws::negotiate_portforward({"v4.channel.k8s.io"})->name, "v4.channel.k8s.io");
+  EXPECT_EQ(ws::split_offers(" a, b ,,c"), (std::vector<std::string>{"a", "b", "c"}));
+}
+
+TEST(ExitStatus, Messages) {
+  EXPECT_EQ(exit_status_message(true, SessionVerb::exec, 0), R"({"metadata":{},"status":"Success"})");
+  EXPECT_EQ(exit_status_message(true, SessionVerb::exec, 3),
+            R"({"metadata":{},"status":"Failure","message":"command terminated with non-zero exit code: exit status 3",)"
+            R"("reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"3"}]}})");
+  EXPECT_EQ(exit_status_message(false, SessionVerb::exec, 0), "");
+  EXPECT_EQ(exit_status_message(false, SessionVerb::exec, 3), "command terminated with non-zero exit code: exit status 3");
+  EXPECT_EQ(exit_status_message(true, SessionVerb::attach, 7), R"({"metadata":{},"status":"Success"})");
+  auto failed = nlohmann::json::parse(exit_status_message(true, SessionVerb::exec, Result<int>(not_found("no such container"))));
+  EXPECT_EQ(failed["reason"], "InternalError");
+  EXPECT_EQ(failed["code"], 500);
+  EXPECT_EQ(failed["message"], "Internal error occurred: error executing command in container: no such container");
+}
+
+TEST(TerminalSize, StreamOfObjects) {
+  TerminalSizeDecoder d;
+  EXPECT_TRUE(d.feed(R"({"Width":80,"He)").empty());
+  auto a = d.feed(R"(ight":24}{"width":100,"height":40}  )");
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].width, 80);
+  EXPECT_EQ(a[0].height, 24);
+  EXPECT_EQ(a[1].width, 100);
+  EXPECT_EQ(a[1].height, 40);
+  EXPECT_TRUE(d.feed(R"({"Width":"x"})").empty());
+  auto b = d.feed("\n{\"Width\":1,\"Height\":2,\"s\":\"}{\"}");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].height, 2);
+}
+
+}  // namespace
