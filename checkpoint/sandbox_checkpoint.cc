@@ -1,9 +1,9 @@
-// The checksum is sha256 (OpenSSL) of nlohmann::json::dump() of the object without its
+// The checksum is sha256 (nettle) of nlohmann::json::dump() of the object without its
 // "checksum" key: dump() writes keys sorted and without whitespace, which makes it canonical.
 #include "berth/sandbox_checkpoint.h"
 
 #include <dirent.h>
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,14 +22,16 @@ namespace {
 constexpr int kVersion = 1;
 
 std::string sha256_hex(const std::string& data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_Digest(data.data(), data.size(), md, &n, EVP_sha256(), nullptr);
+  sha256_ctx ctx;
+  sha256_init(&ctx);
+  sha256_update(&ctx, data.size(), reinterpret_cast<const uint8_t*>(data.data()));
+  uint8_t md[SHA256_DIGEST_SIZE];
+  sha256_digest(&ctx, sizeof md, md);
   static const char* hex = "0123456789abcdef";
   std::string out;
-  for (unsigned i = 0; i < n; ++i) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
+  for (uint8_t b : md) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
   }
   return out;
 }

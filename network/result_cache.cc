@@ -16,7 +16,7 @@
 #include <fstream>
 #include <sstream>
 
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 #include <spdlog/spdlog.h>
 
 #include "berth/unique_fd.h"
@@ -27,14 +27,16 @@ namespace {
 constexpr int kFormatVersion = 1;
 
 std::string sha256_hex(const std::string& data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
+  sha256_ctx ctx;
+  sha256_init(&ctx);
+  sha256_update(&ctx, data.size(), reinterpret_cast<const uint8_t*>(data.data()));
+  uint8_t md[SHA256_DIGEST_SIZE];
+  sha256_digest(&ctx, sizeof md, md);
   static const char* hex = "0123456789abcdef";
   std::string out;
-  for (unsigned i = 0; i < len; ++i) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
+  for (uint8_t b : md) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
   }
   return out;
 }
