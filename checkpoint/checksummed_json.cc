@@ -1,9 +1,9 @@
-// See checksummed_json.h. The checksum is computed with OpenSSL over nlohmann::json::dump(),
+// See checksummed_json.h. The checksum is computed with nettle over nlohmann::json::dump(),
 // which is canonical (keys sorted, no whitespace), so any JSON library can recompute it.
 #include "berth/checksummed_json.h"
 
 #include <dirent.h>
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,14 +19,16 @@ namespace berth {
 using nlohmann::json;
 
 std::string sha256_hex(const std::string& data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_Digest(data.data(), data.size(), md, &n, EVP_sha256(), nullptr);
+  sha256_ctx ctx;
+  sha256_init(&ctx);
+  sha256_update(&ctx, data.size(), reinterpret_cast<const uint8_t*>(data.data()));
+  uint8_t md[SHA256_DIGEST_SIZE];
+  sha256_digest(&ctx, sizeof md, md);
   static const char* hex = "0123456789abcdef";
   std::string out;
-  for (unsigned i = 0; i < n; ++i) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
+  for (uint8_t b : md) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
   }
   return out;
 }

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include <google/protobuf/util/json_util.h>
+#include <nettle/base64.h>
 #include <spdlog/spdlog.h>
 
 #include "berth/apparmor_default.h"
@@ -52,7 +52,16 @@ std::string read_text(const std::string& path) {
 }
 
 bool config_from_json(const nlohmann::json& j, v1::ContainerConfig* config) {
-  return google::protobuf::util::JsonStringToMessage(j.dump(), config).ok();
+  if (!j.is_string()) return false;
+  const std::string& text = j.get_ref<const std::string&>();
+  std::string bin(BASE64_DECODE_LENGTH(text.size()), '\0');
+  size_t n = bin.size();
+  base64_decode_ctx ctx;
+  base64_decode_init(&ctx);
+  if (!base64_decode_update(&ctx, &n, reinterpret_cast<uint8_t*>(bin.data()), text.size(), text.data()) || !base64_decode_final(&ctx))
+    return false;
+  bin.resize(n);
+  return config->ParseFromString(bin);
 }
 
 // Reads the image's stop signal, or the config's when it names one; SIGTERM by default.
@@ -66,12 +75,14 @@ int stop_signal_of(const v1::ContainerConfig& c, const std::string& image_stop_s
 
 }  // namespace
 
+// The config as serialized protobuf (the generated CRI code is protobuf-lite: no JSON printing),
+// base64 in the record.
 Result<nlohmann::json> config_to_json(const v1::ContainerConfig& config) {
-  std::string text;
-  google::protobuf::util::JsonPrintOptions o;
-  o.preserve_proto_field_names = true;
-  if (!google::protobuf::util::MessageToJsonString(config, &text, o).ok()) return internal_error("encode container config");
-  return nlohmann::json::parse(text);
+  std::string bin;
+  if (!config.SerializeToString(&bin)) return internal_error("encode container config");
+  std::string text(BASE64_ENCODE_RAW_LENGTH(bin.size()), '\0');
+  base64_encode_raw(text.data(), bin.size(), reinterpret_cast<const uint8_t*>(bin.data()));
+  return nlohmann::json(text);
 }
 
 int64_t now_ns() {

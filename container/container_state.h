@@ -58,7 +58,7 @@ struct ContainerManager::Impl {
 };
 
 std::string name_key(const std::string& sandbox_id, const runtime::v1::ContainerMetadata& m);
-// The config as protobuf JSON (proto field names), as records keep it.
+// The config as records keep it (serialized protobuf, base64).
 Result<nlohmann::json> config_to_json(const runtime::v1::ContainerConfig& config);
 int64_t now_ns();
 

@@ -2,7 +2,6 @@
 // in-flight maps and the hold counts; it is never held across network or disk-heavy work.
 #include "berth/image_manager.h"
 
-#include <curl/curl.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -20,6 +19,7 @@
 #include "image_index.h"
 #include "layer_unpack.h"
 #include "manifest.h"
+#include "pull_libraries.h"
 #include "registry_client.h"
 
 namespace berth {
@@ -214,11 +214,10 @@ Result<std::unique_ptr<ImageManager>> ImageManager::open(ImageManagerOptions opt
 Result<ImageRecord> ImageManager::pull(const std::string& reference, const RegistryCredentials& creds, bool pin) {
   auto ref = parse_image_reference(reference);
   if (!ref.ok()) return ref.status();
-  // libcurl (and through it OpenSSL) is set up at the first pull, not at start: a node that never
-  // pulls (or not yet) does not pay the memory of TLS initialisation. Debian's libcurl is built
-  // thread-safe, so this may run while other rpcs are served.
-  static std::once_flag curl_once;
-  std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  // libcurl and libarchive are loaded (and curl's TLS set up) at the first pull, not at start: a
+  // node that never pulls, or not yet, does not pay their memory (pull_libraries.cc).
+  auto libs = pull_libraries();
+  if (!libs.ok()) return libs.status();
   std::string key = ref->string();
   std::promise<Result<ImageRecord>> mine;
   std::shared_future<Result<ImageRecord>> shared;

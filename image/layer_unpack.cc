@@ -5,8 +5,6 @@
 // stops an entry from being written through a symlink an earlier entry planted.
 #include "layer_unpack.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -17,15 +15,19 @@
 #include <optional>
 #include <vector>
 
+#include "pull_libraries.h"
+
 namespace berth {
 
 namespace {
 
 struct ReadFree {
-  void operator()(archive* a) const { archive_read_free(a); }
+  const ArchiveLibrary* api;
+  void operator()(archive* a) const { api->read_free(a); }
 };
 struct WriteFree {
-  void operator()(archive* a) const { archive_write_free(a); }
+  const ArchiveLibrary* api;
+  void operator()(archive* a) const { api->write_free(a); }
 };
 
 // "./a/b/../c" -> "a/c"; nullopt when ".." would climb above the root.
@@ -62,24 +64,27 @@ Status make_parents(const std::string& dest, const std::string& rel) {
 }  // namespace
 
 Status unpack_layer(const std::string& blob_path, const std::string& dest, const std::string& what) {
-  std::unique_ptr<archive, ReadFree> in(archive_read_new());
-  archive_read_support_filter_all(in.get());
-  archive_read_support_format_tar(in.get());
-  archive_read_support_format_gnutar(in.get());
-  if (archive_read_open_filename(in.get(), blob_path.c_str(), 1 << 16) != ARCHIVE_OK)
-    return internal_error(what + ": open: " + archive_error_string(in.get()));
-  std::unique_ptr<archive, WriteFree> out(archive_write_disk_new());
-  archive_write_disk_set_options(out.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_OWNER |
+  auto libs = pull_libraries();
+  if (!libs.ok()) return libs.status().context(what);
+  const ArchiveLibrary& api = (*libs)->archive;
+  std::unique_ptr<archive, ReadFree> in(api.read_new(), ReadFree{&api});
+  api.read_support_filter_all(in.get());
+  api.read_support_format_tar(in.get());
+  api.read_support_format_gnutar(in.get());
+  if (api.read_open_filename(in.get(), blob_path.c_str(), 1 << 16) != ARCHIVE_OK)
+    return internal_error(what + ": open: " + api.error_string(in.get()));
+  std::unique_ptr<archive, WriteFree> out(api.write_disk_new(), WriteFree{&api});
+  api.write_disk_set_options(out.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_OWNER |
                                                 ARCHIVE_EXTRACT_XATTR | ARCHIVE_EXTRACT_ACL | ARCHIVE_EXTRACT_UNLINK |
                                                 ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT);
-  archive_write_disk_set_standard_lookup(out.get());
+  api.write_disk_set_standard_lookup(out.get());
 
   for (;;) {
     archive_entry* entry = nullptr;
-    int r = archive_read_next_header(in.get(), &entry);
+    int r = api.read_next_header(in.get(), &entry);
     if (r == ARCHIVE_EOF) break;
-    if (r < ARCHIVE_WARN) return internal_error(what + ": read: " + archive_error_string(in.get()));
-    std::string raw = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
+    if (r < ARCHIVE_WARN) return internal_error(what + ": read: " + api.error_string(in.get()));
+    std::string raw = api.entry_pathname(entry) ? api.entry_pathname(entry) : "";
     auto rel = normalise(raw);
     if (!rel) return invalid_argument(what + ": entry '" + raw + "' escapes the layer root; layer refused");
     if (rel->empty()) continue;  // the root itself
@@ -99,32 +104,32 @@ Status unpack_layer(const std::string& blob_path, const std::string& dest, const
       }
       continue;
     }
-    if (const char* link = archive_entry_hardlink(entry)) {
+    if (const char* link = api.entry_hardlink(entry)) {
       auto target = normalise(link);
       if (!target || target->empty())
         return invalid_argument(what + ": hardlink '" + raw + "' -> '" + link + "' escapes the layer root; layer refused");
-      archive_entry_set_hardlink(entry, (dest + "/" + *target).c_str());
+      api.entry_set_hardlink(entry, (dest + "/" + *target).c_str());
     }
-    archive_entry_set_pathname(entry, (dest + "/" + *rel).c_str());
-    r = archive_write_header(out.get(), entry);
-    if (r < ARCHIVE_WARN) return internal_error(what + ": extract " + *rel + ": " + archive_error_string(out.get()));
-    if (archive_entry_size(entry) > 0 && archive_entry_hardlink(entry) == nullptr) {
+    api.entry_set_pathname(entry, (dest + "/" + *rel).c_str());
+    r = api.write_header(out.get(), entry);
+    if (r < ARCHIVE_WARN) return internal_error(what + ": extract " + *rel + ": " + api.error_string(out.get()));
+    if (api.entry_size(entry) > 0 && api.entry_hardlink(entry) == nullptr) {
       const void* buf;
       size_t size;
       la_int64_t offset;
-      while ((r = archive_read_data_block(in.get(), &buf, &size, &offset)) == ARCHIVE_OK) {
-        if (archive_write_data_block(out.get(), buf, size, offset) < ARCHIVE_WARN) {
-          std::string err = archive_error_string(out.get());
+      while ((r = api.read_data_block(in.get(), &buf, &size, &offset)) == ARCHIVE_OK) {
+        if (api.write_data_block(out.get(), buf, size, offset) < ARCHIVE_WARN) {
+          std::string err = api.error_string(out.get());
           return Status(err.find("space") != std::string::npos ? Code::resource_exhausted : Code::internal,
                         what + ": write " + *rel + ": " + err);
         }
       }
-      if (r < ARCHIVE_WARN) return internal_error(what + ": read " + *rel + ": " + archive_error_string(in.get()));
+      if (r < ARCHIVE_WARN) return internal_error(what + ": read " + *rel + ": " + api.error_string(in.get()));
     }
-    if (archive_write_finish_entry(out.get()) < ARCHIVE_WARN)
-      return internal_error(what + ": finish " + *rel + ": " + archive_error_string(out.get()));
+    if (api.write_finish_entry(out.get()) < ARCHIVE_WARN)
+      return internal_error(what + ": finish " + *rel + ": " + api.error_string(out.get()));
   }
-  if (archive_write_close(out.get()) < ARCHIVE_WARN) return internal_error(what + ": close: " + archive_error_string(out.get()));
+  if (api.write_close(out.get()) < ARCHIVE_WARN) return internal_error(what + ": close: " + api.error_string(out.get()));
   return ok_status();
 }
 

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "pull_libraries.h"
 #include "sha256.h"
 
 namespace berth {
@@ -114,6 +115,7 @@ std::string registry_error_text(const std::string& body) {
 struct Transfer {
   RegistryClient::Response* resp;
   const std::function<Status(const char*, size_t)>* sink;
+  const CurlLibrary* api;
   CURL* curl;
   Status sink_status;
   const std::function<void(size_t)>* on_bytes;
@@ -139,7 +141,7 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
 size_t on_body(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   long code = 0;
-  curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &code);
+  t->api->easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &code);
   size_t len = size * n;
   if (t->on_bytes && *t->on_bytes) (*t->on_bytes)(len);
   if (code == 200 && t->sink) {
@@ -178,6 +180,9 @@ RegistryClient::~RegistryClient() = default;
 Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std::string& path,
                                                          const std::vector<std::string>& headers,
                                                          const std::function<Status(const char*, size_t)>* sink) {
+  auto libs = pull_libraries();
+  if (!libs.ok()) return libs.status();
+  const CurlLibrary& api = (*libs)->curl;
   bool answered_challenge = false;
   for (int attempt = 0; attempt < 3; ++attempt) {
     std::string url, auth;
@@ -187,32 +192,32 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
       auth = ep.authorization;
     }
     Response resp;
-    CURL* curl = curl_easy_init();
+    CURL* curl = api.easy_init();
     if (!curl) return internal_error("registry " + ep.host + ": cannot create a curl handle");
-    Transfer t{&resp, sink, curl, ok_status(), &options_.on_bytes};
+    Transfer t{&resp, sink, &api, curl, ok_status(), &options_.on_bytes};
     curl_slist* hdrs = nullptr;
-    for (const auto& h : headers) hdrs = curl_slist_append(hdrs, h.c_str());
-    if (!auth.empty()) hdrs = curl_slist_append(hdrs, ("Authorization: " + auth).c_str());
-    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "berth/" BERTH_VERSION);
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 30L);
+    for (const auto& h : headers) hdrs = api.slist_append(hdrs, h.c_str());
+    if (!auth.empty()) hdrs = api.slist_append(hdrs, ("Authorization: " + auth).c_str());
+    api.easy_setopt(curl, CURLOPT_URL, url.c_str());
+    api.easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+    api.easy_setopt(curl, CURLOPT_USERAGENT, "berth/" BERTH_VERSION);
+    api.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+    api.easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+    api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 30L);
     // "No bytes for idle_timeout seconds" = below 1 byte/s for that long; a slow but moving
     // transfer is never cut off.
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.idle_timeout_seconds));
-    if (!ep.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, ep.ca_file.c_str());
-    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
-    CURLcode rc = curl_easy_perform(curl);
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &resp.code);
-    curl_slist_free_all(hdrs);
-    curl_easy_cleanup(curl);
+    api.easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    api.easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.idle_timeout_seconds));
+    if (!ep.ca_file.empty()) api.easy_setopt(curl, CURLOPT_CAINFO, ep.ca_file.c_str());
+    api.easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    api.easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+    api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    api.easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+    CURLcode rc = api.easy_perform(curl);
+    api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &resp.code);
+    api.slist_free_all(hdrs);
+    api.easy_cleanup(curl);
 
     if (!t.sink_status.ok()) return t.sink_status;
     if (rc != CURLE_OK) {
@@ -228,7 +233,7 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
         return Status(Code::deadline_exceeded, "registry " + ep.host + ": received no data for " +
                                                    std::to_string(options_.idle_timeout_seconds) + "s; transfer aborted");
       if (rc == CURLE_WRITE_ERROR && !t.sink_status.ok()) return t.sink_status;
-      return Status(Code::unavailable, "registry " + ep.host + " unreachable: " + curl_easy_strerror(rc));
+      return Status(Code::unavailable, "registry " + ep.host + " unreachable: " + api.easy_strerror(rc));
     }
     if (resp.code == 401 && !answered_challenge && !resp.www_authenticate.empty()) {
       if (Status s = authorize(ep, resp.www_authenticate); !s.ok()) return s;
@@ -264,38 +269,41 @@ Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
   std::string scope = params.count("scope") ? params["scope"] : "repository:" + ref_.repository + ":pull";
   std::string form = "service=" + url_escape(params["service"]) + "&scope=" + url_escape(scope);
 
+  auto libs = pull_libraries();
+  if (!libs.ok()) return libs.status();
+  const CurlLibrary& api = (*libs)->curl;
   std::string body;
   long code = 0;
-  CURL* curl = curl_easy_init();
+  CURL* curl = api.easy_init();
   curl_slist* hdrs = nullptr;
   std::string url = realm;
   if (!creds_.identity_token.empty()) {
     // OAuth2 refresh-token grant, as docker does with an identity token.
     std::string post = form + "&grant_type=refresh_token&client_id=berth&refresh_token=" + url_escape(creds_.identity_token);
-    curl_easy_setopt(curl, CURLOPT_COPYPOSTFIELDS, post.c_str());
+    api.easy_setopt(curl, CURLOPT_COPYPOSTFIELDS, post.c_str());
   } else {
     url += (url.find('?') == std::string::npos ? "?" : "&") + form;
-    if (!basic.empty()) hdrs = curl_slist_append(hdrs, ("Authorization: " + basic).c_str());
+    if (!basic.empty()) hdrs = api.slist_append(hdrs, ("Authorization: " + basic).c_str());
   }
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 30L);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
-  if (!ep.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, ep.ca_file.c_str());
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* u) {
+  api.easy_setopt(curl, CURLOPT_URL, url.c_str());
+  api.easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+  api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 30L);
+  api.easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
+  if (!ep.ca_file.empty()) api.easy_setopt(curl, CURLOPT_CAINFO, ep.ca_file.c_str());
+  api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* u) {
     auto* b = static_cast<std::string*>(u);
     if (b->size() < (1u << 20)) b->append(d, s * n);
     return s * n;
   });
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
-  CURLcode rc = curl_easy_perform(curl);
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
-  curl_slist_free_all(hdrs);
-  curl_easy_cleanup(curl);
+  api.easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  CURLcode rc = api.easy_perform(curl);
+  api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+  api.slist_free_all(hdrs);
+  api.easy_cleanup(curl);
   std::string realm_host = realm.substr(0, realm.find('?'));
   if (rc != CURLE_OK)
-    return Status(Code::unavailable, "registry " + ep.host + ": token service " + realm_host + " unreachable: " + curl_easy_strerror(rc));
+    return Status(Code::unavailable, "registry " + ep.host + ": token service " + realm_host + " unreachable: " + api.easy_strerror(rc));
   if (code == 401 || code == 403)
     return Status(Code::unauthenticated, "registry " + ep.host + ": token service " + realm_host + " refused the credentials (" +
                                              std::to_string(code) + ")");

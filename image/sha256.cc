@@ -1,21 +1,20 @@
-// OpenSSL's EVP digest API wrapped for the blob store and manifest checks.
+// nettle's sha256 wrapped for the blob store and manifest checks.
 #include "sha256.h"
 
 namespace berth {
 
-Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) { EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr); }
+Sha256::Sha256() { sha256_init(&ctx_); }
 
-void Sha256::update(const void* data, size_t len) { EVP_DigestUpdate(ctx_.get(), data, len); }
+void Sha256::update(const void* data, size_t len) { sha256_update(&ctx_, len, static_cast<const uint8_t*>(data)); }
 
 std::string Sha256::digest() {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_DigestFinal_ex(ctx_.get(), md, &n);
+  uint8_t md[SHA256_DIGEST_SIZE];
+  sha256_digest(&ctx_, sizeof md, md);
   static const char* hex = "0123456789abcdef";
   std::string out = "sha256:";
-  for (unsigned i = 0; i < n; ++i) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
+  for (uint8_t b : md) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
   }
   return out;
 }

@@ -1,9 +1,8 @@
-// Incremental sha256 (OpenSSL EVP) for verifying content while it streams in.
+// Incremental sha256 (nettle) for verifying content while it streams in.
 #pragma once
 
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 
-#include <memory>
 #include <string>
 #include <string_view>
 
@@ -18,10 +17,7 @@ class Sha256 {
   static std::string of(std::string_view data);
 
  private:
-  struct Free {
-    void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-  };
-  std::unique_ptr<EVP_MD_CTX, Free> ctx_;
+  sha256_ctx ctx_;
 };
 
 }  // namespace berth

@@ -1,6 +1,6 @@
 // PullImage: credentials from AuthConfig (username/password, the base64 "auth" pair, an identity
 // token or a registry token) go to the registry client and nowhere else: never into a log line.
-#include <openssl/evp.h>
+#include <nettle/base64.h>
 
 #include "berth/image_manager.h"
 #include "rpc_scope.h"
@@ -11,12 +11,14 @@ namespace berth {
 static Result<RegistryCredentials> credentials_of(const v1::AuthConfig& a) {
   RegistryCredentials c{a.username(), a.password(), a.identity_token(), a.registry_token()};
   if (!a.auth().empty() && c.username.empty()) {
-    std::string out(a.auth().size(), '\0');
-    int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                            reinterpret_cast<const unsigned char*>(a.auth().data()), static_cast<int>(a.auth().size()));
-    if (n < 0) return invalid_argument("auth.auth: not base64");
-    out.resize(static_cast<size_t>(n));
-    while (!out.empty() && out.back() == '\0') out.pop_back();  // base64 padding decodes to NULs
+    std::string out(BASE64_DECODE_LENGTH(a.auth().size()), '\0');
+    size_t n = 0;
+    base64_decode_ctx ctx;
+    base64_decode_init(&ctx);
+    if (!base64_decode_update(&ctx, &n, reinterpret_cast<uint8_t*>(out.data()), a.auth().size(), a.auth().data()) ||
+        !base64_decode_final(&ctx))
+      return invalid_argument("auth.auth: not base64");
+    out.resize(n);
     size_t colon = out.find(':');
     if (colon == std::string::npos) return invalid_argument("auth.auth: not a base64 'user:password' pair");
     c.username = out.substr(0, colon);

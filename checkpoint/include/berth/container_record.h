@@ -22,7 +22,7 @@ struct ContainerRecord {
   std::string image_ref;     // a repo digest of the image, else its id
   std::string runtime_handler;
   std::string log_path;      // absolute; empty: no log file
-  nlohmann::json config;     // the CreateContainer ContainerConfig, as protobuf JSON (resources updated in place)
+  nlohmann::json config;     // the CreateContainer ContainerConfig: serialized protobuf, base64 (resources updated in place)
   int state = 0;             // CRI ContainerState: 0 created, 1 running, 2 exited, 3 unknown
   int64_t created_at = 0, started_at = 0, finished_at = 0;  // ns since the epoch
   int32_t exit_code = 0;

@@ -1,0 +1,58 @@
+// libcurl and libarchive as tables of the functions berth calls, loaded at the first pull (see
+// pull_libraries.cc for why). Their headers still give every type and constant.
+#pragma once
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <curl/curl.h>
+
+#include "berth/status.h"
+
+namespace berth {
+
+struct CurlLibrary {
+  decltype(&curl_easy_init) easy_init;
+  decltype(&curl_easy_setopt) easy_setopt;
+  decltype(&curl_easy_perform) easy_perform;
+  decltype(&curl_easy_getinfo) easy_getinfo;
+  decltype(&curl_easy_cleanup) easy_cleanup;
+  decltype(&curl_easy_strerror) easy_strerror;
+  decltype(&curl_slist_append) slist_append;
+  decltype(&curl_slist_free_all) slist_free_all;
+};
+
+struct ArchiveLibrary {
+  decltype(&archive_read_new) read_new;
+  decltype(&archive_read_free) read_free;
+  decltype(&archive_read_support_filter_all) read_support_filter_all;
+  decltype(&archive_read_support_format_tar) read_support_format_tar;
+  decltype(&archive_read_support_format_gnutar) read_support_format_gnutar;
+  decltype(&archive_read_open_filename) read_open_filename;
+  decltype(&archive_read_next_header) read_next_header;
+  decltype(&archive_read_data_block) read_data_block;
+  decltype(&archive_write_disk_new) write_disk_new;
+  decltype(&archive_write_disk_set_options) write_disk_set_options;
+  decltype(&archive_write_disk_set_standard_lookup) write_disk_set_standard_lookup;
+  decltype(&archive_write_header) write_header;
+  decltype(&archive_write_data_block) write_data_block;
+  decltype(&archive_write_finish_entry) write_finish_entry;
+  decltype(&archive_write_close) write_close;
+  decltype(&archive_write_free) write_free;
+  decltype(&archive_error_string) error_string;
+  decltype(&archive_entry_pathname) entry_pathname;
+  decltype(&archive_entry_set_pathname) entry_set_pathname;
+  decltype(&archive_entry_hardlink) entry_hardlink;
+  decltype(&archive_entry_set_hardlink) entry_set_hardlink;
+  decltype(&archive_entry_size) entry_size;
+};
+
+struct PullLibraries {
+  CurlLibrary curl;
+  ArchiveLibrary archive;
+};
+
+// Loads both libraries (and runs curl_global_init) on the first call; later calls return the same
+// tables. Thread-safe. A failure (a library missing) is returned, and the next call tries again.
+Result<const PullLibraries*> pull_libraries();
+
+}  // namespace berth
