@@ -121,6 +121,9 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
   r.integer("shutdown_timeout_seconds", c.shutdown_timeout_seconds, 0, 3600);
   r.integer("max_concurrent_rpcs", c.max_concurrent_rpcs, 4, 4096);
   r.str("metrics_address", c.metrics_address);
+  r.str("streaming_address", c.streaming_address);
+  r.integer("streaming_token_ttl_seconds", c.streaming_token_ttl_seconds, 1, 3600);
+  r.integer("streaming_idle_timeout_seconds", c.streaming_idle_timeout_seconds, 1, 86400 * 7);
   r.integer("image_pull_idle_timeout_seconds", c.image_pull_idle_timeout_seconds, 1, 3600);
   r.integer("max_parallel_layer_fetches", c.max_parallel_layer_fetches, 1, 64);
   r.integer("event_subscriber_backlog", c.event_subscriber_backlog, 1, 1000000);
@@ -243,6 +246,9 @@ nlohmann::json config_to_json(const Config& c) {
           {"shutdown_timeout_seconds", c.shutdown_timeout_seconds},
           {"max_concurrent_rpcs", c.max_concurrent_rpcs},
           {"metrics_address", c.metrics_address},
+          {"streaming_address", c.streaming_address},
+          {"streaming_token_ttl_seconds", c.streaming_token_ttl_seconds},
+          {"streaming_idle_timeout_seconds", c.streaming_idle_timeout_seconds},
           {"image_pull_idle_timeout_seconds", c.image_pull_idle_timeout_seconds},
           {"max_parallel_layer_fetches", c.max_parallel_layer_fetches},
           {"event_subscriber_backlog", c.event_subscriber_backlog},

@@ -21,6 +21,7 @@
 #include "sandbox_events.h"
 #include "services.h"
 #include "socket_path.h"
+#include "streaming_backend.h"
 #include "state_lock.h"
 
 namespace berth {
@@ -195,9 +196,20 @@ int run_daemon(const Config& config) {
   HistogramFamily& sandbox_start = metrics.histogram("berth_sandbox_start_duration_seconds", "RunPodSandbox durations, by result.",
                                                      {"result"}, MetricsRegistry::latency_buckets());
 
+  RuntimeStreamingBackend streaming_backend(**containers, **sandboxes);
+  auto streaming = StreamingServer::start({.address = config.streaming_address,
+                                           .token_ttl = std::chrono::seconds(config.streaming_token_ttl_seconds),
+                                           .idle_timeout = std::chrono::seconds(config.streaming_idle_timeout_seconds)},
+                                          streaming_backend);
+  if (!streaming.ok()) {
+    spdlog::critical("config {}: key 'streaming_address': {}", config.source, streaming.status().message());
+    return 2;
+  }
+  spdlog::info("berthd: streaming server on http://{}", (*streaming)->address());
+
   RuntimeProbe probe(config.runtimes.at(config.default_runtime).path);
-  ServiceContext ctx{config, probe, metrics, container_events, **images, **sandboxes, cni, **containers, stats, pull_duration,
-                     sandbox_start};
+  ServiceContext ctx{config, probe, metrics, container_events, **images, **sandboxes, cni, **containers, stats, **streaming,
+                     pull_duration, sandbox_start};
   {
     std::lock_guard lock(event_ctx_mu);
     event_ctx = &ctx;

@@ -40,6 +40,7 @@ grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRe
     nlohmann::json cni = {{"ready", net.ready}, {"message", net.message}, {"network", net.network_name},
                           {"config_file", net.config_file}, {"pod_cidr", ctx_.cni.pod_cidr()}};
     (*resp->mutable_info())["network"] = cni.dump();
+    (*resp->mutable_info())["streaming"] = nlohmann::json({{"address", ctx_.streaming.address()}}).dump();
   }
   return rpc.done({});
 }

@@ -13,6 +13,7 @@
 #include "berth/metrics_registry.h"
 #include "berth/runtime_probe.h"
 #include "berth/stats_collector.h"
+#include "berth/streaming_server.h"
 #include "berth/cri_api.h"
 
 namespace berth {
@@ -31,6 +32,7 @@ struct ServiceContext {
   CniManager& cni;
   ContainerManager& containers;
   StatsCollector& stats;
+  StreamingServer& streaming;
   // Families the handlers record into (pull bytes are counted by the registry client itself).
   HistogramFamily& image_pull_duration;  // berth_image_pull_duration_seconds{result}
   HistogramFamily& sandbox_start;        // berth_sandbox_start_duration_seconds{result}

@@ -14,6 +14,7 @@
 
 #include "berth/cri_api.h"
 #include "berth/status.h"
+#include "berth/unique_fd.h"
 
 namespace berth {
 
@@ -52,6 +53,21 @@ struct ContainerInfo {
   int64_t created_at = 0;
 };
 
+// An interactive exec (the streaming server's Exec): the caller owns the fds.
+struct ExecSessionRequest {
+  std::vector<std::string> cmd;
+  bool tty = false, stdin = false, stdout = false, stderr = false;
+  uint16_t width = 0, height = 0;  // the terminal's first size (tty)
+};
+
+struct ExecSession {
+  UniqueFd stdin_fd, stdout_fd, stderr_fd;  // the process's stdio (a pty master's dups with tty)
+  UniqueFd done_fd;                         // readable once the process ended
+  std::function<void(uint16_t width, uint16_t height)> resize;  // tty: TIOCSWINSZ, never blocks
+  std::function<Result<int>()> wait;        // its exit code, or the runtime's error
+  std::function<void()> kill;               // the client left: kill the process
+};
+
 struct ExecSyncOutput {
   std::string out, err;
   int exit_code = 0;
@@ -70,6 +86,7 @@ class ContainerManager {
   Status remove(const std::string& id_or_prefix);
   Status status(const std::string& id_or_prefix, bool verbose, runtime::v1::ContainerStatusResponse* out);
   std::vector<runtime::v1::Container> list(const runtime::v1::ContainerFilter& filter);
+  Result<ExecSession> exec_session(const std::string& id_or_prefix, const ExecSessionRequest& request);
   Result<ExecSyncOutput> exec_sync(const std::string& id_or_prefix, const std::vector<std::string>& cmd, int64_t timeout_seconds);
   Status update_resources(const std::string& id_or_prefix, const runtime::v1::LinuxContainerResources& resources);
   Status reopen_log(const std::string& id_or_prefix);

@@ -33,6 +33,9 @@ struct Config {
   int shutdown_timeout_seconds = 10;  // in-flight calls get this long after SIGTERM
   int max_concurrent_rpcs = 256;      // gRPC worker threads at most
   std::string metrics_address;        // host:port of the Prometheus /metrics endpoint; empty: off
+  std::string streaming_address = "127.0.0.1:0";  // Exec/Attach/PortForward URLs; port 0: a free one
+  int streaming_token_ttl_seconds = 60;            // an unused streaming URL expires
+  int streaming_idle_timeout_seconds = 14400;      // a streaming session with no traffic is closed (kubelet: 4 h)
   int image_pull_idle_timeout_seconds = 60;  // a pull receiving no bytes this long is aborted
   int max_parallel_layer_fetches = 3;        // layer downloads at once, over all pulls
   int event_subscriber_backlog = 1000;       // GetContainerEvents: a subscriber this far behind is dropped

@@ -1,0 +1,203 @@
+// Interactive exec (the streaming server's Exec): `<runtime> exec` in the foreground, so it stays
+// until the process ends and exits with its code (its pidfd tells when the session is over). Its
+// stdio are pipes, or for a terminal the slave of a pty of ours: the runtime gives the process a
+// pty of the container's and copies between the two, and a SIGWINCH makes it copy our size over.
+// (A console socket would need `--detach`, which loses the exit code.) The spawned runtime is
+// reaped here, never by anyone else.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <pty.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "berth/atomic_file.h"
+#include "berth/container_spec.h"
+#include "container_state.h"
+
+extern char** environ;
+
+namespace berth {
+
+namespace v1 = runtime::v1;
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string random_hex() {
+  uint64_t v = 0;
+  if (::getrandom(&v, sizeof v, 0) != sizeof v) v = static_cast<uint64_t>(::random());
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// The running runtime: killed and reaped, and its files removed, when the last owner lets go.
+struct ExecProcess {
+  pid_t pid = -1;
+  std::string base;  // <bundle>/exec-<hex>: .json (process), .pid, .log
+  std::mutex mu;
+  bool reaped = false;
+  int status = 0;
+
+  void kill_process() {
+    std::lock_guard lock(mu);
+    if (reaped) return;
+    // The runtime forwards signals, but a SIGKILL'd runtime cannot: kill the process itself too.
+    int exec_pid = std::atoi(read_text(base + ".pid").c_str());
+    if (exec_pid > 0) ::kill(exec_pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+  }
+  int wait() {
+    std::lock_guard lock(mu);
+    if (!reaped) {
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      reaped = true;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  ~ExecProcess() {
+    kill_process();
+    wait();
+    for (const char* ext : {".json", ".pid", ".log"}) ::unlink((base + ext).c_str());
+  }
+};
+
+struct Pipe {
+  UniqueFd read, write;
+};
+
+Result<Pipe> make_pipe() {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) return errno_status(errno, "pipe");
+  return Pipe{UniqueFd(p[0]), UniqueFd(p[1])};
+}
+
+}  // namespace
+
+Result<ExecSession> ContainerManager::exec_session(const std::string& id_or_prefix, const ExecSessionRequest& req) {
+  Status err;
+  auto c = impl_->find(id_or_prefix, &err);
+  if (!c) return err;
+  const std::string id = c->rec.id;
+  if (req.cmd.empty()) return invalid_argument("cmd: must not be empty");
+  if (c->state() != v1::CONTAINER_RUNNING) return failed_precondition("exec in container " + id + ": it is not running");
+  auto rt = impl_->runtime_for(c->rec.runtime_handler);
+  if (!rt.ok()) return rt.status();
+  auto spec = nlohmann::json::parse(read_text(c->bundle + "/config.json"), nullptr, false);
+  if (!spec.is_object()) return internal_error("exec in container " + id + ": its config.json is unreadable");
+  nlohmann::json process = exec_process(spec, req.cmd, req.tty);
+
+  auto proc = std::make_shared<ExecProcess>();
+  std::string hex = random_hex();
+  proc->base = c->bundle + "/exec-" + hex;
+  if (Status s = write_file_atomically(proc->base + ".json", process.dump(), 0600, false); !s.ok()) return s;
+  std::vector<std::string> args{"--log", proc->base + ".log", "--log-format", "json", "exec", "--process", proc->base + ".json",
+                                "--pid-file", proc->base + ".pid"};
+  UniqueFd master, slave;
+  if (req.tty) {
+    int m = -1, sl = -1;
+    winsize ws{};
+    ws.ws_row = req.height ? req.height : 24;
+    ws.ws_col = req.width ? req.width : 80;
+    if (::openpty(&m, &sl, nullptr, nullptr, &ws) != 0) return errno_status(errno, "exec in container " + id + ": openpty");
+    master = UniqueFd(m);
+    slave = UniqueFd(sl);
+    ::fcntl(m, F_SETFD, FD_CLOEXEC);
+    ::fcntl(sl, F_SETFD, FD_CLOEXEC);
+  }
+  args.push_back(id);
+
+  // The process's stdio: pipes for what the client wants, /dev/null for the rest (and all of it
+  // with a terminal, which carries the stdio itself).
+  ExecSession session;
+  Pipe in, out, errp;
+  for (auto [want, pipe] : {std::pair{req.stdin && !req.tty, &in}, {req.stdout && !req.tty, &out}, {req.stderr && !req.tty, &errp}}) {
+    if (!want) continue;
+    auto p = make_pipe();
+    if (!p.ok()) return p.status();
+    *pipe = std::move(*p);
+  }
+  std::vector<std::string> argv = rt->argv(args);
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  auto stdio = [&](int target, const UniqueFd& fd, int null_flags) {
+    if (fd) posix_spawn_file_actions_adddup2(&fa, fd.get(), target);
+    else posix_spawn_file_actions_addopen(&fa, target, "/dev/null", null_flags, 0);
+  };
+  stdio(0, req.tty ? slave : in.read, O_RDONLY);
+  stdio(1, req.tty ? slave : out.write, O_WRONLY);
+  stdio(2, req.tty ? slave : errp.write, O_WRONLY);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  int rc = ::posix_spawnp(&proc->pid, cargv[0], &fa, &attr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    proc->reaped = true;  // nothing to reap
+    return errno_status(rc, "exec in container " + id + ": spawn " + rt->binary());
+  }
+  in.read.reset();
+  out.write.reset();
+  errp.write.reset();
+  slave.reset();
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, proc->pid, 0)));
+  if (!pidfd) return errno_status(errno, "exec in container " + id + ": pidfd_open");
+
+  if (req.tty) {
+    if (req.stdin) session.stdin_fd = UniqueFd(::fcntl(master.get(), F_DUPFD_CLOEXEC, 0));
+    if (req.stdout) session.stdout_fd = UniqueFd(::fcntl(master.get(), F_DUPFD_CLOEXEC, 0));
+  } else {
+    session.stdin_fd = std::move(in.write);
+    session.stdout_fd = std::move(out.read);
+    session.stderr_fd = std::move(errp.read);
+  }
+  session.done_fd = std::move(pidfd);
+  auto term = std::make_shared<UniqueFd>(std::move(master));
+  pid_t runtime_pid = proc->pid;
+  session.resize = [term, runtime_pid](uint16_t width, uint16_t height) {
+    if (!*term) return;
+    winsize ws{};
+    ws.ws_col = width;
+    ws.ws_row = height;
+    ::ioctl(term->get(), TIOCSWINSZ, &ws);
+    ::kill(runtime_pid, SIGWINCH);  // the runtime copies the new size to the container's pty
+  };
+  std::string binary = rt->binary();
+  session.wait = [proc, term, binary, id]() -> Result<int> {
+    int code = proc->wait();
+    if (std::string msg = runtime_log_error(proc->base + ".log"); !msg.empty())
+      return internal_error("exec in container " + id + ": " + binary + ": " + msg);
+    return code;
+  };
+  session.kill = [proc] { proc->kill_process(); };
+  return session;
+}
+
+}  // namespace berth

@@ -1,0 +1,258 @@
+// Exec, Attach and PortForward through a real berthd: the rpcs hand out URLs, and the tests' own
+// streaming client (SPDY framing written apart from the server's, WebSocket through Beast) talks
+// to them against real containers (runc exec, berth-monitor attach, a listener in the pod's netns).
+#include <gtest/gtest.h>
+
+#include <random>
+#include <thread>
+
+#include "berth/test/streaming_client.h"
+#include "pod_fixture.h"
+
+namespace berth::test {
+namespace {
+
+constexpr auto kWait = std::chrono::seconds(30);
+
+class BerthdStreaming : public PodFixture {
+ protected:
+  std::string exec_url(const std::string& id, const std::vector<std::string>& cmd, bool in, bool out, bool err, bool tty = false) {
+    grpc::ClientContext ctx;
+    v1::ExecRequest req;
+    req.set_container_id(id);
+    for (const auto& a : cmd) req.add_cmd(a);
+    req.set_stdin(in);
+    req.set_stdout(out);
+    req.set_stderr(err);
+    req.set_tty(tty);
+    v1::ExecResponse resp;
+    grpc::Status s = cri_->runtime().Exec(&ctx, req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return resp.url();
+  }
+  grpc::Status attach(const std::string& id, bool in, bool tty, std::string* url) {
+    grpc::ClientContext ctx;
+    v1::AttachRequest req;
+    req.set_container_id(id);
+    req.set_stdin(in);
+    req.set_stdout(true);
+    req.set_stderr(!tty);
+    req.set_tty(tty);
+    v1::AttachResponse resp;
+    grpc::Status s = cri_->runtime().Attach(&ctx, req, &resp);
+    *url = resp.url();
+    return s;
+  }
+  std::string port_forward_url(const std::vector<int32_t>& ports = {}) {
+    grpc::ClientContext ctx;
+    v1::PortForwardRequest req;
+    req.set_pod_sandbox_id(pod_);
+    for (int32_t p : ports) req.add_port(p);
+    v1::PortForwardResponse resp;
+    grpc::Status s = cri_->runtime().PortForward(&ctx, req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return resp.url();
+  }
+  static std::string random_bytes(size_t n, unsigned seed) {
+    std::mt19937 gen(seed);
+    std::string s(n, '\0');
+    for (auto& c : s) c = static_cast<char>(gen());
+    return s;
+  }
+};
+
+TEST_F(BerthdStreaming, ExecOverSpdyAndWebSocket) {
+  ready();
+  std::string id = run(test_container("box", image(), {"sleep", "1000"}));
+  struct Way {
+    Transport transport;
+    std::string protocol;
+  };
+  for (const auto& way : {Way{Transport::spdy, "v4.channel.k8s.io"}, Way{Transport::spdy, "v2.channel.k8s.io"},
+                          Way{Transport::websocket, "v5.channel.k8s.io"}, Way{Transport::websocket, "v4.channel.k8s.io"},
+                          Way{Transport::websocket, "v4.base64.channel.k8s.io"}}) {
+    SCOPED_TRACE(way.protocol);
+    std::string url = exec_url(id, {"/bin/sh", "-c", "echo to-out; echo to-err >&2; exit 3"}, false, true, true);
+    ASSERT_EQ(url.find("http://127.0.0.1:"), 0u) << url;
+    auto r = run_command(url, {.transport = way.transport, .protocols = {way.protocol}});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->out, "to-out\n");
+    EXPECT_EQ(r->err, "to-err\n");
+    if (way.protocol != "v2.channel.k8s.io") {
+      ASSERT_TRUE(r->exit_code.has_value()) << r->error_stream;
+      EXPECT_EQ(*r->exit_code, 3);
+    } else {
+      EXPECT_NE(r->error_stream.find("3"), std::string::npos) << r->error_stream;
+    }
+  }
+  // stdin reaches the command and its close ends it.
+  std::string url = exec_url(id, {"cat"}, true, true, false);
+  auto r = run_command(url, {.transport = Transport::spdy, .stdin = true, .stderr = false}, "through stdin\n");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->out, "through stdin\n");
+  EXPECT_EQ(r->exit_code.value_or(-1), 0);
+}
+
+TEST_F(BerthdStreaming, ExecWithATerminalSeesItsSizeAndResizes) {
+  ready();
+  std::string id = run(test_container("tty", image(), {"sleep", "1000"}));
+  std::string url = exec_url(id, {"/bin/sh"}, true, true, false, true);
+  auto c = RemoteCommandClient::connect(url, {.transport = Transport::websocket, .protocols = {"v5.channel.k8s.io"},
+                                              .stdin = true, .stderr = false, .tty = true});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE((*c)->resize(100, 40).ok());
+  ASSERT_TRUE((*c)->wait_stdout("# ", kWait));  // the shell's prompt: it reads its terminal now
+  ASSERT_TRUE((*c)->send_stdin("stty size\n").ok());
+  if (!(*c)->wait_stdout("40 100", std::chrono::seconds(5))) {
+    auto r = (*c)->wait(kWait);
+    FAIL() << "out: " << r.out << " err: " << r.err << " error stream: " << r.error_stream;
+  }
+  ASSERT_TRUE((*c)->resize(132, 50).ok());
+  ASSERT_TRUE((*c)->send_stdin("stty size; exit 4\n").ok());
+  auto r = (*c)->wait(kWait);
+  EXPECT_NE(r.out.find("50 132"), std::string::npos) << r.out;
+  EXPECT_EQ(r.exit_code.value_or(-1), 4);
+}
+
+TEST_F(BerthdStreaming, AttachToATtyAndANonTtyContainer) {
+  ready();
+  auto plain = test_container("plain", image(), {"/bin/sh", "-c", "while read line; do echo got-$line; echo err-$line >&2; done"});
+  plain.set_stdin(true);
+  std::string pid = run(plain);
+  std::string url;
+  ASSERT_OK(attach(pid, true, false, &url));
+  // Two sessions at once; one with stdin.
+  auto a = RemoteCommandClient::connect(url, {.transport = Transport::spdy, .stdin = true});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  std::string url2;
+  ASSERT_OK(attach(pid, false, false, &url2));
+  auto b = RemoteCommandClient::connect(url2, {.transport = Transport::websocket, .protocols = {"v5.channel.k8s.io"}});
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // both attached before the input
+  ASSERT_TRUE((*a)->send_stdin("one\n").ok());
+  EXPECT_TRUE((*a)->wait_stdout("got-one", kWait));
+  EXPECT_TRUE((*b)->wait_stdout("got-one", kWait));
+  (*a)->abort();  // detaching never stops the container
+  (*b)->abort();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(status(pid).state(), v1::CONTAINER_RUNNING);
+  EXPECT_TRUE(wait_for_file_text(logs_->path() + "/plain.log", "stderr F err-one"));
+
+  auto term = test_container("term", image(), {"/bin/sh"});
+  term.set_tty(true);
+  term.set_stdin(true);
+  std::string tid = run(term);
+  ASSERT_OK(attach(tid, true, true, &url));
+  auto t = RemoteCommandClient::connect(url, {.transport = Transport::spdy, .stdin = true, .stderr = false, .tty = true});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_TRUE((*t)->resize(90, 33).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE((*t)->send_stdin("\n").ok());
+  ASSERT_TRUE((*t)->wait_stdout("# ", kWait));
+  ASSERT_TRUE((*t)->send_stdin("stty size\n").ok());
+  EXPECT_TRUE((*t)->wait_stdout("33 90", kWait));
+  ASSERT_TRUE((*t)->send_stdin("exit 6\n").ok());
+  auto r = (*t)->wait(kWait);
+  EXPECT_TRUE(r.ended);
+  auto st = wait_exited(tid);
+  EXPECT_EQ(st.exit_code(), 6);
+  // Attach asks what the container has.
+  EXPECT_EQ(attach(tid, true, true, &url).error_code(), grpc::StatusCode::FAILED_PRECONDITION);  // exited
+  auto nostdin = run(test_container("nostdin", image(), {"sleep", "1000"}));
+  EXPECT_EQ(attach(nostdin, true, false, &url).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(BerthdStreaming, PortForwardIntoThePod) {
+  ready();
+  // An echo server inside the pod's network namespace (busybox nc, a persistent listener).
+  run(test_container("echo", image(), {"nc", "-ll", "-p", "8080", "-e", "/bin/cat"}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto pf = PortForwardClient::connect(port_forward_url(), {.transport = Transport::spdy, .protocols = {"portforward.k8s.io"}});
+  ASSERT_TRUE(pf.ok()) << pf.status().message();
+  std::vector<PortForwardClient::Stream*> streams;
+  for (int i = 0; i < 3; ++i) {
+    auto s = (*pf)->open(8080);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    streams.push_back(*s);
+  }
+  auto echo = [](PortForwardClient::Stream* s, const std::string& payload) {
+    std::thread writer([&] { EXPECT_TRUE(s->write(payload).ok()); });
+    auto got = s->read_exact(payload.size(), kWait);
+    writer.join();
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    EXPECT_TRUE(*got == payload) << "payload of " << payload.size() << " bytes differs";
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i) threads.emplace_back([&, i] { echo(streams[i], random_bytes(i == 0 ? (32 << 20) : (1 << 20), i)); });
+  for (auto& t : threads) t.join();
+  // A port nobody listens on: the error stream says so.
+  auto refused = (*pf)->open(8081);
+  ASSERT_TRUE(refused.ok());
+  EXPECT_NE((*refused)->error_text(kWait).find("8081"), std::string::npos);
+  // WebSocket, with the ports from the request.
+  auto ws = PortForwardClient::connect(port_forward_url({8080}), {.transport = Transport::websocket, .protocols = {"v4.channel.k8s.io"}},
+                                       {8080});
+  ASSERT_TRUE(ws.ok()) << ws.status().message();
+  auto s = (*ws)->open(8080);
+  ASSERT_TRUE(s.ok());
+  echo(*s, random_bytes(4 << 20, 7));
+}
+
+TEST_F(BerthdStreaming, TokensAreSingleUseAndExpire) {
+  ready("pod", {.config_toml = "streaming_token_ttl_seconds = 1\n"});
+  std::string id = run(test_container("box", image(), {"sleep", "1000"}));
+  std::string url = exec_url(id, {"true"}, false, true, true);
+  auto first = run_command(url, {});
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  auto again = RemoteCommandClient::connect(url, {});
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(http_status_of(again.status()), 404) << again.status().message();
+  std::string late = exec_url(id, {"true"}, false, true, true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto expired = RemoteCommandClient::connect(late, {});
+  ASSERT_FALSE(expired.ok());
+  EXPECT_EQ(http_status_of(expired.status()), 404) << expired.status().message();
+  // The address is in verbose Status.
+  v1::StatusResponse st;
+  ASSERT_OK(cri_->status(&st, true));
+  EXPECT_NE(url.find(nlohmann::json::parse(st.info().at("streaming"))["address"].get<std::string>()), std::string::npos);
+}
+
+TEST_F(BerthdStreaming, BadRequestsAndGarbage) {
+  ready();
+  std::string id = run(test_container("box", image(), {"sleep", "1000"}));
+  grpc::ClientContext ctx;
+  v1::ExecRequest req;
+  req.set_container_id(id);
+  v1::ExecResponse resp;
+  EXPECT_EQ(cri_->runtime().Exec(&ctx, req, &resp).error_code(), grpc::StatusCode::INVALID_ARGUMENT);  // no cmd
+  req.add_cmd("true");
+  grpc::ClientContext ctx2;
+  EXPECT_EQ(cri_->runtime().Exec(&ctx2, req, &resp).error_code(), grpc::StatusCode::INVALID_ARGUMENT);  // no streams
+  req.set_tty(true);
+  req.set_stdout(true);
+  req.set_stderr(true);
+  grpc::ClientContext ctx3;
+  EXPECT_EQ(cri_->runtime().Exec(&ctx3, req, &resp).error_code(), grpc::StatusCode::INVALID_ARGUMENT);  // tty + stderr
+  // Garbage on an upgraded connection ends that session; the daemon and others go on.
+  std::string url = exec_url(id, {"sleep", "1000"}, false, true, true);
+  auto c = RemoteCommandClient::connect(url, {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE((*c)->send_raw(std::string(64, '\xff')).ok());
+  EXPECT_TRUE((*c)->wait(kWait).ended);
+  auto ok = run_command(exec_url(id, {"echo", "still here"}, false, true, true), {});
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->out, "still here\n");
+  // An exec in a stopped container is refused by the rpc.
+  ASSERT_OK(cri_->stop_container(id, 0));
+  grpc::ClientContext ctx4;
+  v1::ExecRequest stopped;
+  stopped.set_container_id(id);
+  stopped.add_cmd("true");
+  stopped.set_stdout(true);
+  grpc::Status s = cri_->runtime().Exec(&ctx4, stopped, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+}
+
+}  // namespace
+}  // namespace berth::test
