@@ -12,6 +12,7 @@
 #include "container_bench.h"
 #include "pull_bench.h"
 #include "sandbox_bench.h"
+#include "stream_rpc_bench.h"
 
 namespace v1 = runtime::v1;
 using namespace berth::bench;
@@ -24,7 +25,8 @@ int main(int argc, char** argv) {
   size_t pull_runs = 5;
   int runtime_pid = 0;
   bool sandboxes = false, host_network = false;
-  std::string metrics_url, container_image;
+  std::string metrics_url, container_image, streaming_image;
+  uint64_t streaming_mib = 256;
   app.add_option("--endpoint", endpoint, "CRI endpoint, e.g. unix:///run/berth/berth.sock");
   app.add_option("--calls", calls, "calls per round-trip measurement");
   app.add_option("--pull", pull_ref, "also measure PullImage of this image, cold store (removed before each run)");
@@ -34,6 +36,8 @@ int main(int argc, char** argv) {
   app.add_flag("--host-network", host_network, "sandboxes on the host network (no netns, no CNI)");
   app.add_option("--metrics-url", metrics_url, "berth's /metrics URL: report the share of RunPodSandbox spent in CNI plugins");
   app.add_option("--containers", container_image, "also measure containers running this image (pulled first)");
+  app.add_option("--streaming", streaming_image, "also measure Exec and PortForward through the streaming server (this image)");
+  app.add_option("--streaming-mib", streaming_mib, "port-forward transfer size each way");
   CLI11_PARSE(app, argc, argv);
   std::string target = endpoint;
   if (target.rfind("unix://", 0) == 0) target = "unix:" + target.substr(7);
@@ -70,6 +74,7 @@ int main(int argc, char** argv) {
   if (sandboxes) run_sandbox_bench(*rt, {runtime_pid, host_network, metrics_url});
   auto images = v1::ImageService::NewStub(channel);
   if (!container_image.empty()) run_container_bench(*rt, *images, {container_image, runtime_pid});
+  if (!streaming_image.empty()) run_stream_rpc_bench(*rt, *images, streaming_image, streaming_mib);
   if (!pull_ref.empty()) run_pull_bench(*images, pull_ref, pull_runs, runtime_pid);
   return 0;
 }
