@@ -3,6 +3,11 @@
 // to them against real containers (runc exec, berth-monitor attach, a listener in the pod's netns).
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <random>
 #include <thread>
 
@@ -196,6 +201,57 @@ TEST_F(BerthdStreaming, PortForwardIntoThePod) {
   auto s = (*ws)->open(8080);
   ASSERT_TRUE(s.ok());
   echo(*s, random_bytes(4 << 20, 7));
+}
+
+TEST_F(BerthdStreaming, AVanishingClientsExecIsKilled) {
+  ready();
+  std::string id = run(test_container("box", image(), {"sleep", "1000"}));
+  std::string url = exec_url(id, {"/bin/sh", "-c", "echo $$ > /tmp/exec.pid; echo started; exec sleep 1000"}, false, true, true);
+  auto c = RemoteCommandClient::connect(url, {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE((*c)->wait_stdout("started", kWait));
+  (*c)->abort();
+  // The command is killed (or a zombie its container's init never reaps), not left running.
+  std::string state;
+  for (int i = 0; i < 100; ++i) {
+    state = exec_out(id, {"/bin/sh", "-c", "grep State /proc/$(cat /tmp/exec.pid)/status 2>/dev/null || echo gone"});
+    if (state.find("sleeping") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(state.find("sleeping"), std::string::npos) << state;
+}
+
+TEST_F(BerthdStreaming, PortForwardInAHostNetworkPod) {
+  d_ = &daemon();
+  cri_ = std::make_unique<CriClient>(*d_);
+  pod_config_ = test_pod("hostnet");
+  pod_config_.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_network(v1::NODE);
+  ASSERT_OK(cri_->run_pod(pod_config_, &pod_));
+  // A listener on the host's loopback is what a host-network pod's port is.
+  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+  int port = ntohs(a.sin_port);
+  std::thread server([listener] {
+    int c = ::accept(listener, nullptr, nullptr);
+    const char msg[] = "host side";
+    if (c >= 0) {
+      (void)!::write(c, msg, sizeof msg - 1);
+      ::close(c);
+    }
+  });
+  auto pf = PortForwardClient::connect(port_forward_url(), {});
+  ASSERT_TRUE(pf.ok()) << pf.status().message();
+  auto s = (*pf)->open(port);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ((*s)->read_to_end(kWait), "host side");
+  server.join();
+  ::close(listener);
 }
 
 TEST_F(BerthdStreaming, TokensAreSingleUseAndExpire) {
