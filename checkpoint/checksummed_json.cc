@@ -57,6 +57,13 @@ Result<json> read_checksummed_json(const std::string& path, int version) {
   return j;
 }
 
+std::string record_path(const std::string& dir, const std::string& id) { return dir + "/" + id + ".json"; }
+
+Status remove_record(const std::string& dir, const std::string& id, const std::string& what) {
+  if (::unlink(record_path(dir, id).c_str()) != 0 && errno != ENOENT) return errno_status(errno, "remove " + what + " of " + id);
+  return ok_status();
+}
+
 std::vector<std::string> load_checksummed_dir(const std::string& dir, const std::string& quarantine_dir, int version,
                                               const std::function<Status(const json&)>& accept) {
   std::vector<std::string> quarantined;

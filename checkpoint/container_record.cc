@@ -1,7 +1,6 @@
 // Container records in the checksummed JSON record format (checksummed_json.h), version 1.
 #include "berth/container_record.h"
 
-#include <unistd.h>
 
 
 #include "berth/checksummed_json.h"
@@ -67,25 +66,15 @@ Result<ContainerRecord> from_json(const json& j) {
 
 }  // namespace
 
-std::string container_record_path(const std::string& dir, const std::string& id) { return dir + "/" + id + ".json"; }
+std::string container_record_path(const std::string& dir, const std::string& id) { return record_path(dir, id); }
 
 Status write_container_record(const std::string& dir, const ContainerRecord& r) {
   return write_checksummed_json(container_record_path(dir, r.id), to_json(r), "container record of " + r.id);
 }
 
-Result<ContainerRecord> read_container_record(const std::string& path) {
-  auto j = read_checksummed_json(path, kVersion);
-  if (!j.ok()) return j.status().context("container record");
-  auto r = from_json(*j);
-  if (!r.ok()) return r.status().context("container record " + path);
-  return r;
-}
+Result<ContainerRecord> read_container_record(const std::string& path) { return read_record(path, kVersion, from_json, "container record"); }
 
-Status remove_container_record(const std::string& dir, const std::string& id) {
-  if (::unlink(container_record_path(dir, id).c_str()) != 0 && errno != ENOENT)
-    return errno_status(errno, "remove container record of " + id);
-  return ok_status();
-}
+Status remove_container_record(const std::string& dir, const std::string& id) { return remove_record(dir, id, "container record"); }
 
 LoadedContainerRecords load_container_records(const std::string& dir, const std::string& quarantine_dir) {
   LoadedContainerRecords out;

@@ -1,7 +1,6 @@
 // Sandbox checkpoints in the checksummed JSON record format (checksummed_json.h), version 1.
 #include "berth/sandbox_checkpoint.h"
 
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -69,24 +68,15 @@ Result<SandboxCheckpoint> from_json(const json& j) {
 
 }  // namespace
 
-std::string checkpoint_path(const std::string& dir, const std::string& id) { return dir + "/" + id + ".json"; }
+std::string checkpoint_path(const std::string& dir, const std::string& id) { return record_path(dir, id); }
 
 Status write_checkpoint(const std::string& dir, const SandboxCheckpoint& cp) {
   return write_checksummed_json(checkpoint_path(dir, cp.id), to_json(cp), "checkpoint of " + cp.id);
 }
 
-Result<SandboxCheckpoint> read_checkpoint(const std::string& path) {
-  auto j = read_checksummed_json(path, kVersion);
-  if (!j.ok()) return j.status().context("checkpoint");
-  auto c = from_json(*j);
-  if (!c.ok()) return c.status().context("checkpoint " + path);
-  return c;
-}
+Result<SandboxCheckpoint> read_checkpoint(const std::string& path) { return read_record(path, kVersion, from_json, "checkpoint"); }
 
-Status remove_checkpoint(const std::string& dir, const std::string& id) {
-  if (::unlink(checkpoint_path(dir, id).c_str()) != 0 && errno != ENOENT) return errno_status(errno, "remove checkpoint of " + id);
-  return ok_status();
-}
+Status remove_checkpoint(const std::string& dir, const std::string& id) { return remove_record(dir, id, "checkpoint"); }
 
 LoadedCheckpoints load_checkpoints(const std::string& dir, const std::string& quarantine_dir) {
   LoadedCheckpoints out;

@@ -1,6 +1,7 @@
 // The RuntimeDefault AppArmor profile: written once per boot under <state>/apparmor and loaded with
 // apparmor_parser (the kernel takes no other way); whether it is loaded is read from securityfs.
 #include "berth/apparmor_default.h"
+#include "berth/file_text.h"
 
 #include <filesystem>
 #include <fstream>
@@ -14,15 +15,8 @@ namespace berth {
 
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 bool profile_loaded(const std::string& name) {
-  std::istringstream in(read_text("/sys/kernel/security/apparmor/profiles"));
+  std::istringstream in(read_text_file("/sys/kernel/security/apparmor/profiles"));
   for (std::string line; std::getline(in, line);)
     if (line.rfind(name + " ", 0) == 0) return true;
   return false;
@@ -30,7 +24,7 @@ bool profile_loaded(const std::string& name) {
 
 }  // namespace
 
-bool host_apparmor_enabled() { return read_text("/sys/module/apparmor/parameters/enabled").rfind("Y", 0) == 0; }
+bool host_apparmor_enabled() { return read_text_file("/sys/module/apparmor/parameters/enabled").rfind("Y", 0) == 0; }
 
 std::string apparmor_default_profile_text(const std::string& name) {
   return "#include <tunables/global>\n\n"

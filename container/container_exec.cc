@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "berth/command.h"
+#include "berth/file_text.h"
 #include "berth/atomic_file.h"
 #include "berth/container_spec.h"
 #include "container_state.h"
@@ -23,13 +24,6 @@ namespace {
 
 // stdout and stderr together must fit one CRI response, which kubelet reads with a 16 MiB limit.
 constexpr size_t kExecOutputLimit = (16 << 20) - 4096;
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string random_suffix() {
   uint64_t v = 0;
@@ -68,7 +62,7 @@ Result<ExecSyncOutput> ContainerManager::exec_sync(const std::string& id_or_pref
   if (c->state() != v1::CONTAINER_RUNNING) return failed_precondition("exec in container " + id + ": it is not running");
   auto rt = impl_->runtime_for(c->rec.runtime_handler);
   if (!rt.ok()) return rt.status();
-  auto spec = nlohmann::json::parse(read_text(c->bundle + "/config.json"), nullptr, false);
+  auto spec = nlohmann::json::parse(read_text_file(c->bundle + "/config.json"), nullptr, false);
   if (!spec.is_object()) return internal_error("exec in container " + id + ": its config.json is unreadable");
   std::string base = c->bundle + "/exec-" + random_suffix();
   struct Cleanup {
@@ -87,7 +81,7 @@ Result<ExecSyncOutput> ContainerManager::exec_sync(const std::string& id_or_pref
   if (r->timed_out) {
     // runc was killed with its process group; the process it started runs in the container's
     // pid namespace and may not be in that group.
-    int pid = std::atoi(read_text(base + ".pid").c_str());
+    int pid = std::atoi(read_text_file(base + ".pid").c_str());
     if (pid > 0) ::kill(pid, SIGKILL);
     return deadline_exceeded("exec in container " + id + ": timed out after " + std::to_string(timeout_seconds) +
                              "s; the command was killed");
@@ -122,7 +116,7 @@ Status ContainerManager::update_resources(const std::string& id_or_prefix, const
     if (Status s = rt->update(id, oci->dump(), c->bundle); !s.ok()) return s.context("update container " + id);
   }
   // The bundle's spec follows, so a container created but not started starts with them.
-  auto spec = nlohmann::json::parse(read_text(c->bundle + "/config.json"), nullptr, false);
+  auto spec = nlohmann::json::parse(read_text_file(c->bundle + "/config.json"), nullptr, false);
   if (spec.is_object()) {
     nlohmann::json devices = spec["linux"]["resources"].value("devices", nlohmann::json::array());
     spec["linux"]["resources"] = *oci;

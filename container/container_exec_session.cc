@@ -6,7 +6,6 @@
 // reaped here, never by anyone else.
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <pty.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
@@ -22,23 +21,16 @@
 #include <sstream>
 
 #include "berth/atomic_file.h"
+#include "berth/file_text.h"
 #include "berth/container_spec.h"
+#include "berth/spawn.h"
 #include "container_state.h"
-
-extern char** environ;
 
 namespace berth {
 
 namespace v1 = runtime::v1;
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string random_hex() {
   uint64_t v = 0;
@@ -60,7 +52,7 @@ struct ExecProcess {
     std::lock_guard lock(mu);
     if (reaped) return;
     // The runtime forwards signals, but a SIGKILL'd runtime cannot: kill the process itself too.
-    int exec_pid = std::atoi(read_text(base + ".pid").c_str());
+    int exec_pid = std::atoi(read_text_file(base + ".pid").c_str());
     if (exec_pid > 0) ::kill(exec_pid, SIGKILL);
     ::kill(pid, SIGKILL);
   }
@@ -101,7 +93,7 @@ Result<ExecSession> ContainerManager::exec_session(const std::string& id_or_pref
   if (c->state() != v1::CONTAINER_RUNNING) return failed_precondition("exec in container " + id + ": it is not running");
   auto rt = impl_->runtime_for(c->rec.runtime_handler);
   if (!rt.ok()) return rt.status();
-  auto spec = nlohmann::json::parse(read_text(c->bundle + "/config.json"), nullptr, false);
+  auto spec = nlohmann::json::parse(read_text_file(c->bundle + "/config.json"), nullptr, false);
   if (!spec.is_object()) return internal_error("exec in container " + id + ": its config.json is unreadable");
   nlohmann::json process = exec_process(spec, req.cmd, req.tty);
 
@@ -135,34 +127,14 @@ Result<ExecSession> ContainerManager::exec_session(const std::string& id_or_pref
     if (!p.ok()) return p.status();
     *pipe = std::move(*p);
   }
-  std::vector<std::string> argv = rt->argv(args);
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  auto stdio = [&](int target, const UniqueFd& fd, int null_flags) {
-    if (fd) posix_spawn_file_actions_adddup2(&fa, fd.get(), target);
-    else posix_spawn_file_actions_addopen(&fa, target, "/dev/null", null_flags, 0);
-  };
-  stdio(0, req.tty ? slave : in.read, O_RDONLY);
-  stdio(1, req.tty ? slave : out.write, O_WRONLY);
-  stdio(2, req.tty ? slave : errp.write, O_WRONLY);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  int rc = ::posix_spawnp(&proc->pid, cargv[0], &fa, &attr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
+  auto spawned = spawn_process({.argv = rt->argv(args),
+                                 .stdio = {req.tty ? slave.get() : in.read.get(), req.tty ? slave.get() : out.write.get(),
+                                           req.tty ? slave.get() : errp.write.get()}});
+  if (!spawned.ok()) {
     proc->reaped = true;  // nothing to reap
-    return errno_status(rc, "exec in container " + id + ": spawn " + rt->binary());
+    return spawned.status().context("exec in container " + id);
   }
+  proc->pid = *spawned;
   in.read.reset();
   out.write.reset();
   errp.write.reset();

@@ -9,7 +9,7 @@
 
 #include "berth/container_devices.h"
 #include "berth/container_security.h"
-#include "berth/seccomp_profile.h"
+#include "berth/seccomp_request.h"
 
 namespace berth {
 
@@ -71,24 +71,6 @@ Result<json> devices(const v1::ContainerConfig& c, bool privileged, json* rules)
   return out;
 }
 
-Result<SeccompRequest> seccomp_request(const v1::LinuxContainerSecurityContext& sc) {
-  const std::string field = "config.linux.security_context.seccomp";
-  if (sc.has_seccomp()) {
-    switch (sc.seccomp().profile_type()) {
-      case v1::SecurityProfile::RuntimeDefault: return SeccompRequest{SeccompKind::runtime_default, "", field};
-      case v1::SecurityProfile::Unconfined: return SeccompRequest{SeccompKind::unconfined, "", field};
-      case v1::SecurityProfile::Localhost: return SeccompRequest{SeccompKind::localhost, sc.seccomp().localhost_ref(), field};
-      default: return invalid_argument(field + ": unknown profile type");
-    }
-  }
-  const std::string& p = sc.seccomp_profile_path();
-  const std::string pfield = "config.linux.security_context.seccomp_profile_path";
-  if (p.empty() || p == "unconfined") return SeccompRequest{SeccompKind::unconfined, "", pfield};
-  if (p == "runtime/default" || p == "docker/default") return SeccompRequest{SeccompKind::runtime_default, "", pfield};
-  if (p.rfind("localhost/", 0) == 0) return SeccompRequest{SeccompKind::localhost, p.substr(10), pfield};
-  return invalid_argument(pfield + ": unknown profile '" + p + "'");
-}
-
 }  // namespace
 
 bool host_cgroup_v2() {
@@ -145,7 +127,7 @@ Result<json> linux_section(const v1::ContainerConfig& c, const PodForContainer& 
   (*res)["devices"] = rules;
   json linux = {{"namespaces", *ns}, {"cgroupsPath", in.cgroups_path}, {"resources", *res}, {"devices", *devs}};
   if (!privileged) {
-    auto sreq = seccomp_request(sc);
+    auto sreq = seccomp_request_of(sc, "config.linux.security_context");
     if (!sreq.ok()) return sreq.status();
     auto seccomp = seccomp_section(*sreq);
     if (!seccomp.ok()) return seccomp.status();

@@ -3,9 +3,12 @@
 // reloaded, monitors of running containers watched again). Each multi-step call keeps a rollback
 // list and undoes every finished step when a later one fails.
 #include "berth/container_manager.h"
+#include "berth/file_text.h"
+#include "berth/object_id.h"
+#include "berth/rollback.h"
+#include "berth/wall_clock.h"
 
 #include <fcntl.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -30,26 +33,6 @@ namespace v1 = runtime::v1;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string new_id() {
-  unsigned char b[32];
-  if (::getrandom(b, sizeof b, 0) != sizeof b)
-    for (auto& c : b) c = static_cast<unsigned char>(::random());
-  static const char* hex = "0123456789abcdef";
-  std::string id;
-  for (unsigned char c : b) {
-    id += hex[c >> 4];
-    id += hex[c & 15];
-  }
-  return id;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool config_from_json(const nlohmann::json& j, v1::ContainerConfig* config) {
   if (!j.is_string()) return false;
@@ -85,12 +68,6 @@ Result<nlohmann::json> config_to_json(const v1::ContainerConfig& config) {
   return nlohmann::json(text);
 }
 
-int64_t now_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 std::string name_key(const std::string& sandbox_id, const v1::ContainerMetadata& m) {
   return sandbox_id + "_" + m.name() + "_" + std::to_string(m.attempt());
 }
@@ -104,19 +81,7 @@ Result<OciRuntime> ContainerManager::Impl::runtime_for(const std::string& handle
 
 std::shared_ptr<Container> ContainerManager::Impl::find(const std::string& id_or_prefix, Status* err) {
   std::lock_guard lock(mu);
-  if (auto it = containers.find(id_or_prefix); it != containers.end()) return it->second;
-  std::shared_ptr<Container> match;
-  if (!id_or_prefix.empty()) {
-    for (auto it = containers.lower_bound(id_or_prefix); it != containers.end() && it->first.rfind(id_or_prefix, 0) == 0; ++it) {
-      if (match) {
-        if (err) *err = invalid_argument("container_id: prefix '" + id_or_prefix + "' matches several containers");
-        return nullptr;
-      }
-      match = it->second;
-    }
-  }
-  if (!match && err) *err = not_found("container " + id_or_prefix + " not found");
-  return match;
+  return find_by_id_or_prefix(containers, id_or_prefix, "container", "container_id", err);
 }
 
 void ContainerManager::Impl::emit(const Container& c, v1::ContainerEventType type) const {
@@ -149,8 +114,8 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
     fs::create_directories(d, ec);
     if (ec) return internal_error("containers: mkdir " + d + ": " + ec.message());
   }
-  int own = std::atoi(read_text("/proc/self/oom_score_adj").c_str());
-  std::string status = read_text("/proc/self/status");
+  int own = std::atoi(read_text_file("/proc/self/oom_score_adj").c_str());
+  std::string status = read_text_file("/proc/self/status");
   if (size_t at = status.find("CapEff:"); at != std::string::npos) {
     unsigned long long eff = std::stoull(status.substr(at + 7), nullptr, 16);
     if (!((eff >> 24) & 1)) impl->min_oom_score_adj = own;  // no CAP_SYS_RESOURCE: cannot go below our own
@@ -173,7 +138,7 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
     c->work = impl->layers_dir + "/" + rec.id + "/work";
     c->socket = impl->monitor_socket(rec.id);
     c->exit_file = c->bundle + "/exit.json";
-    auto spec = nlohmann::json::parse(read_text(c->bundle + "/config.json"), nullptr, false);
+    auto spec = nlohmann::json::parse(read_text_file(c->bundle + "/config.json"), nullptr, false);
     if (spec.is_object() && spec.contains("linux")) c->cgroups_path = spec["linux"].value("cgroupsPath", "");
     auto image = impl->opt.images->find(rec.image_id);
     c->stop_signal = stop_signal_of(c->config, image ? image->config.stop_signal : "");
@@ -187,10 +152,10 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
       rec.exit_code = 255;
       rec.reason = "Unknown";
       rec.message = "berth lost the container's runtime state (" + c->bundle + ") before it started";
-      rec.finished_at = now_ns();
+      rec.finished_at = wall_clock_ns();
     }
     c->rec = std::move(rec);
-    impl->names[name_key(c->rec.sandbox_id, c->config.metadata())] = c->rec.id;
+    (void)impl->names.reserve(name_key(c->rec.sandbox_id, c->config.metadata()), c->rec.id, "container");
     impl->containers[c->rec.id] = c;
   }
   for (const auto& c : to_watch) {
@@ -215,22 +180,13 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   auto rt = impl_->runtime_for(pod->runtime_handler);
   if (!rt.ok()) return rt.status();
 
-  std::string id = new_id();
+  std::string id = new_object_id();
   std::string key = name_key(pod->id, md);
-  {
-    std::lock_guard lock(impl_->mu);
-    if (auto it = impl_->names.find(key); it != impl_->names.end())
-      return already_exists("container name " + md.name() + " (attempt " + std::to_string(md.attempt()) + ") in pod " + pod->id +
-                            " is reserved for container " + it->second);
-    impl_->names[key] = id;
-  }
-  std::vector<std::function<void()>> undo;
-  undo.push_back([&] {
-    std::lock_guard lock(impl_->mu);
-    impl_->names.erase(key);
-  });
+  if (Status s = impl_->names.reserve(key, id, "container"); !s.ok()) return s;
+  Rollback undo;
+  undo.add([&] { impl_->names.release(key, id); });
   auto fail = [&](const Status& s) {
-    for (auto it = undo.rbegin(); it != undo.rend(); ++it) (*it)();
+    undo.run();
     return s.context("create container " + md.name() + " in pod " + pod->id);
   };
 
@@ -245,16 +201,16 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   c->stop_signal = stop_signal_of(config, image->config.stop_signal);
   std::error_code ec;
   if (!fs::create_directories(c->bundle, ec) || ec) return fail(internal_error("mkdir " + c->bundle + ": " + ec.message()));
-  undo.push_back([this, id] {
+  undo.add([this, id] {
     std::error_code e;
     fs::remove_all(impl_->containers_state + "/" + id, e);
     fs::remove_all(impl_->layers_dir + "/" + id, e);
   });
   impl_->opt.images->hold(image->id);
-  undo.push_back([this, img = image->id] { impl_->opt.images->release(img); });
+  undo.add([this, img = image->id] { impl_->opt.images->release(img); });
   if (Status s = mount_container_rootfs(impl_->opt.images->snapshot_dirs(*image), c->upper, c->work, c->rootfs); !s.ok())
     return fail(s);
-  undo.push_back([root = c->rootfs] { (void)unmount_container_rootfs(root); });
+  undo.add([root = c->rootfs] { (void)unmount_container_rootfs(root); });
 
   // Beside the pause, under the pod's cgroup parent (CRI has no per-container parent).
   auto cgroups = cgroups_path_for(pod->cgroup_parent, id, impl_->opt.systemd_cgroup);
@@ -273,7 +229,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   ImageForContainer ifc{config.image().image(),
                         {image->config.entrypoint, image->config.cmd, image->config.env, image->config.working_dir, image->config.user},
                         image->config.stop_signal};
-  ContainerSpecInputs in{.id = id, .rootfs = c->rootfs, .cgroups_path = c->cgroups_path, .mountinfo = read_text("/proc/self/mountinfo"),
+  ContainerSpecInputs in{.id = id, .rootfs = c->rootfs, .cgroups_path = c->cgroups_path, .mountinfo = read_text_file("/proc/self/mountinfo"),
                          .min_oom_score_adj = impl_->min_oom_score_adj, .target_pid = target_pid,
                          .host_apparmor = host_apparmor_enabled()};
   if (in.host_apparmor && !config.linux().security_context().privileged()) {
@@ -306,7 +262,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   r.log_path = log_path;
   r.config = *cfg_json;
   r.state = v1::CONTAINER_CREATED;
-  r.created_at = now_ns();
+  r.created_at = wall_clock_ns();
   r.uid = spec->user.uid;
   r.gid = spec->user.gid;
   r.additional_gids = spec->user.additional_gids;
@@ -315,6 +271,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
     std::lock_guard lock(impl_->mu);
     impl_->containers[id] = c;
   }
+  undo.dismiss();
   impl_->emit(*c, v1::CONTAINER_CREATED_EVENT);
   return id;
 }
@@ -342,7 +299,7 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
         c->rec.exit_code = 128;
         c->rec.reason = "StartError";
         c->rec.message = s.message();
-        c->rec.finished_at = now_ns();
+        c->rec.finished_at = wall_clock_ns();
         c->rec.started_at = c->rec.started_at ? c->rec.started_at : c->rec.finished_at;
       }
       (void)impl_->save(*c);
@@ -367,7 +324,7 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
   {
     std::lock_guard lock(c->mu);
     c->rec.pid = started->container_pid;
-    c->rec.started_at = now_ns();
+    c->rec.started_at = wall_clock_ns();
     if (c->rec.state == v1::CONTAINER_CREATED) c->rec.state = v1::CONTAINER_RUNNING;  // unless it already exited
     if (Status s = impl_->save(*c); !s.ok()) spdlog::error("container {}: {}", id, s.message());
   }
@@ -400,8 +357,7 @@ Status ContainerManager::remove(const std::string& id_or_prefix) {
   {
     std::lock_guard lock(impl_->mu);
     impl_->containers.erase(id);
-    auto it = impl_->names.find(name_key(c->rec.sandbox_id, c->config.metadata()));
-    if (it != impl_->names.end() && it->second == id) impl_->names.erase(it);
+    impl_->names.release(name_key(c->rec.sandbox_id, c->config.metadata()), id);
   }
   impl_->emit(*c, v1::CONTAINER_DELETED_EVENT);
   return ok_status();

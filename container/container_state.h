@@ -15,6 +15,7 @@
 #include "berth/cri_api.h"
 #include "berth/monitor.h"
 #include "berth/monitor_watcher.h"
+#include "berth/name_reservations.h"
 #include "berth/oci_runtime.h"
 
 namespace berth {
@@ -41,7 +42,7 @@ struct ContainerManager::Impl {
   int min_oom_score_adj = -1000;
   std::mutex mu;
   std::map<std::string, std::shared_ptr<Container>> containers;
-  std::map<std::string, std::string> names;  // sandbox id + name + attempt -> id
+  NameReservations names;  // sandbox id + name + attempt -> id
   std::unique_ptr<MonitorWatcher> watcher;
 
   Result<OciRuntime> runtime_for(const std::string& handler) const;
@@ -60,6 +61,5 @@ struct ContainerManager::Impl {
 std::string name_key(const std::string& sandbox_id, const runtime::v1::ContainerMetadata& m);
 // The config as records keep it (serialized protobuf, base64).
 Result<nlohmann::json> config_to_json(const runtime::v1::ContainerConfig& config);
-int64_t now_ns();
 
 }  // namespace berth

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "berth/cgroups_path.h"
+#include "berth/wall_clock.h"
 #include "container_state.h"
 
 namespace berth {
@@ -25,7 +26,7 @@ void ContainerManager::Impl::on_exit(const std::string& id, const ExitInfo& exit
     if (c->removed || c->rec.state == v1::CONTAINER_EXITED) return;
     c->rec.state = v1::CONTAINER_EXITED;
     c->rec.exit_code = exit.exit_code < 0 ? 128 : exit.exit_code;
-    c->rec.finished_at = exit.exited_at_ns ? exit.exited_at_ns : now_ns();
+    c->rec.finished_at = exit.exited_at_ns ? exit.exited_at_ns : wall_clock_ns();
     if (c->rec.started_at == 0) c->rec.started_at = c->rec.finished_at;
     if (exit.exit_code == kUnknownExitCode && exit.signal == 0 && !exit.reason.empty()) {
       c->rec.reason = "Unknown";

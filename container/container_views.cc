@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "berth/file_text.h"
 #include "container_state.h"
 
 namespace berth {
@@ -66,11 +67,8 @@ Status ContainerManager::status(const std::string& id_or_prefix, bool verbose, v
     pid = r.state == v1::CONTAINER_RUNNING ? r.pid : 0;
   }
   if (verbose) {
-    std::ifstream in(bundle + "/config.json");
-    std::stringstream ss;
-    ss << in.rdbuf();
     nlohmann::json info = {{"pid", pid}, {"sandboxID", c->rec.sandbox_id}, {"bundle", bundle}, {"cgroupsPath", c->cgroups_path}};
-    auto spec = nlohmann::json::parse(ss.str(), nullptr, false);
+    auto spec = nlohmann::json::parse(read_text_file(bundle + "/config.json"), nullptr, false);
     if (!spec.is_discarded()) info["runtimeSpec"] = spec;
     (*out->mutable_info())["info"] = info.dump();
   }

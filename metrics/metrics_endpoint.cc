@@ -1,6 +1,7 @@
 // One io_context thread, async accept and one short HTTP/1.1 exchange per connection; a client
 // that stalls is cut off by the stream timeout instead of holding the endpoint.
 #include "berth/metrics_endpoint.h"
+#include "berth/host_port.h"
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -79,22 +80,12 @@ struct MetricsEndpoint::Impl {
 };
 
 static Result<tcp::endpoint> parse_address(const std::string& address) {
-  size_t colon = address.rfind(':');
-  if (colon == std::string::npos || colon == 0) return invalid_argument("metrics address '" + address + "' is not host:port");
-  std::string host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  unsigned port = 0;
-  try {
-    size_t used = 0;
-    port = std::stoul(address.substr(colon + 1), &used);
-    if (used != address.size() - colon - 1 || port > 65535) throw std::out_of_range("port");
-  } catch (const std::exception&) {
-    return invalid_argument("metrics address '" + address + "': port is not a number 0-65535");
-  }
-  beast::error_code ec;
-  auto ip = asio::ip::make_address(host, ec);
-  if (ec) return invalid_argument("metrics address '" + address + "': '" + host + "' is not an IP address");
-  return tcp::endpoint(ip, static_cast<unsigned short>(port));
+  auto hp = parse_host_port(address, "metrics address");
+  if (!hp.ok()) return hp.status();
+  boost::system::error_code ec;
+  auto ip = boost::asio::ip::make_address(hp->host, ec);
+  if (ec) return invalid_argument("metrics address '" + address + "': '" + hp->host + "' is not an IP address");
+  return tcp::endpoint(ip, hp->port);
 }
 
 Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const std::string& address,

@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,8 +13,7 @@
 #include <vector>
 
 #include "berth/command.h"
-
-extern char** environ;
+#include "berth/spawn.h"
 
 namespace berth {
 
@@ -66,25 +64,9 @@ Status OciRuntime::create(const std::string& id, const std::string& bundle) cons
   std::vector<std::string> args{binary_, "--root", root_, "--log", log, "--log-format", "json"};
   if (systemd_cgroup_) args.push_back("--systemd-cgroup");
   args.insert(args.end(), {"create", "--bundle", bundle, "--pid-file", bundle + "/pid", id});
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  for (int fd = 0; fd < 3; ++fd) posix_spawn_file_actions_addopen(&fa, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = 0;
-  int err = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (err != 0) return errno_status(err, "create " + id + ": exec " + binary_);
+  auto spawned = spawn_process({.argv = args});
+  if (!spawned.ok()) return spawned.status().context("create " + id);
+  pid_t pid = *spawned;
   int status = 0;
   auto deadline = std::chrono::steady_clock::now() + kRuntimeTimeout;
   for (;;) {

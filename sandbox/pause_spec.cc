@@ -3,7 +3,7 @@
 #include "pause_spec.h"
 
 #include "berth/container_security.h"
-#include "berth/seccomp_profile.h"
+#include "berth/seccomp_request.h"
 
 namespace berth {
 
@@ -15,24 +15,6 @@ namespace {
 bool ipc_sysctl(const std::string& k) {
   return k == "kernel.shmall" || k == "kernel.shmmax" || k == "kernel.shmmni" || k == "kernel.shm_rmid_forced" ||
          k == "kernel.msgmax" || k == "kernel.msgmnb" || k == "kernel.msgmni" || k == "kernel.sem" || k.rfind("fs.mqueue.", 0) == 0;
-}
-
-Result<SeccompRequest> seccomp_request(const v1::LinuxSandboxSecurityContext& sc) {
-  const std::string field = "linux.security_context.seccomp";
-  if (sc.has_seccomp()) {
-    switch (sc.seccomp().profile_type()) {
-      case v1::SecurityProfile::RuntimeDefault: return SeccompRequest{SeccompKind::runtime_default, "", field};
-      case v1::SecurityProfile::Unconfined: return SeccompRequest{SeccompKind::unconfined, "", field};
-      case v1::SecurityProfile::Localhost: return SeccompRequest{SeccompKind::localhost, sc.seccomp().localhost_ref(), field};
-      default: return invalid_argument(field + ": unknown profile type");
-    }
-  }
-  const std::string& p = sc.seccomp_profile_path();
-  const std::string pfield = "linux.security_context.seccomp_profile_path";
-  if (p.empty() || p == "unconfined") return SeccompRequest{SeccompKind::unconfined, "", pfield};
-  if (p == "runtime/default" || p == "docker/default") return SeccompRequest{SeccompKind::runtime_default, "", pfield};
-  if (p.rfind("localhost/", 0) == 0) return SeccompRequest{SeccompKind::localhost, p.substr(10), pfield};
-  return invalid_argument(pfield + ": unknown profile '" + p + "'");
 }
 
 json resources_of(const v1::LinuxPodSandboxConfig& linux) {
@@ -72,7 +54,7 @@ Result<json> build_pause_spec(const v1::PodSandboxConfig& config, const PauseSpe
     if (!net && host_ipc) return invalid_argument("linux.sysctls: '" + k + "' would change the host's IPC namespace");
     sysctl[k] = v;
   }
-  auto sreq = seccomp_request(sc);
+  auto sreq = seccomp_request_of(sc, "linux.security_context");
   if (!sreq.ok()) return sreq.status();
   std::optional<json> seccomp;
   if (!sc.privileged()) {

@@ -2,11 +2,15 @@
 // held across an exec; each Sandbox has its own mutex for its stop/remove. RunPodSandbox keeps a
 // rollback list and undoes every finished step when a later one fails.
 #include "berth/sandbox_manager.h"
+#include "berth/file_text.h"
+#include "berth/name_reservations.h"
+#include "berth/object_id.h"
+#include "berth/rollback.h"
+#include "berth/wall_clock.h"
 
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mount.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,26 +37,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string new_id() {
-  unsigned char b[32];
-  if (::getrandom(b, sizeof b, 0) != sizeof b) {
-    for (auto& c : b) c = static_cast<unsigned char>(::random());
-  }
-  static const char* hex = "0123456789abcdef";
-  std::string id;
-  for (unsigned char c : b) {
-    id += hex[c >> 4];
-    id += hex[c & 15];
-  }
-  return id;
-}
-
-int64_t now_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 // Field 22 of /proc/<pid>/stat: tells a live pause from a recycled pid. 0 when gone or a zombie.
 unsigned long long process_start_time(int pid) {
   if (pid <= 0) return 0;
@@ -72,15 +56,12 @@ unsigned long long process_start_time(int pid) {
   return start;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string name_key(const v1::PodSandboxMetadata& m) {
   return m.name() + "_" + m.namespace_() + "_" + m.uid() + "_" + std::to_string(m.attempt());
+}
+
+std::string checkpoint_name_key(const SandboxCheckpoint& cp) {
+  return cp.name + "_" + cp.namespace_ + "_" + cp.uid + "_" + std::to_string(cp.attempt);
 }
 
 // The pause image's layers, read-only: overlayfs for several layers, a bind mount for one
@@ -142,7 +123,7 @@ struct SandboxManager::Impl {
   std::once_flag oom_warning;
   std::mutex mu;
   std::map<std::string, std::shared_ptr<Sandbox>> sandboxes;
-  std::map<std::string, std::string> names;  // name key -> id
+  NameReservations names;
 
   Result<OciRuntime> runtime_for(const std::string& handler) const {
     std::string h = handler.empty() ? opt.default_runtime : handler;
@@ -166,20 +147,9 @@ struct SandboxManager::Impl {
 
   std::shared_ptr<Sandbox> find(const std::string& id_or_prefix, Status* err) {
     std::lock_guard lock(mu);
-    if (auto it = sandboxes.find(id_or_prefix); it != sandboxes.end()) return it->second;
-    std::shared_ptr<Sandbox> match;
-    if (!id_or_prefix.empty()) {
-      for (auto it = sandboxes.lower_bound(id_or_prefix); it != sandboxes.end() && it->first.rfind(id_or_prefix, 0) == 0; ++it) {
-        if (match) {
-          if (err) *err = invalid_argument("pod_sandbox_id: prefix '" + id_or_prefix + "' matches several sandboxes");
-          return nullptr;
-        }
-        match = it->second;
-      }
-    }
-    if (!match && err) *err = not_found("pod sandbox " + id_or_prefix + " not found");
-    return match;
+    return find_by_id_or_prefix(sandboxes, id_or_prefix, "pod sandbox", "pod_sandbox_id", err);
   }
+
 
   // Netns pins and bundles no checkpoint owns: a RunPodSandbox cut short by a crash before its
   // checkpoint was written, or whose rollback failed. Each goes with a log line.
@@ -245,8 +215,8 @@ Result<std::unique_ptr<SandboxManager>> SandboxManager::open(SandboxManagerOptio
   if (!ec) fs::rename(next, impl->pause_rootfs + "/pause", ec);
   if (ec) return Status(Code::internal, "sandboxes: install pause binary " + impl->opt.pause_binary + ": " + ec.message());
 
-  impl->own_oom_score_adj = std::atoi(read_text("/proc/self/oom_score_adj").c_str());
-  std::string status = read_text("/proc/self/status");
+  impl->own_oom_score_adj = std::atoi(read_text_file("/proc/self/oom_score_adj").c_str());
+  std::string status = read_text_file("/proc/self/status");
   if (size_t at = status.find("CapEff:"); at != std::string::npos) {
     unsigned long long eff = std::stoull(status.substr(at + 7), nullptr, 16);
     impl->can_lower_oom = (eff >> 24) & 1;  // CAP_SYS_RESOURCE
@@ -269,7 +239,7 @@ Result<std::unique_ptr<SandboxManager>> SandboxManager::open(SandboxManagerOptio
     if (!cp.host_network && impl->opt.network.recorded_ips) {
       s->ips = impl->opt.network.recorded_ips(cp.id);
     }
-    impl->names[cp.name + "_" + cp.namespace_ + "_" + cp.uid + "_" + std::to_string(cp.attempt)] = cp.id;
+    (void)impl->names.reserve(checkpoint_name_key(cp), cp.id, "sandbox");
     impl->sandboxes[cp.id] = s;
   }
   if (!loaded.valid.empty()) spdlog::info("sandboxes: recovered {} from checkpoints", loaded.valid.size());
@@ -287,28 +257,20 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   const auto& ns = config.linux().security_context().namespace_options();
   bool host_net = ns.network() == v1::NODE;
 
-  std::string id = new_id();
+  std::string id = new_object_id();
   std::string key = name_key(md);
-  {
-    std::lock_guard lock(impl_->mu);
-    if (auto it = impl_->names.find(key); it != impl_->names.end())
-      return already_exists("pod sandbox name " + key + " is reserved for sandbox " + it->second);
-    impl_->names[key] = id;
-  }
-  std::vector<std::function<void()>> undo;
-  undo.push_back([&] {
-    std::lock_guard lock(impl_->mu);
-    impl_->names.erase(key);
-  });
+  if (Status s = impl_->names.reserve(key, id, "sandbox"); !s.ok()) return s;
+  Rollback undo;
+  undo.add([&] { impl_->names.release(key, id); });
   auto fail = [&](const Status& s) {
-    for (auto it = undo.rbegin(); it != undo.rend(); ++it) (*it)();
+    undo.run();
     return s.context("run pod sandbox " + md.namespace_() + "/" + md.name());
   };
 
   auto sb = std::make_shared<Sandbox>();
   sb->bundle = impl_->bundles_dir + "/" + id;
   if (::mkdir(sb->bundle.c_str(), 0711) != 0) return fail(errno_status(errno, "mkdir " + sb->bundle));
-  undo.push_back([b = sb->bundle] {
+  undo.add([b = sb->bundle] {
     std::error_code ec;
     fs::remove_all(b, ec);
   });
@@ -317,7 +279,7 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   std::string shm = ns.ipc() == v1::NODE ? "/dev/shm" : sb->bundle + "/shm";
   if (ns.ipc() != v1::NODE) {
     if (Status s = mount_pod_shm(shm); !s.ok()) return fail(s);
-    undo.push_back([shm] { (void)unmount_path(shm); });
+    undo.add([shm] { (void)unmount_path(shm); });
   }
 
   auto cgroups = cgroups_path_for(config.linux().cgroup_parent(), id, impl_->opt.systemd_cgroup);
@@ -329,7 +291,7 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
     auto pin = create_pinned_netns(impl_->netns_dir, id);
     if (!pin.ok()) return fail(pin.status());
     netns = *pin;
-    undo.push_back([netns] { (void)remove_pinned_netns(netns); });
+    undo.add([netns] { (void)remove_pinned_netns(netns); });
   }
 
   ResolvConfSettings dns{{config.dns_config().servers().begin(), config.dns_config().servers().end()},
@@ -350,7 +312,7 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
     if (!image.ok()) return fail(image.status().context("sandbox image"));
     auto root = mount_image_rootfs(*image, sb->bundle + "/rootfs");
     if (!root.ok()) return fail(root.status());
-    undo.push_back([r = *root] { (void)unmount_image_rootfs(r); });
+    undo.add([r = *root] { (void)unmount_image_rootfs(r); });
     spec_in.rootfs = *root;
     spec_in.args = image->args;
   }
@@ -378,17 +340,17 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
     cp.port_mappings.push_back({v1::Protocol_Name(p.protocol()), p.container_port(), p.host_port(), p.host_ip()});
   cp.labels = {config.labels().begin(), config.labels().end()};
   cp.annotations = {config.annotations().begin(), config.annotations().end()};
-  cp.created_at = now_ns();
+  cp.created_at = wall_clock_ns();
   if (Status s = write_checkpoint(impl_->checkpoints_dir, cp); !s.ok()) return fail(s);
-  undo.push_back([&] { (void)remove_checkpoint(impl_->checkpoints_dir, id); });
+  undo.add([&] { (void)remove_checkpoint(impl_->checkpoints_dir, id); });
 
   if (Status s = rt->create(id, sb->bundle); !s.ok()) {
     (void)rt->remove(id);
     return fail(s);
   }
-  undo.push_back([&] { (void)rt->remove(id); });
+  undo.add([&] { (void)rt->remove(id); });
   if (Status s = rt->start(id); !s.ok()) return fail(s);
-  sb->pid = std::atoi(read_text(sb->bundle + "/pid").c_str());
+  sb->pid = std::atoi(read_text_file(sb->bundle + "/pid").c_str());
   sb->start_time = process_start_time(sb->pid);
   if (!host_net && impl_->opt.network.setup) {
     auto ips = impl_->opt.network.setup({id, md.name(), md.namespace_(), md.uid(), netns, &config});
@@ -399,6 +361,7 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
     std::lock_guard lock(impl_->mu);
     impl_->sandboxes[id] = sb;
   }
+  undo.dismiss();
   return id;
 }
 
@@ -423,8 +386,7 @@ Status SandboxManager::remove(const std::string& id_or_prefix) {
   if (Status st = remove_checkpoint(impl_->checkpoints_dir, s->cp.id); !st.ok()) return st;
   std::lock_guard ilock(impl_->mu);
   impl_->sandboxes.erase(s->cp.id);
-  auto it = impl_->names.find(s->cp.name + "_" + s->cp.namespace_ + "_" + s->cp.uid + "_" + std::to_string(s->cp.attempt));
-  if (it != impl_->names.end() && it->second == s->cp.id) impl_->names.erase(it);
+  impl_->names.release(checkpoint_name_key(s->cp), s->cp.id);
   return ok_status();
 }
 
@@ -468,7 +430,7 @@ Status SandboxManager::status(const std::string& id_or_prefix, bool verbose, v1:
       Status check = impl_->opt.network.check(cp.id, cp.netns_path);
       info["network_check"] = check.ok() ? std::string("ok") : check.message();
     }
-    auto spec = nlohmann::json::parse(read_text(s->bundle + "/config.json"), nullptr, false);
+    auto spec = nlohmann::json::parse(read_text_file(s->bundle + "/config.json"), nullptr, false);
     if (!spec.is_discarded()) info["runtimeSpec"] = spec;
     (*out->mutable_info())["info"] = info.dump();
   }

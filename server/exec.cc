@@ -2,6 +2,7 @@
 // runs the command (the runtime's exec) over SPDY or WebSocket.
 #include "rpc_scope.h"
 #include "services.h"
+#include "stream_checks.h"
 
 namespace berth {
 
@@ -9,13 +10,9 @@ grpc::Status RuntimeServiceImpl::Exec(grpc::ServerContext*, const v1::ExecReques
   RpcScope scope("Exec", "container=" + req->container_id());
   if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
   if (req->cmd().empty()) return scope.done(invalid_argument("cmd: must not be empty"));
-  if (!req->stdin() && !req->stdout() && !req->stderr())
-    return scope.done(invalid_argument("stdin, stdout, stderr: at least one must be requested"));
-  if (req->tty() && req->stderr()) return scope.done(invalid_argument("tty: a terminal has no separate stderr; do not ask for both"));
-  auto info = ctx_.containers.info(req->container_id());
-  if (!info) return scope.done(not_found("container " + req->container_id() + " not found"));
-  if (info->state != v1::CONTAINER_RUNNING)
-    return scope.done(failed_precondition("container " + info->id + " is not running"));
+  if (berth::Status s = check_stream_stdio(req->stdin(), req->stdout(), req->stderr(), req->tty()); !s.ok()) return scope.done(s);
+  auto info = running_container(ctx_.containers, req->container_id());
+  if (!info.ok()) return scope.done(info.status());
   auto url = ctx_.streaming.register_exec(
       {.container_id = info->id, .cmd = {req->cmd().begin(), req->cmd().end()}, .tty = req->tty(), .stdin = req->stdin(),
        .stdout = req->stdout(), .stderr = req->stderr()});

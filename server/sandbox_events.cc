@@ -2,7 +2,8 @@
 // change (a deleted container is no longer among them).
 #include "sandbox_events.h"
 
-#include <time.h>
+#include "berth/wall_clock.h"
+
 
 namespace berth {
 
@@ -12,9 +13,7 @@ v1::ContainerEventResponse event(const std::string& id, v1::ContainerEventType t
   v1::ContainerEventResponse ev;
   ev.set_container_id(id);
   ev.set_container_event_type(type);
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  ev.set_created_at(static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec);
+  ev.set_created_at(wall_clock_ns());
   return ev;
 }
 

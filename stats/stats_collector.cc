@@ -2,6 +2,7 @@
 // parent of its pause's cgroup when the pod has its own parent (kubelet's pod cgroup); pods
 // sharing berth's default parent are summed from their pause and containers instead.
 #include "berth/stats_collector.h"
+#include "berth/wall_clock.h"
 
 #include <filesystem>
 
@@ -19,12 +20,6 @@ namespace berth {
 namespace v1 = runtime::v1;
 
 namespace {
-
-int64_t now_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 template <class M>
 bool labels_match(const std::map<std::string, std::string>& labels, const M& selector) {
@@ -101,7 +96,7 @@ struct StatsCollector::Impl {
       }
     }
     auto* fs = st.mutable_writable_layer();
-    fs->set_timestamp(now_ns());
+    fs->set_timestamp(wall_clock_ns());
     fs->mutable_fs_id()->set_mountpoint(layers_mountpoint);
     if (auto du = measure_disk_usage(c.upper_dir); du.ok()) {
       fs->mutable_used_bytes()->set_value(du->bytes);
@@ -154,7 +149,7 @@ struct StatsCollector::Impl {
     if (!info->host_network && info->ready && info->pid > 0) {
       if (auto ifs = read_net_dev(info->pid); ifs.ok()) {
         auto* net = linux->mutable_network();
-        net->set_timestamp(now_ns());
+        net->set_timestamp(wall_clock_ns());
         for (const auto& i : *ifs) {
           v1::NetworkInterfaceUsage u;
           u.set_name(i.name);

@@ -1,6 +1,7 @@
 // StreamingServer: the listener, the io threads and worker pool, URL registration and shutdown.
 // Nothing is persisted; a restart invalidates every outstanding URL.
 #include "berth/streaming_server.h"
+#include "berth/host_port.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -40,23 +41,12 @@ class SigpipeBlocked {
 };
 
 Result<tcp::endpoint> parse_address(const std::string& address) {
-  size_t colon = address.rfind(':');
-  if (colon == std::string::npos || colon == 0)
-    return invalid_argument("streaming address '" + address + "' is not host:port");
-  std::string host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  unsigned port = 0;
-  try {
-    size_t used = 0;
-    port = std::stoul(address.substr(colon + 1), &used);
-    if (used != address.size() - colon - 1 || port > 65535) throw std::out_of_range("port");
-  } catch (const std::exception&) {
-    return invalid_argument("streaming address '" + address + "': port is not a number 0-65535");
-  }
+  auto hp = parse_host_port(address, "streaming address");
+  if (!hp.ok()) return hp.status();
   boost::system::error_code ec;
-  auto ip = asio::ip::make_address(host, ec);
-  if (ec) return invalid_argument("streaming address '" + address + "': '" + host + "' is not an IP address");
-  return tcp::endpoint(ip, static_cast<unsigned short>(port));
+  auto ip = boost::asio::ip::make_address(hp->host, ec);
+  if (ec) return invalid_argument("streaming address '" + address + "': '" + hp->host + "' is not an IP address");
+  return tcp::endpoint(ip, hp->port);
 }
 
 Status check_stdio(bool tty, bool in, bool out, bool err) {

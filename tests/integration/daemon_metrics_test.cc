@@ -8,23 +8,12 @@
 #include <gtest/gtest.h>
 
 #include "berth/test/daemon_process.h"
+#include "berth/test/helper_process.h"
 
 namespace berth::test {
 namespace {
 
 namespace v1 = runtime::v1;
-
-int free_loopback_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 // A plain HTTP/1.0 GET, written here so the test does not share the server's HTTP code.
 std::string http_get(int port, const std::string& target) {

@@ -28,25 +28,9 @@ ino_t ns_inode(int pid, const char* ns) {
   return ::stat(p.c_str(), &st) == 0 ? st.st_ino : 0;
 }
 
-std::string run(const std::string& cmd) {
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  for (size_t n; p && (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  if (p) ::pclose(p);
-  return out;
-}
-
 v1::PodSandboxConfig pod(const std::string& name) {
-  v1::PodSandboxConfig c;
-  c.mutable_metadata()->set_name(name);
-  c.mutable_metadata()->set_namespace_("berth-test");
-  c.mutable_metadata()->set_uid("uid-" + name);
-  c.set_hostname(name);
-  c.set_log_directory("/tmp/berth-test-logs/" + name);
-  (*c.mutable_labels())["app"] = name;
+  auto c = test_pod(name);
   (*c.mutable_labels())["suite"] = "sandbox";
-  c.mutable_linux()->set_cgroup_parent("/berth-test-pods");
   return c;
 }
 
@@ -118,14 +102,14 @@ TEST_F(Sandboxes, PodNamespacesAreItsOwnWithLoopbackUp) {
   for (const char* ns : {"net", "ipc", "pid", "uts", "mnt"}) EXPECT_NE(ns_inode(pid, ns), ns_inode(0, ns)) << ns;
   std::string netns = info["netns_path"];
   EXPECT_EQ(netns, d.state() + "/netns/" + id);
-  EXPECT_NE(run("nsenter --net=" + netns + " ip -o link show lo").find("UP"), std::string::npos);
-  EXPECT_EQ(run("nsenter --uts --target " + std::to_string(pid) + " hostname"), "ns-pod\n");
+  EXPECT_NE(shell("nsenter --net=" + netns + " ip -o link show lo").find("UP"), std::string::npos);
+  EXPECT_EQ(shell("nsenter --uts --target " + std::to_string(pid) + " hostname"), "ns-pod\n");
   EXPECT_EQ(info["runtimeSpec"]["process"]["args"][0], "/pause");
   // No capabilities, and the OOM score berth asked for (or berthd's own, without CAP_SYS_RESOURCE).
-  std::string proc_status = run("cat /proc/" + std::to_string(pid) + "/status");
+  std::string proc_status = shell("cat /proc/" + std::to_string(pid) + "/status");
   EXPECT_NE(proc_status.find("CapEff:\t0000000000000000"), std::string::npos) << proc_status;
-  int own = std::stoi(run("cat /proc/self/oom_score_adj"));
-  int adj = std::stoi(run("cat /proc/" + std::to_string(pid) + "/oom_score_adj"));
+  int own = std::stoi(shell("cat /proc/self/oom_score_adj"));
+  int adj = std::stoi(shell("cat /proc/" + std::to_string(pid) + "/oom_score_adj"));
   EXPECT_EQ(adj, std::max(-998, own));
   if (adj != -998) {
     EXPECT_NE(d.log().find("lacks CAP_SYS_RESOURCE"), std::string::npos) << d.log();
@@ -148,7 +132,7 @@ TEST_F(Sandboxes, HostNamespacesWhenAsked) {
   auto st = status(d, id);
   EXPECT_EQ(st.status().linux().namespaces().options().network(), v1::NODE);
   // Host-network pods use the host's resolv.conf, whatever dns_config says.
-  EXPECT_EQ(run("cat " + d.state() + "/sandboxes/" + id + "/resolv.conf"), run("cat /etc/resolv.conf"));
+  EXPECT_EQ(shell("cat " + d.state() + "/sandboxes/" + id + "/resolv.conf"), shell("cat /etc/resolv.conf"));
 }
 
 TEST_F(Sandboxes, PidNamespacePerOption) {
@@ -173,13 +157,13 @@ TEST_F(Sandboxes, ResolvConfFromDnsConfigAndHostCopy) {
   std::string id;
   ASSERT_TRUE(run_pod(d, c, &id).ok());
   std::string dir = d.state() + "/sandboxes/" + id;
-  EXPECT_EQ(run("cat " + dir + "/resolv.conf"),
+  EXPECT_EQ(shell("cat " + dir + "/resolv.conf"),
             "nameserver 10.96.0.10\nnameserver 10.96.0.11\nsearch berth-test.svc.cluster.local svc.cluster.local\noptions ndots:5\n");
-  EXPECT_EQ(run("cat " + dir + "/hostname"), "dns-pod\n");
-  EXPECT_NE(run("cat " + dir + "/hosts").find("127.0.1.1\tdns-pod"), std::string::npos);
+  EXPECT_EQ(shell("cat " + dir + "/hostname"), "dns-pod\n");
+  EXPECT_NE(shell("cat " + dir + "/hosts").find("127.0.1.1\tdns-pod"), std::string::npos);
   std::string id2;
   ASSERT_TRUE(run_pod(d, pod("plain-pod"), &id2).ok());
-  EXPECT_EQ(run("cat " + d.state() + "/sandboxes/" + id2 + "/resolv.conf"), run("cat /etc/resolv.conf"));
+  EXPECT_EQ(shell("cat " + d.state() + "/sandboxes/" + id2 + "/resolv.conf"), shell("cat /etc/resolv.conf"));
 }
 
 TEST_F(Sandboxes, SysctlsAndSeccompAreApplied) {
@@ -192,9 +176,9 @@ TEST_F(Sandboxes, SysctlsAndSeccompAreApplied) {
   grpc::Status s = run_pod(d, c, &id);
   ASSERT_TRUE(s.ok()) << s.error_message();
   int pid = pause_pid(d, id);
-  EXPECT_EQ(run("nsenter --net --target " + std::to_string(pid) + " cat /proc/sys/net/ipv4/ip_unprivileged_port_start"), "80\n");
-  EXPECT_EQ(run("nsenter --ipc --target " + std::to_string(pid) + " cat /proc/sys/kernel/shm_rmid_forced"), "1\n");
-  EXPECT_NE(run("cat /proc/" + std::to_string(pid) + "/status").find("Seccomp:\t2"), std::string::npos);
+  EXPECT_EQ(shell("nsenter --net --target " + std::to_string(pid) + " cat /proc/sys/net/ipv4/ip_unprivileged_port_start"), "80\n");
+  EXPECT_EQ(shell("nsenter --ipc --target " + std::to_string(pid) + " cat /proc/sys/kernel/shm_rmid_forced"), "1\n");
+  EXPECT_NE(shell("cat /proc/" + std::to_string(pid) + "/status").find("Seccomp:\t2"), std::string::npos);
 }
 
 TEST_F(Sandboxes, SecurityContextUserResourcesAndLocalhostSeccomp) {
@@ -216,20 +200,20 @@ TEST_F(Sandboxes, SecurityContextUserResourcesAndLocalhostSeccomp) {
   grpc::Status s = run_pod(d, c, &id);
   ASSERT_TRUE(s.ok()) << s.error_message();
   int pid = pause_pid(d, id);
-  std::string st = run("cat /proc/" + std::to_string(pid) + "/status");
+  std::string st = shell("cat /proc/" + std::to_string(pid) + "/status");
   EXPECT_NE(st.find("Uid:	1234	1234"), std::string::npos) << st;
   EXPECT_NE(st.find("Gid:	4321	4321"), std::string::npos) << st;
   EXPECT_NE(st.find("Groups:	77"), std::string::npos) << st;
   EXPECT_NE(st.find("Seccomp:	2"), std::string::npos) << st;
   EXPECT_NE(st.find("NoNewPrivs:	1"), std::string::npos) << st;
-  EXPECT_EQ(run("cat /sys/fs/cgroup/memory/berth-test-pods/" + id + "/memory.limit_in_bytes"), std::to_string(80 << 20) + "\n");
-  EXPECT_EQ(run("cat /sys/fs/cgroup/cpu/berth-test-pods/" + id + "/cpu.shares"), "512\n");
+  EXPECT_EQ(shell("cat /sys/fs/cgroup/memory/berth-test-pods/" + id + "/memory.limit_in_bytes"), std::to_string(80 << 20) + "\n");
+  EXPECT_EQ(shell("cat /sys/fs/cgroup/cpu/berth-test-pods/" + id + "/cpu.shares"), "512\n");
 
   auto priv = pod("privileged-pod");
   priv.mutable_linux()->mutable_security_context()->set_privileged(true);
   grpc::Status ps = run_pod(d, priv, &id);
   ASSERT_TRUE(ps.ok()) << ps.error_message();
-  std::string pst = run("cat /proc/" + std::to_string(pause_pid(d, id)) + "/status");
+  std::string pst = shell("cat /proc/" + std::to_string(pause_pid(d, id)) + "/status");
   EXPECT_EQ(pst.find("CapEff:\t0000000000000000"), std::string::npos) << pst;  // all capabilities
   EXPECT_NE(pst.find("Seccomp:\t0"), std::string::npos) << pst;
 }
@@ -300,7 +284,7 @@ TEST_F(Sandboxes, StopThenRemoveLeaveNothing) {
   EXPECT_FALSE(fs::exists(d.state() + "/netns/" + id));
   EXPECT_FALSE(fs::exists(d.state() + "/sandboxes/" + id));
   EXPECT_FALSE(fs::exists(cg));
-  EXPECT_FALSE(fs::exists("/proc/" + std::to_string(pid)) && run("cat /proc/" + std::to_string(pid) + "/cmdline").find("pause") == 0);
+  EXPECT_FALSE(fs::exists("/proc/" + std::to_string(pid)) && shell("cat /proc/" + std::to_string(pid) + "/cmdline").find("pause") == 0);
   grpc::ClientContext ctx;
   v1::PodSandboxStatusRequest req;
   req.set_pod_sandbox_id(id);

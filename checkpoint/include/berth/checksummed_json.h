@@ -27,6 +27,20 @@ Result<nlohmann::json> read_checksummed_json(const std::string& path, int versio
 std::vector<std::string> load_checksummed_dir(const std::string& dir, const std::string& quarantine_dir, int version,
                                               const std::function<Status(const nlohmann::json&)>& accept);
 
+// One record per object: <dir>/<id>.json.
+std::string record_path(const std::string& dir, const std::string& id);
+Status remove_record(const std::string& dir, const std::string& id, const std::string& what);
+
+// Reads and parses one record; `what` prefixes errors ("checkpoint").
+template <class Parse>
+auto read_record(const std::string& path, int version, Parse parse, const std::string& what) -> decltype(parse(nlohmann::json())) {
+  auto j = read_checksummed_json(path, version);
+  if (!j.ok()) return j.status().context(what);
+  auto parsed = parse(*j);
+  if (!parsed.ok()) return parsed.status().context(what + " " + path);
+  return parsed;
+}
+
 // sha256 of `data`, as lowercase hex.
 std::string sha256_hex(const std::string& data);
 

@@ -1,0 +1,24 @@
+// Starting a program that outlives the call (a runtime's create, an interactive exec): stdio from
+// given fds or /dev/null, default signal dispositions and an empty signal mask (berthd blocks
+// SIGTERM/SIGINT for its signal thread and ignores SIGPIPE; a child must not inherit that).
+// The caller owns the child: it must reap it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "berth/status.h"
+
+namespace berth {
+
+struct SpawnRequest {
+  std::vector<std::string> argv;  // argv[0]: a path, or a name looked up in PATH
+  int stdio[3] = {-1, -1, -1};    // fds for the child's 0, 1, 2; -1: /dev/null
+};
+
+// The child's pid; an exec failure (ENOENT, EACCES, ETXTBSY ...) is an error with its errno.
+Result<pid_t> spawn_process(const SpawnRequest& request);
+
+}  // namespace berth
