@@ -12,6 +12,7 @@
 #include "container_bench.h"
 #include "pull_bench.h"
 #include "sandbox_bench.h"
+#include "stats_bench.h"
 
 namespace v1 = runtime::v1;
 using namespace berth::bench;
@@ -24,7 +25,8 @@ int main(int argc, char** argv) {
   size_t pull_runs = 5;
   int runtime_pid = 0;
   bool sandboxes = false, host_network = false;
-  std::string metrics_url, container_image;
+  std::string metrics_url, container_image, stats_image;
+  size_t stats_calls = 50;
   app.add_option("--endpoint", endpoint, "CRI endpoint, e.g. unix:///run/berth/berth.sock");
   app.add_option("--calls", calls, "calls per round-trip measurement");
   app.add_option("--pull", pull_ref, "also measure PullImage of this image, cold store (removed before each run)");
@@ -34,6 +36,9 @@ int main(int argc, char** argv) {
   app.add_flag("--host-network", host_network, "sandboxes on the host network (no netns, no CNI)");
   app.add_option("--metrics-url", metrics_url, "berth's /metrics URL: report the share of RunPodSandbox spent in CNI plugins");
   app.add_option("--containers", container_image, "also measure containers running this image (pulled first)");
+  app.add_option("--stats", stats_image,
+                 "also measure ListContainerStats/ListPodSandboxStats with 100 containers running this image");
+  app.add_option("--stats-calls", stats_calls, "calls per stats measurement (the median is reported)");
   CLI11_PARSE(app, argc, argv);
   std::string target = endpoint;
   if (target.rfind("unix://", 0) == 0) target = "unix:" + target.substr(7);
@@ -70,6 +75,7 @@ int main(int argc, char** argv) {
   if (sandboxes) run_sandbox_bench(*rt, {runtime_pid, host_network, metrics_url});
   auto images = v1::ImageService::NewStub(channel);
   if (!container_image.empty()) run_container_bench(*rt, *images, {container_image, runtime_pid});
+  if (!stats_image.empty()) run_stats_bench(*rt, *images, {stats_image, runtime_pid, stats_calls});
   if (!pull_ref.empty()) run_pull_bench(*images, pull_ref, pull_runs, runtime_pid);
   return 0;
 }
