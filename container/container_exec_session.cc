@@ -48,11 +48,23 @@ struct ExecProcess {
   bool reaped = false;
   int status = 0;
 
+  bool runtime_exited() {
+    siginfo_t info{};
+    return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+  }
   void kill_process() {
     std::lock_guard lock(mu);
     if (reaped) return;
     // The runtime forwards signals, but a SIGKILL'd runtime cannot: kill the process itself too.
-    int exec_pid = std::atoi(read_text_file(base + ".pid").c_str());
+    // The process runs (and may already have talked to the client) a moment before the runtime
+    // writes its pid file, so wait for the file while the runtime lives; killing only the runtime
+    // would leave the process running in the container.
+    int exec_pid = 0;
+    for (int i = 0; i < 200; ++i) {
+      exec_pid = std::atoi(read_text_file(base + ".pid").c_str());
+      if (exec_pid > 0 || runtime_exited()) break;
+      ::usleep(10'000);
+    }
     if (exec_pid > 0) ::kill(exec_pid, SIGKILL);
     ::kill(pid, SIGKILL);
   }

@@ -317,18 +317,20 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
                         .diagnostics_path = c->bundle + "/monitor.log"};
   auto started = spawn_monitor(m);
   if (!started.ok()) return start_failed(started.status());
-  if (Status s = impl_->watcher->watch(id, c->socket, c->exit_file); !s.ok()) {
-    (void)rt->kill(id, 9);
-    return start_failed(s);
-  }
+  // RUNNING is recorded and told before the exit watch begins: exits are learnt only through the
+  // watch, so a container that exits at once is never reported STOPPED before STARTED.
   {
     std::lock_guard lock(c->mu);
     c->rec.pid = started->container_pid;
     c->rec.started_at = wall_clock_ns();
-    if (c->rec.state == v1::CONTAINER_CREATED) c->rec.state = v1::CONTAINER_RUNNING;  // unless it already exited
+    if (c->rec.state == v1::CONTAINER_CREATED) c->rec.state = v1::CONTAINER_RUNNING;
     if (Status s = impl_->save(*c); !s.ok()) spdlog::error("container {}: {}", id, s.message());
   }
   impl_->emit(*c, v1::CONTAINER_STARTED_EVENT);
+  if (Status s = impl_->watcher->watch(id, c->socket, c->exit_file); !s.ok()) {
+    (void)rt->kill(id, 9);
+    return start_failed(s);
+  }
   return ok_status();
 }
 

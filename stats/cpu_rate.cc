@@ -22,4 +22,9 @@ void CpuRateTracker::forget(const std::string& id) {
   last_.erase(id);
 }
 
+void CpuRateTracker::retain(const std::unordered_set<std::string>& live) {
+  std::lock_guard lock(mu_);
+  std::erase_if(last_, [&](const auto& entry) { return !live.count(entry.first); });
+}
+
 }  // namespace berth

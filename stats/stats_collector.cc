@@ -5,6 +5,7 @@
 #include "berth/wall_clock.h"
 
 #include <filesystem>
+#include <unordered_set>
 
 #include "berth/cadvisor_metrics.h"
 #include "berth/cgroup_stats.h"
@@ -55,6 +56,13 @@ struct StatsCollector::Impl {
   std::string layers_mountpoint;
   CgroupLayout layout = detect_cgroup_layout();
   CpuRateTracker container_rates, pod_rates;
+
+  // Rates of removed containers are dropped whenever a listing sees every container there is.
+  void forget_removed_containers(const std::vector<ContainerInfo>& all) {
+    std::unordered_set<std::string> live;
+    for (const auto& c : all) live.insert(c.id);
+    container_rates.retain(live);
+  }
 
   CgroupLocation location(const std::string& cgroups_path) const {
     return {cgroup_dir_of(cgroups_path, systemd), "/sys/fs/cgroup", layout};
@@ -179,12 +187,14 @@ Result<v1::ContainerStats> StatsCollector::container(const std::string& id_or_pr
 
 std::vector<v1::ContainerStats> StatsCollector::containers(const v1::ContainerStatsFilter& f) {
   std::vector<v1::ContainerStats> out;
-  for (const auto& c : impl_->containers.infos()) {
+  auto all = impl_->containers.infos();
+  for (const auto& c : all) {
     if (!f.id().empty() && c.id.rfind(f.id(), 0) != 0) continue;
     if (!f.pod_sandbox_id().empty() && c.sandbox_id.rfind(f.pod_sandbox_id(), 0) != 0) continue;
     if (!labels_match(c.labels, f.label_selector())) continue;
     out.push_back(impl_->container_stats(c));
   }
+  impl_->forget_removed_containers(all);
   return out;
 }
 
@@ -206,8 +216,13 @@ std::vector<v1::PodSandboxStats> StatsCollector::pods(const v1::PodSandboxStatsF
   *lf.mutable_label_selector() = f.label_selector();
   auto all = impl_->containers.infos();
   std::vector<v1::PodSandboxStats> out;
-  for (const auto& p : impl_->sandboxes.list(lf))
+  std::unordered_set<std::string> listed;
+  for (const auto& p : impl_->sandboxes.list(lf)) {
+    listed.insert(p.id());
     if (auto st = impl_->pod_stats(p, all)) out.push_back(std::move(*st));
+  }
+  impl_->forget_removed_containers(all);
+  if (f.id().empty() && f.label_selector().empty()) impl_->pod_rates.retain(listed);  // every pod there is
   return out;
 }
 

@@ -8,6 +8,10 @@ berthd=""
 bench_pids=()
 
 bench_cleanup() {
+  # Every step runs whatever the one before did: under the scripts' `set -e`, the first command
+  # that fails (the grep below finds no portmap rule when no pod mapped a port) would end the trap
+  # and leave the bridge, the work dir and the cgroups behind.
+  set +e
   if [ -n "$berthd" ]; then kill "$berthd" 2>/dev/null || true; wait "$berthd" 2>/dev/null || true; fi
   for id in $(runc --root "$work/state/runtime/runc" list -q 2>/dev/null); do runc --root "$work/state/runtime/runc" delete -f "$id"; done
   for p in "${bench_pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done

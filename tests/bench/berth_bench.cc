@@ -13,6 +13,7 @@
 #include "pull_bench.h"
 #include "sandbox_bench.h"
 #include "stream_rpc_bench.h"
+#include "stats_bench.h"
 
 namespace v1 = runtime::v1;
 using namespace berth::bench;
@@ -25,8 +26,9 @@ int main(int argc, char** argv) {
   size_t pull_runs = 5;
   int runtime_pid = 0;
   bool sandboxes = false, host_network = false;
-  std::string metrics_url, container_image, streaming_image;
+  std::string metrics_url, container_image, streaming_image, stats_image;
   uint64_t streaming_mib = 256;
+  size_t stats_calls = 50;
   app.add_option("--endpoint", endpoint, "CRI endpoint, e.g. unix:///run/berth/berth.sock");
   app.add_option("--calls", calls, "calls per round-trip measurement");
   app.add_option("--pull", pull_ref, "also measure PullImage of this image, cold store (removed before each run)");
@@ -38,6 +40,9 @@ int main(int argc, char** argv) {
   app.add_option("--containers", container_image, "also measure containers running this image (pulled first)");
   app.add_option("--streaming", streaming_image, "also measure Exec and PortForward through the streaming server (this image)");
   app.add_option("--streaming-mib", streaming_mib, "port-forward transfer size each way");
+  app.add_option("--stats", stats_image,
+                 "also measure ListContainerStats/ListPodSandboxStats with 100 containers running this image");
+  app.add_option("--stats-calls", stats_calls, "calls per stats measurement (the median is reported)");
   CLI11_PARSE(app, argc, argv);
   std::string target = endpoint;
   if (target.rfind("unix://", 0) == 0) target = "unix:" + target.substr(7);
@@ -75,6 +80,7 @@ int main(int argc, char** argv) {
   auto images = v1::ImageService::NewStub(channel);
   if (!container_image.empty()) run_container_bench(*rt, *images, {container_image, runtime_pid});
   if (!streaming_image.empty()) run_stream_rpc_bench(*rt, *images, streaming_image, streaming_mib);
+  if (!stats_image.empty()) run_stats_bench(*rt, *images, {stats_image, runtime_pid, stats_calls});
   if (!pull_ref.empty()) run_pull_bench(*images, pull_ref, pull_runs, runtime_pid);
   return 0;
 }

@@ -218,7 +218,7 @@ TEST_F(BerthdStreaming, AVanishingClientsExecIsKilled) {
     if (state.find("sleeping") == std::string::npos) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  EXPECT_EQ(state.find("sleeping"), std::string::npos) << state;
+  EXPECT_EQ(state.find("sleeping"), std::string::npos) << state << "\n" << d_->log();
 }
 
 TEST_F(BerthdStreaming, PortForwardInAHostNetworkPod) {

@@ -150,6 +150,15 @@ TEST(CpuRateTracker, RateFromPreviousSample) {
   EXPECT_FALSE(t.update("a", 200, 13'000'000'000).has_value());
 }
 
+TEST(CpuRateTracker, RetainForgetsObjectsThatAreGone) {
+  CpuRateTracker t;
+  (void)t.update("kept", 0, 1'000'000'000);
+  (void)t.update("gone", 0, 1'000'000'000);
+  t.retain({"kept"});
+  EXPECT_TRUE(t.update("kept", 1'000'000'000, 2'000'000'000).has_value());
+  EXPECT_FALSE(t.update("gone", 1'000'000'000, 2'000'000'000).has_value());  // a first sample again
+}
+
 TEST(DiskUsage, CountsBytesAndInodesOnceForHardLinks) {
   test::TempDir dir;
   fs::create_directories(dir / "a/b");

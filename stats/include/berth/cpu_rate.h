@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace berth {
 
@@ -16,6 +17,9 @@ class CpuRateTracker {
   // or when time did not move forward.
   std::optional<uint64_t> update(const std::string& id, uint64_t cpu_usage_ns, int64_t timestamp_ns);
   void forget(const std::string& id);
+  // Forgets every object not in `live`: without it the tracker would keep one entry for every
+  // container and pod ever sampled, for the daemon's whole life.
+  void retain(const std::unordered_set<std::string>& live);
 
  private:
   struct Last {
