@@ -2,7 +2,8 @@
 // device nodes). berth handles only what libarchive cannot know: every path is normalised and must
 // stay inside the layer root, and OCI whiteouts (".wh.<name>", ".wh..wh..opq") become overlayfs
 // whiteouts (a 0:0 character device, the trusted.overlay.opaque xattr). ARCHIVE_EXTRACT_SECURE_SYMLINKS
-// stops an entry from being written through a symlink an earlier entry planted.
+// stops an entry from being written through a symlink an earlier entry planted; whiteouts, applied
+// here, walk their directories with O_NOFOLLOW for the same reason.
 #include "layer_unpack.h"
 
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <optional>
 #include <vector>
 
+#include "berth/unique_fd.h"
 #include "pull_libraries.h"
 
 namespace berth {
@@ -51,13 +53,43 @@ std::optional<std::string> normalise(const std::string& path) {
   return out;
 }
 
-Status make_parents(const std::string& dest, const std::string& rel) {
-  size_t pos = 0;
-  while ((pos = rel.find('/', pos)) != std::string::npos) {
-    std::string dir = dest + "/" + rel.substr(0, pos);
-    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + dir);
-    ++pos;
+// The directory rel (a normalised path, "" for the root) under root_fd, made where missing. No
+// component may be a symlink: whiteouts are applied by berth, not by libarchive, so its
+// SECURE_SYMLINKS check does not cover them, and a planted "x -> /etc" must not turn
+// "x/.wh.passwd" into an unlink on the host.
+Result<UniqueFd> open_dir_beneath(int root_fd, const std::string& rel) {
+  UniqueFd dir(::fcntl(root_fd, F_DUPFD_CLOEXEC, 0));
+  if (!dir) return errno_status(errno, "dup");
+  size_t i = 0;
+  while (i < rel.size()) {
+    size_t j = rel.find('/', i);
+    std::string comp = rel.substr(i, j == std::string::npos ? std::string::npos : j - i);
+    int fd = ::openat(dir.get(), comp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+      if (::mkdirat(dir.get(), comp.c_str(), 0755) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + rel);
+      fd = ::openat(dir.get(), comp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
+      return invalid_argument("'" + rel + "' goes through a symlink or a file, which a whiteout may not");
+    if (fd < 0) return errno_status(errno, "open " + rel);
+    dir = UniqueFd(fd);
+    if (j == std::string::npos) break;
+    i = j + 1;
   }
+  return dir;
+}
+
+Status apply_whiteout(int root_fd, const std::string& parent, const std::string& base) {
+  auto dir = open_dir_beneath(root_fd, parent);
+  if (!dir.ok()) return dir.status();
+  if (base == ".wh..wh..opq") {
+    if (::fsetxattr(dir->get(), "trusted.overlay.opaque", "y", 1, 0) != 0) return errno_status(errno, "mark " + parent + " opaque");
+    return ok_status();
+  }
+  std::string name = base.substr(4);
+  if (name.empty() || name == "." || name == "..") return invalid_argument("whiteout '" + base + "' names no entry");
+  if (::unlinkat(dir->get(), name.c_str(), 0) != 0 && errno == EISDIR) ::unlinkat(dir->get(), name.c_str(), AT_REMOVEDIR);
+  if (::mknodat(dir->get(), name.c_str(), S_IFCHR | 0, makedev(0, 0)) != 0) return errno_status(errno, "whiteout " + name);
   return ok_status();
 }
 
@@ -78,6 +110,7 @@ Status unpack_layer(const std::string& blob_path, const std::string& dest, const
                                                 ARCHIVE_EXTRACT_XATTR | ARCHIVE_EXTRACT_ACL | ARCHIVE_EXTRACT_UNLINK |
                                                 ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT);
   api.write_disk_set_standard_lookup(out.get());
+  UniqueFd root_fd;  // opened at the first whiteout
 
   for (;;) {
     archive_entry* entry = nullptr;
@@ -91,16 +124,14 @@ Status unpack_layer(const std::string& blob_path, const std::string& dest, const
     std::string base = rel->substr(rel->rfind('/') + 1);
     std::string parent = rel->find('/') == std::string::npos ? "" : rel->substr(0, rel->rfind('/'));
     if (base.rfind(".wh.", 0) == 0) {
-      if (Status s = make_parents(dest, *rel); !s.ok()) return s.context(what);
-      std::string parent_path = dest + (parent.empty() ? "" : "/" + parent);
-      if (base == ".wh..wh..opq") {
-        if (::lsetxattr(parent_path.c_str(), "trusted.overlay.opaque", "y", 1, 0) != 0)
-          return errno_status(errno, what + ": mark " + parent + " opaque");
-      } else {
-        std::string target = parent_path + "/" + base.substr(4);
-        ::unlink(target.c_str());
-        if (::mknod(target.c_str(), S_IFCHR | 0, makedev(0, 0)) != 0)
-          return errno_status(errno, what + ": whiteout " + base.substr(4));
+      if (!root_fd) {
+        root_fd = UniqueFd(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!root_fd) return errno_status(errno, what + ": open " + dest);
+      }
+      if (Status s = apply_whiteout(root_fd.get(), parent, base); !s.ok()) {
+        if (s.code() == Code::invalid_argument)
+          return invalid_argument(what + ": whiteout '" + raw + "' escapes the layer root: " + s.message() + "; layer refused");
+        return s.context(what);
       }
       continue;
     }

@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <future>
+#include <memory>
 
 #include "berth/image_manager.h"
 #include "berth/test/daemon_process.h"
@@ -219,12 +221,24 @@ TEST_F(Images, IndexSelectsThisMachine) {
 TEST_F(Images, EscapingLayersAreRefusedAndLeaveNothing) {
   DaemonProcess d;
   ASSERT_TRUE(d.start()) << d.log();
-  for (const char* repo : {"test/escape:v1", "test/hlescape:v1"}) {
+  // What the whiteout layers' planted symlink points at (the path is baked into the test images).
+  const fs::path outside = "/tmp/berth-whiteout-escape-test";
+  fs::remove_all(outside);
+  fs::create_directories(outside);
+  std::unique_ptr<const fs::path, void (*)(const fs::path*)> remove_outside(&outside, [](const fs::path* p) {
+    std::error_code ec;
+    fs::remove_all(*p, ec);
+  });
+  { std::ofstream(outside / "victim") << "must survive\n"; }
+  for (const char* repo : {"test/escape:v1", "test/hlescape:v1", "test/whescape:v1", "test/opqescape:v1"}) {
     v1::PullImageResponse resp;
     grpc::Status s = pull(d, ref(repo), &resp);
-    EXPECT_FALSE(s.ok()) << repo;
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << repo << ": " << s.error_message();
     EXPECT_NE(s.error_message().find("escapes the layer root"), std::string::npos) << s.error_message();
   }
+  EXPECT_TRUE(fs::is_regular_file(outside / "victim"));
+  char value[8];
+  EXPECT_LT(::getxattr(outside.c_str(), "trusted.overlay.opaque", value, sizeof value), 0);
   EXPECT_FALSE(fs::exists("/tmp/escaped-by-berth-test"));
   EXPECT_TRUE(list(d).empty());
   EXPECT_EQ(count_files(d.root() + "/images/snapshots"), 0u);

@@ -195,6 +195,13 @@ def main():
         out["escape"] = push_image(reg, "test/escape", ["v1"], [(esc, gz(esc), LAYER_GZIP)])
         hl = tar_bytes([entry("evil", tarfile.LNKTYPE, link="../../../etc/passwd")])
         out["hardlink_escape"] = push_image(reg, "test/hlescape", ["v1"], [(hl, gz(hl), LAYER_GZIP)])
+        # Whiteouts through a symlink planted by the same layer, pointing out of the layer root.
+        wh = tar_bytes([entry("out", tarfile.SYMTYPE, link="/tmp/berth-whiteout-escape-test"),
+                        entry("out/.wh.victim")])
+        out["whiteout_escape"] = push_image(reg, "test/whescape", ["v1"], [(wh, gz(wh), LAYER_GZIP)])
+        opq = tar_bytes([entry("out", tarfile.SYMTYPE, link="/tmp/berth-whiteout-escape-test"),
+                         entry("out/.wh..wh..opq")])
+        out["opaque_escape"] = push_image(reg, "test/opqescape", ["v1"], [(opq, gz(opq), LAYER_GZIP)])
         bad = tar_bytes([entry("corrupt-me", data=b"this layer's stored bytes get corrupted\n" * 100)])
         out["corrupt"] = push_image(reg, "test/corrupt", ["v1"], [(bad, gz(bad), LAYER_GZIP)])
     if a.pause_binary:
