@@ -24,6 +24,7 @@ json to_json(const SandboxCheckpoint& c) {
           {"netns_path", c.netns_path},
           {"host_network", c.host_network},
           {"privileged", c.privileged},
+          {"image_id", c.image_id},
           {"namespace_modes", {{"network", c.network_mode}, {"pid", c.pid_mode}, {"ipc", c.ipc_mode}}},
           {"cgroup_parent", c.cgroup_parent},
           {"runtime_handler", c.runtime_handler},
@@ -47,6 +48,7 @@ Result<SandboxCheckpoint> from_json(const json& j) {
     c.netns_path = j.at("netns_path").get<std::string>();
     c.host_network = j.at("host_network").get<bool>();
     c.privileged = j.value("privileged", false);
+    c.image_id = j.value("image_id", "");
     c.network_mode = j.at("namespace_modes").at("network").get<int>();
     c.pid_mode = j.at("namespace_modes").at("pid").get<int>();
     c.ipc_mode = j.at("namespace_modes").at("ipc").get<int>();

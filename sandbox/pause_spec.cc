@@ -22,9 +22,11 @@ json resources_of(const v1::LinuxPodSandboxConfig& linux) {
   const v1::LinuxContainerResources& o = linux.overhead();
   json res = json::object();
   json cpu = json::object();
-  if (r.cpu_shares() > 0) cpu["shares"] = r.cpu_shares() + o.cpu_shares();
+  // The overhead adds to what the pod asks for; a limit the pod does not set stays unlimited
+  // (adding the overhead to "none" would invent a limit), while shares are weights and add up.
+  if (r.cpu_shares() + o.cpu_shares() > 0) cpu["shares"] = r.cpu_shares() + o.cpu_shares();
   if (r.cpu_quota() > 0) cpu["quota"] = r.cpu_quota() + o.cpu_quota();
-  if (r.cpu_period() > 0) cpu["period"] = r.cpu_period();
+  if (r.cpu_period() > 0 || o.cpu_period() > 0) cpu["period"] = r.cpu_period() > 0 ? r.cpu_period() : o.cpu_period();
   if (!r.cpuset_cpus().empty()) cpu["cpus"] = r.cpuset_cpus();
   if (!r.cpuset_mems().empty()) cpu["mems"] = r.cpuset_mems();
   if (!cpu.empty()) res["cpu"] = cpu;

@@ -229,6 +229,8 @@ Result<std::unique_ptr<SandboxManager>> SandboxManager::open(SandboxManagerOptio
     s->cp = cp;
     s->bundle = impl->bundles_dir + "/" + cp.id;
     s->stopped = true;
+    // Derived again, as at the start: stats and verbose status read the pod's cgroup by it.
+    if (auto cg = cgroups_path_for(cp.cgroup_parent, cp.id, impl->opt.systemd_cgroup); cg.ok()) s->cgroups_path = *cg;
     if (auto rt = impl->runtime_for(cp.runtime_handler); rt.ok()) {
       if (auto st = rt->state(cp.id); st.ok() && st->status == "running") {
         s->pid = st->pid;
@@ -240,6 +242,7 @@ Result<std::unique_ptr<SandboxManager>> SandboxManager::open(SandboxManagerOptio
       s->ips = impl->opt.network.recorded_ips(cp.id);
     }
     (void)impl->names.reserve(checkpoint_name_key(cp), cp.id, "sandbox");
+    if (!cp.image_id.empty() && impl->opt.hold_image) impl->opt.hold_image(cp.image_id);
     impl->sandboxes[cp.id] = s;
   }
   if (!loaded.valid.empty()) spdlog::info("sandboxes: recovered {} from checkpoints", loaded.valid.size());
@@ -310,6 +313,11 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   if (impl_->opt.pause_image) {
     auto image = impl_->opt.pause_image();
     if (!image.ok()) return fail(image.status().context("sandbox image"));
+    if (impl_->opt.hold_image) {
+      impl_->opt.hold_image(image->id);
+      undo.add([this, img = image->id] { impl_->opt.release_image(img); });
+    }
+    sb->cp.image_id = image->id;
     auto root = mount_image_rootfs(*image, sb->bundle + "/rootfs");
     if (!root.ok()) return fail(root.status());
     undo.add([r = *root] { (void)unmount_image_rootfs(r); });
@@ -384,6 +392,7 @@ Status SandboxManager::remove(const std::string& id_or_prefix) {
   fs::remove_all(s->bundle, ec);
   if (ec) return internal_error("remove sandbox " + s->cp.id + ": " + ec.message());
   if (Status st = remove_checkpoint(impl_->checkpoints_dir, s->cp.id); !st.ok()) return st;
+  if (!s->cp.image_id.empty() && impl_->opt.release_image) impl_->opt.release_image(s->cp.image_id);
   std::lock_guard ilock(impl_->mu);
   impl_->sandboxes.erase(s->cp.id);
   impl_->names.release(checkpoint_name_key(s->cp), s->cp.id);

@@ -145,11 +145,13 @@ int run_daemon(const Config& config) {
         if (!pulled.ok()) return pulled.status();
         img = *pulled;
       }
-      PauseImage p{images.snapshot_dirs(*img), img->config.entrypoint};
+      PauseImage p{img->id, images.snapshot_dirs(*img), img->config.entrypoint};
       p.args.insert(p.args.end(), img->config.cmd.begin(), img->config.cmd.end());
       return p;
     };
   }
+  sandbox_options.hold_image = [&images = **images](const std::string& id) { images.hold(id); };
+  sandbox_options.release_image = [&images = **images](const std::string& id) { images.release(id); };
   for (const auto& [name, h] : config.runtimes)
     sandbox_options.runtimes[name] = {h.path, h.root.empty() ? config.state + "/runtime/" + name : h.root};
   auto sandboxes = SandboxManager::open(sandbox_options);

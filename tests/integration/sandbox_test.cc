@@ -222,10 +222,12 @@ TEST_F(Sandboxes, CheckpointIsValidAndACorruptOneIsQuarantined) {
   TempDir& shared = scratch();
   auto net = std::make_shared<TestNetwork>();
   std::string root = shared / "root", state = shared / "state";
-  std::string id;
+  std::string id, cgroups_path;
   {
     DaemonProcess& d = daemon_at({.network = net}, shared / "a.sock", root, state);
     ASSERT_TRUE(run_pod(d, pod("cp-pod"), &id).ok());
+    cgroups_path = nlohmann::json::parse(status(d, id).info().at("info")).value("cgroups_path", "");
+    EXPECT_FALSE(cgroups_path.empty());
     auto cp = read_checkpoint(root + "/sandboxes/" + id + ".json");
     ASSERT_TRUE(cp.ok()) << cp.status().message();
     EXPECT_EQ(cp->name, "cp-pod");
@@ -248,6 +250,8 @@ TEST_F(Sandboxes, CheckpointIsValidAndACorruptOneIsQuarantined) {
   ASSERT_EQ(pods.size(), 1u);
   EXPECT_EQ(pods[0].id(), id);
   EXPECT_EQ(pods[0].state(), v1::SANDBOX_READY);
+  // Its cgroup is known again (stats and verbose status read it).
+  EXPECT_EQ(nlohmann::json::parse(status(d, id).info().at("info")).value("cgroups_path", ""), cgroups_path);
   ASSERT_TRUE(remove(d, id).ok());
   EXPECT_FALSE(fs::exists(root + "/sandboxes/" + id + ".json"));
 }
@@ -284,7 +288,11 @@ TEST_F(Sandboxes, StopThenRemoveLeaveNothing) {
   EXPECT_FALSE(fs::exists(d.state() + "/netns/" + id));
   EXPECT_FALSE(fs::exists(d.state() + "/sandboxes/" + id));
   EXPECT_FALSE(fs::exists(cg));
-  EXPECT_FALSE(fs::exists("/proc/" + std::to_string(pid)) && shell("cat /proc/" + std::to_string(pid) + "/cmdline").find("pause") == 0);
+  // Gone, or a zombie nobody reaped yet (the pause is re-parented to pid 1): not running.
+  std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  size_t paren = stat.rfind(')');
+  char state = paren == std::string::npos || paren + 2 >= stat.size() ? 'X' : stat[paren + 2];
+  EXPECT_TRUE(state == 'Z' || state == 'X') << "pause " << pid << " still there: " << stat;
   grpc::ClientContext ctx;
   v1::PodSandboxStatusRequest req;
   req.set_pod_sandbox_id(id);
@@ -356,8 +364,24 @@ TEST_F(Sandboxes, SandboxImageFromARegistryIsPulledPinnedAndUsed) {
   ASSERT_TRUE(d.images()->ImageStatus(&ctx, req, &img).ok());
   EXPECT_TRUE(img.image().pinned());
   EXPECT_EQ(img.image().id(), digests["pause"]["config"]);
+  // Removing the image while the pause runs from it keeps its layers until the sandbox goes,
+  // also across a restart of berthd.
+  {
+    grpc::ClientContext rctx;
+    v1::RemoveImageRequest rreq;
+    rreq.mutable_image()->set_image(image);
+    v1::RemoveImageResponse rresp;
+    ASSERT_TRUE(d.images()->RemoveImage(&rctx, rreq, &rresp).ok());
+  }
+  std::string snapshots = d.root() + "/images/snapshots";
+  EXPECT_FALSE(fs::is_empty(snapshots));
+  d.stop();
+  ASSERT_TRUE(d.start()) << d.log();
+  EXPECT_EQ(status(d, id).status().state(), v1::SANDBOX_READY);
+  EXPECT_FALSE(fs::is_empty(snapshots));
   ASSERT_TRUE(remove(d, id).ok());
   EXPECT_EQ(read_file("/proc/self/mountinfo").find(id), std::string::npos);
+  EXPECT_TRUE(fs::is_empty(snapshots));
 }
 
 TEST_F(Sandboxes, BadInputIsRefusedAndLeavesNothing) {

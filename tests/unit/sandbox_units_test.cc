@@ -41,5 +41,31 @@ TEST(PauseSpec, NamespacesFollowTheOptions) {
   for (const auto& n : (*spec)["linux"]["namespaces"]) EXPECT_NE(n["type"], "network");
 }
 
+TEST(PauseSpec, OverheadAddsToThePodsResourcesButInventsNoLimit) {
+  v1::PodSandboxConfig c;
+  auto* o = c.mutable_linux()->mutable_overhead();
+  o->set_memory_limit_in_bytes(16 << 20);
+  o->set_cpu_quota(10000);
+  o->set_cpu_shares(100);
+  o->set_cpu_period(100000);
+  auto spec = build_pause_spec(c, {.rootfs = "/r", .cgroups_path = "/p/x"});
+  ASSERT_TRUE(spec.ok());
+  const auto& res = (*spec)["linux"]["resources"];
+  EXPECT_FALSE(res.contains("memory"));  // the pod is unlimited: so is it with its overhead
+  EXPECT_FALSE(res["cpu"].contains("quota"));
+  EXPECT_EQ(res["cpu"]["shares"], 100);
+  EXPECT_EQ(res["cpu"]["period"], 100000);
+  auto* r = c.mutable_linux()->mutable_resources();
+  r->set_memory_limit_in_bytes(64 << 20);
+  r->set_cpu_quota(50000);
+  r->set_cpu_shares(512);
+  spec = build_pause_spec(c, {.rootfs = "/r", .cgroups_path = "/p/x"});
+  ASSERT_TRUE(spec.ok());
+  const auto& both = (*spec)["linux"]["resources"];
+  EXPECT_EQ(both["memory"]["limit"], 80 << 20);
+  EXPECT_EQ(both["cpu"]["quota"], 60000);
+  EXPECT_EQ(both["cpu"]["shares"], 612);
+}
+
 }  // namespace
 }  // namespace berth

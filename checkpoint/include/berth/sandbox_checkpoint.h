@@ -29,6 +29,7 @@ struct SandboxCheckpoint {
   int network_mode = 0, pid_mode = 0, ipc_mode = 0;  // CRI NamespaceMode values
   std::string cgroup_parent;
   std::string runtime_handler;
+  std::string image_id;  // the sandbox image the pause runs from; empty for the embedded pause
   std::string hostname;
   std::string log_directory;
   std::vector<CheckpointPortMapping> port_mappings;

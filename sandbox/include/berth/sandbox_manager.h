@@ -17,6 +17,7 @@ namespace berth {
 
 // A pause image from the registry (berth.toml's sandbox_image) instead of the embedded berth-pause.
 struct PauseImage {
+  std::string id;                       // the image's id, held while a sandbox runs from it
   std::vector<std::string> layer_dirs;  // lowest first
   std::vector<std::string> args;        // Entrypoint + Cmd
 };
@@ -46,6 +47,9 @@ struct SandboxManagerOptions {
   std::string default_runtime;
   std::map<std::string, std::pair<std::string, std::string>> runtimes;  // handler -> (binary, root)
   std::function<Result<PauseImage>()> pause_image;  // unset: the embedded pause
+  // A sandbox holds its image's layers from its start to its removal (as a container does), so
+  // removing the image never pulls the lower dirs from under a running pause.
+  std::function<void(const std::string& image_id)> hold_image, release_image;
   SandboxNetworkHooks network;                      // unset: pods get loopback only
 };
 
