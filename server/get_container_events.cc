@@ -11,7 +11,12 @@ namespace berth {
 
 grpc::Status RuntimeServiceImpl::GetContainerEvents(grpc::ServerContext* ctx, const v1::GetEventsRequest*,
                                                     grpc::ServerWriter<v1::ContainerEventResponse>* writer) {
+  RpcScope scope("GetContainerEvents");
   auto sub = ctx_.container_events.subscribe();
+  scope.add_id("subscriber", std::to_string(sub->id()));
+  // The handler may be blocked in Write on a client that stopped reading: cancelling the call
+  // frees it (and its rpc thread) at once instead of when the client finally goes.
+  sub->set_on_dropped([ctx] { ctx->TryCancel(); });
   spdlog::debug("GetContainerEvents: subscriber {} connected", sub->id());
   writer->SendInitialMetadata();  // the client sees the stream is open before any event
   while (!ctx->IsCancelled()) {
@@ -20,13 +25,14 @@ grpc::Status RuntimeServiceImpl::GetContainerEvents(grpc::ServerContext* ctx, co
       if (!writer->Write(*event)) break;  // the client went away
       continue;
     }
-    if (sub->dropped())
-      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
-              "GetContainerEvents: this subscriber fell too far behind and was dropped; subscribe again"};
+    if (sub->dropped()) break;
     if (sub->ended()) break;  // berthd is shutting down
   }
   spdlog::debug("GetContainerEvents: subscriber {} left", sub->id());
-  return grpc::Status::OK;
+  if (sub->dropped())
+    return scope.done(berth::Status(Code::resource_exhausted,
+                             "GetContainerEvents: this subscriber fell too far behind and was dropped; subscribe again"));
+  return scope.done(ok_status());
 }
 
 }  // namespace berth

@@ -8,7 +8,7 @@ namespace berth {
 
 struct RpcMetrics {
   CounterFamily& calls;      // berth_rpc_requests_total{method,code}
-  HistogramFamily& latency;  // berth_rpc_duration_seconds{method}
+  HistogramFamily& latency;  // berth_rpc_duration_seconds{method,code}
 };
 
 // Registers the families in `registry` and makes RpcScope record into them (until the returned

@@ -38,7 +38,7 @@ grpc::Status RpcScope::done(const Status& s) {
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
   if (RpcMetrics* m = rpc_metrics()) {
     m->calls.add({method_, code_name(s.code())});
-    m->latency.observe({method_}, ms / 1000);
+    m->latency.observe({method_, code_name(s.code())}, ms / 1000);
   }
   if (s.ok()) {
     spdlog::debug("rpc {} {} ok {:.2f}ms", method_, ids_, ms);

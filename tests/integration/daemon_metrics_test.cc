@@ -65,8 +65,11 @@ TEST(DaemonMetrics, RpcCountersAndHistogramsMove) {
   EXPECT_GE(versions, 3) << reply;  // the harness's readiness probe calls Version too
   EXPECT_EQ(sample(reply, "berth_rpc_requests_total{method=\"CheckpointContainer\",code=\"UNIMPLEMENTED\"}"), 1)
       << reply;
-  EXPECT_EQ(sample(reply, "berth_rpc_duration_seconds_count{method=\"Version\"}"), versions) << reply;
-  EXPECT_EQ(sample(reply, "berth_rpc_duration_seconds_bucket{method=\"Version\",le=\"+Inf\"}"), versions) << reply;
+  EXPECT_EQ(sample(reply, "berth_rpc_duration_seconds_count{method=\"Version\",code=\"OK\"}"), versions) << reply;
+  EXPECT_EQ(sample(reply, "berth_rpc_duration_seconds_bucket{method=\"Version\",code=\"OK\",le=\"+Inf\"}"), versions)
+      << reply;
+  EXPECT_EQ(sample(reply, "berth_rpc_duration_seconds_count{method=\"CheckpointContainer\",code=\"UNIMPLEMENTED\"}"), 1)
+      << reply;
   {
     grpc::ClientContext ctx;
     v1::VersionResponse resp;

@@ -26,6 +26,7 @@ class EventHub {
     std::deque<T> items;
     bool dropped = false;
     bool closed = false;
+    std::function<void()> on_dropped;  // run under mu, so never after the subscription is gone
   };
 
  public:
@@ -39,11 +40,23 @@ class EventHub {
   class Subscription {
    public:
     Subscription(EventHub* hub, std::shared_ptr<Queue> q) : hub_(hub), q_(std::move(q)) {}
-    ~Subscription() { hub_->remove(q_); }
+    ~Subscription() {
+      {
+        std::lock_guard lock(q_->mu);
+        q_->on_dropped = nullptr;
+      }
+      hub_->remove(q_);
+    }
     Subscription(const Subscription&) = delete;
     Subscription& operator=(const Subscription&) = delete;
 
     uint64_t id() const { return q_->id; }
+    // Called (once, on the publishing thread; it must not block) when this subscriber is dropped:
+    // a stream blocked writing to a client that stopped reading can be cancelled by it.
+    void set_on_dropped(std::function<void()> f) {
+      std::lock_guard lock(q_->mu);
+      q_->on_dropped = std::move(f);
+    }
     // The next event, or nullopt when none came within `timeout`, or the subscription was
     // dropped or the hub closed (see ended()).
     std::optional<T> next(std::chrono::milliseconds timeout) {
@@ -87,6 +100,7 @@ class EventHub {
         if (q.items.size() >= limit_) {
           q.dropped = true;
           q.items.clear();  // a dropped subscriber holds no memory
+          if (q.on_dropped) q.on_dropped();
           ql.unlock();
           q.cv.notify_all();
           dropped.push_back(q.id);
