@@ -18,15 +18,11 @@ namespace berth {
 
 namespace {
 
-Result<UniqueFd> connect_loopback(int32_t port, std::chrono::milliseconds timeout) {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+Result<UniqueFd> connect_to(const sockaddr* addr, socklen_t addr_len, const std::string& where,
+                            std::chrono::milliseconds timeout) {
+  UniqueFd fd(::socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd) return errno_status(errno, "socket");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(uint16_t(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string where = "connect 127.0.0.1:" + std::to_string(port);
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+  if (::connect(fd.get(), addr, addr_len) != 0) {
     if (errno != EINPROGRESS) return errno_status(errno, where, errno == ECONNREFUSED ? Code::unavailable : Code::internal);
     pollfd p{fd.get(), POLLOUT, 0};
     int rc;
@@ -42,6 +38,23 @@ Result<UniqueFd> connect_loopback(int32_t port, std::chrono::milliseconds timeou
   int one = 1;
   ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   return fd;
+}
+
+// "localhost" as a port forward means it: 127.0.0.1, and [::1] for a listener bound only there.
+Result<UniqueFd> connect_loopback(int32_t port, std::chrono::milliseconds timeout) {
+  sockaddr_in v4{};
+  v4.sin_family = AF_INET;
+  v4.sin_port = htons(uint16_t(port));
+  v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  auto fd = connect_to(reinterpret_cast<sockaddr*>(&v4), sizeof v4, "connect 127.0.0.1:" + std::to_string(port), timeout);
+  if (fd.ok() || fd.status().code() != Code::unavailable) return fd;
+  sockaddr_in6 v6{};
+  v6.sin6_family = AF_INET6;
+  v6.sin6_port = htons(uint16_t(port));
+  v6.sin6_addr = in6addr_loopback;
+  auto fd6 = connect_to(reinterpret_cast<sockaddr*>(&v6), sizeof v6, "connect [::1]:" + std::to_string(port), timeout);
+  if (fd6.ok()) return fd6;
+  return fd;  // the IPv4 refusal is the clearer error (and [::1] may not even exist)
 }
 
 }  // namespace

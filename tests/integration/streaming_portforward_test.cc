@@ -87,6 +87,24 @@ TEST_F(StreamingTest, PortForwardIntoANetworkNamespace) {
   EXPECT_FALSE(host.ok());
 }
 
+TEST_F(StreamingTest, PortForwardReachesAListenerOnIpv6LoopbackOnly) {
+  UniqueFd l(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(l);
+  int one = 1;
+  ::setsockopt(l.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  sockaddr_in6 a{};
+  a.sin6_family = AF_INET6;
+  a.sin6_addr = in6addr_loopback;
+  if (::bind(l.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) GTEST_SKIP() << "no ::1 on this host";
+  ASSERT_EQ(::listen(l.get(), 1), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(l.get(), reinterpret_cast<sockaddr*>(&a), &len);
+  auto c = connect_in_netns("", ntohs(a.sin6_port), 2s);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  UniqueFd accepted(::accept4(l.get(), nullptr, nullptr, SOCK_CLOEXEC));
+  EXPECT_TRUE(accepted);
+}
+
 TEST_F(StreamingTest, PortForwardErrorsGoToTheErrorStream) {
   int closed_port;
   {
