@@ -1,5 +1,6 @@
 // Pull orchestration, removal and garbage collection. Locking: `mu` guards the index, the
-// in-flight maps and the hold counts; it is never held across network or disk-heavy work.
+// in-flight maps, the hold counts and the pull leases; it is never held across network work
+// (garbage collection does delete files under it).
 #include "berth/image_manager.h"
 
 #include <sys/stat.h>
@@ -35,6 +36,7 @@ struct ImageManager::Impl {
   std::map<std::string, std::shared_future<Status>> layer_work;           // by layer digest
   std::map<std::string, int> holds;                                       // by image id
   std::map<std::string, std::vector<std::string>> held_layers;            // by image id
+  std::map<std::string, int> leased;  // digest -> in-flight pulls that fetched, unpacked or reuse it
   std::counting_semaphore<64> fetch_slots;
 
   explicit Impl(ImageManagerOptions o)
@@ -42,11 +44,45 @@ struct ImageManager::Impl {
 
   std::string snapshot_dir(const std::string& digest) const { return opt.dir + "/snapshots/" + digest.substr(7); }
 
-  Result<ImageRecord> do_pull(const ImageReference& ref, const RegistryCredentials& creds, bool pin);
+  class PullLease;
+  Result<ImageRecord> pull_and_record(const ImageReference& ref, const RegistryCredentials& creds, bool pin);
+  Result<ImageRecord> do_pull(const ImageReference& ref, const RegistryCredentials& creds, bool pin, PullLease& lease);
   Status fetch_blob(RegistryClient& client, const Descriptor& d, const std::string& what);
   Status ensure_layer(RegistryClient& client, const Descriptor& d, const std::string& what);
   Status ensure_layer_once(RegistryClient& client, const Descriptor& d, const std::string& what);
   void collect_garbage();  // call with mu held
+};
+
+// The blobs and snapshots one pull uses stay live for collect_garbage until the pull has recorded
+// its image or failed. A digest is leased *before* the pull looks for it in the store, so a
+// collection (a RemoveImage, a container's release) either ran before the look, which then finds
+// it missing and fetches it, or runs after and spares it.
+class ImageManager::Impl::PullLease {
+ public:
+  explicit PullLease(Impl& impl) : impl_(impl) {}
+  ~PullLease() {
+    std::lock_guard lock(impl_.mu);
+    end_locked();
+  }
+  PullLease(const PullLease&) = delete;
+  PullLease& operator=(const PullLease&) = delete;
+
+  void keep(const std::string& digest) {
+    std::lock_guard lock(impl_.mu);
+    if (std::find(digests_.begin(), digests_.end(), digest) != digests_.end()) return;
+    digests_.push_back(digest);
+    ++impl_.leased[digest];
+  }
+  // With mu held: once the image is in the index (or the pull gave up), it no longer needs this.
+  void end_locked() {
+    for (const auto& d : digests_)
+      if (auto it = impl_.leased.find(d); it != impl_.leased.end() && --it->second == 0) impl_.leased.erase(it);
+    digests_.clear();
+  }
+
+ private:
+  Impl& impl_;
+  std::vector<std::string> digests_;  // guarded by impl_.mu
 };
 
 Status ImageManager::Impl::fetch_blob(RegistryClient& client, const Descriptor& d, const std::string& what) {
@@ -106,7 +142,22 @@ Status ImageManager::Impl::ensure_layer_once(RegistryClient& client, const Descr
   return s;
 }
 
-Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const RegistryCredentials& creds, bool pin) {
+// A failed pull takes back what it stored that nothing else uses: manifests, config, layer blobs
+// and the snapshots of the layers that did finish. Another pull's lease or an image keeps what it
+// shares with them.
+Result<ImageRecord> ImageManager::Impl::pull_and_record(const ImageReference& ref, const RegistryCredentials& creds, bool pin) {
+  PullLease lease(*this);
+  Result<ImageRecord> r = do_pull(ref, creds, pin, lease);
+  if (!r.ok()) {
+    std::lock_guard lock(mu);
+    lease.end_locked();
+    collect_garbage();
+  }
+  return r;
+}
+
+Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const RegistryCredentials& creds, bool pin,
+                                                PullLease& lease) {
   RegistryClient client(opt.registry, ref, creds);
   std::string what = "pull " + ref.string();
   auto top = client.get_manifest(ref.digest.empty() ? ref.tag : ref.digest);
@@ -124,6 +175,10 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
     if (!parsed.ok()) return parsed.status().context(what);
     if (parsed->is_index) return invalid_argument(what + ": index " + pick->digest + " points at another index");
   }
+  lease.keep(image_manifest.digest);
+  lease.keep(top->digest);
+  lease.keep(parsed->config.digest);
+  for (const auto& layer : parsed->layers) lease.keep(layer.digest);
   if (Status s = blobs->put(image_manifest.digest, image_manifest.body); !s.ok()) return s.context(what);
   if (top->digest != image_manifest.digest)
     if (Status s = blobs->put(top->digest, top->body); !s.ok()) return s.context(what);
@@ -144,7 +199,9 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
 
   ImageRecord r;
   r.id = parsed->config.digest;
-  if (!ref.tag.empty()) r.repo_tags.push_back(ref.name() + ":" + ref.tag);
+  // In "repo:tag@digest" the digest alone was pulled; the tag was never resolved, so it names
+  // nothing here (docker and containerd ignore it too).
+  if (!ref.tag.empty() && ref.digest.empty()) r.repo_tags.push_back(ref.name() + ":" + ref.tag);
   r.repo_digests.push_back(ref.name() + "@" + top->digest);
   r.size = static_cast<uint64_t>(parsed->config.size);
   for (const auto& l : parsed->layers) {
@@ -156,6 +213,7 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
   r.pinned = pin;
   std::lock_guard lock(mu);
   index.upsert(r);
+  lease.end_locked();  // the record keeps it all live from here
   if (Status s = index.save(); !s.ok()) return s.context(what);
   return *index.find(r.id);
 }
@@ -171,7 +229,7 @@ void ImageManager::Impl::collect_garbage() {
     live.insert(id);
     live.insert(layers.begin(), layers.end());
   }
-  for (const auto& [digest, f] : layer_work) live.insert(digest);
+  for (const auto& [digest, n] : leased) live.insert(digest);  // layer_work's digests are leased too
   // Manifests of live images are kept too: they are small and name their config and layers.
   for (const auto& digest : blobs->list()) {
     if (live.count(digest)) continue;
@@ -245,7 +303,7 @@ Result<ImageRecord> ImageManager::pull(const std::string& reference, const Regis
     return r;
   }
   auto started = std::chrono::steady_clock::now();
-  Result<ImageRecord> r = impl_->do_pull(*ref, creds, pin);
+  Result<ImageRecord> r = impl_->pull_and_record(*ref, creds, pin);
   mine.set_value(r);
   {
     std::lock_guard lock(impl_->mu);

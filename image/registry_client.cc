@@ -1,6 +1,6 @@
 // One curl easy handle per request (handles are cheap; sharing them across the parallel layer
 // fetches would need locking). Loopback registries get docker's treatment: HTTPS first, plain HTTP
-// when the registry does not speak TLS.
+// when the registry does not speak TLS; a TLS server whose certificate fails is never downgraded.
 #include "registry_client.h"
 
 #include <arpa/inet.h>
@@ -214,6 +214,8 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
     api.easy_setopt(curl, CURLOPT_HEADERDATA, &t);
     api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
     api.easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+    char detail[CURL_ERROR_SIZE] = {};
+    api.easy_setopt(curl, CURLOPT_ERRORBUFFER, detail);
     CURLcode rc = api.easy_perform(curl);
     api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &resp.code);
     api.slist_free_all(hdrs);
@@ -221,9 +223,17 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
 
     if (!t.sink_status.ok()) return t.sink_status;
     if (rc != CURLE_OK) {
-      bool tls_failed = rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING ||
-                        rc == CURLE_PEER_FAILED_VERIFICATION;
-      if (ep.may_fall_back_to_http && url.rfind("https://", 0) == 0 && (tls_failed || rc == CURLE_COULDNT_CONNECT)) {
+      // A plain-HTTP server answers the ClientHello with HTTP text (OpenSSL: "wrong version
+      // number") or drops the connection: only that earns the retry over HTTP. A server that did
+      // speak TLS but whose certificate failed is one we must not trust, so that is an error.
+      bool not_tls = rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING;
+      bool untrusted = rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
+                       rc == CURLE_SSL_ISSUER_ERROR || rc == CURLE_SSL_CRL_BADFILE || rc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
+      if (untrusted)
+        return Status(Code::unavailable, "registry " + ep.host + ": TLS certificate not trusted: " +
+                                             (detail[0] ? detail : api.easy_strerror(rc)) +
+                                             " (a ca_file in the registry's settings names the CA to trust)");
+      if (ep.may_fall_back_to_http && url.rfind("https://", 0) == 0 && not_tls) {
         std::lock_guard lock(mu_);
         ep.base = "http://" + ep.host;  // docker's rule for loopback registries
         ep.may_fall_back_to_http = false;

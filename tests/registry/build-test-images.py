@@ -202,8 +202,12 @@ def main():
         opq = tar_bytes([entry("out", tarfile.SYMTYPE, link="/tmp/berth-whiteout-escape-test"),
                          entry("out/.wh..wh..opq")])
         out["opaque_escape"] = push_image(reg, "test/opqescape", ["v1"], [(opq, gz(opq), LAYER_GZIP)])
+        # The last layer's stored bytes get corrupted; the base layer and an intact one come first, so
+        # a failed pull has manifest, config, blobs and snapshots of its own to take back.
+        intact = tar_bytes([entry("intact", data=b"this layer arrives intact\n")])
         bad = tar_bytes([entry("corrupt-me", data=b"this layer's stored bytes get corrupted\n" * 100)])
-        out["corrupt"] = push_image(reg, "test/corrupt", ["v1"], [(bad, gz(bad), LAYER_GZIP)])
+        out["corrupt"] = push_image(reg, "test/corrupt", ["v1"],
+                                    [base_layer_blob, (intact, gz(intact), LAYER_GZIP), (bad, gz(bad), LAYER_GZIP)])
     if a.pause_binary:
         pause = tar_bytes([entry("pause", data=open(a.pause_binary, "rb").read(), mode=0o755),
                            entry("proc", tarfile.DIRTYPE, mode=0o755), entry("dev", tarfile.DIRTYPE, mode=0o755),

@@ -1,14 +1,34 @@
 #!/usr/bin/env python3
-"""A registry front for berth's bearer-token tests: /token hands out a token to a client that
-presents the right basic credentials (GET) or the refresh token "refresh-<password>" (POST); /v2/... answers 401 with a Bearer challenge unless the
-request carries that token, and otherwise forwards the request to the real registry behind it.
+"""A registry front for berth's tests. /token hands out a token to a client that presents the
+right basic credentials (GET) or the refresh token "refresh-<password>" (POST); /v2/... answers 401
+with a Bearer challenge unless the request carries that token, and otherwise forwards the request
+to the real registry behind it. With user "-" no token is asked for.
 
-Usage: token-proxy.py <listen port> <backend base URL> <user> <password>
+Test controls (the proxy stands in for a registry misbehaving or slow on cue):
+  --hold S           a /v2/ GET whose path ends with S waits until GET /_release
+  --serve-instead D=P  a manifest request for digest D is answered with the backend's answer for
+                     path P, so the bytes do not hash to D
+GET /_stats answers {"requests": {"GET /v2/...": count, ...}, "held": requests waiting now}.
+
+Usage: token-proxy.py <listen port> <backend base URL> <user> <password> [options]
 """
-import base64, http.client, http.server, json, secrets, sys, urllib.parse
+import argparse, base64, http.client, http.server, json, secrets, threading, urllib.parse
 
-PORT, BACKEND, USER, PASSWORD = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+ap = argparse.ArgumentParser()
+ap.add_argument("port", type=int)
+ap.add_argument("backend")
+ap.add_argument("user")
+ap.add_argument("password")
+ap.add_argument("--hold", action="append", default=[])
+ap.add_argument("--serve-instead", action="append", default=[])
+ARGS = ap.parse_args()
+PORT, BACKEND, USER, PASSWORD = ARGS.port, ARGS.backend, ARGS.user, ARGS.password
+INSTEAD = dict(s.split("=", 1) for s in ARGS.serve_instead)
 TOKENS = set()
+LOCK = threading.Lock()
+COUNTS = {}
+HELD = [0]
+RELEASED = threading.Event()
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -47,6 +67,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def handle_any(self):
         url = urllib.parse.urlparse(self.path)
+        if url.path == "/_stats":
+            with LOCK:
+                body = json.dumps({"requests": COUNTS, "held": HELD[0]}).encode()
+            return self.reply(200, body, {"Content-Type": "application/json"})
+        if url.path == "/_release":
+            RELEASED.set()
+            return self.reply(200)
         if url.path == "/token":
             want = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
             if self.headers.get("Authorization") != want:
@@ -58,16 +85,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
             TOKENS.add(token)
             return self.reply(200, json.dumps({"token": token}).encode(), {"Content-Type": "application/json"})
         auth = self.headers.get("Authorization", "")
-        if not (auth.startswith("Bearer ") and auth[7:] in TOKENS):
+        if USER != "-" and not (auth.startswith("Bearer ") and auth[7:] in TOKENS):
             repo = url.path.split("/manifests/")[0].split("/blobs/")[0][len("/v2/"):]
             challenge = (f'Bearer realm="http://127.0.0.1:{PORT}/token",service="berth-test",'
                          f'scope="repository:{repo}:pull"')
             return self.reply(401, b'{"errors":[{"code":"UNAUTHORIZED","message":"token required"}]}',
                               {"WWW-Authenticate": challenge, "Content-Type": "application/json"})
+        with LOCK:
+            key = f"{self.command} {url.path}"
+            COUNTS[key] = COUNTS.get(key, 0) + 1
+        if self.command == "GET" and any(url.path.endswith(h) for h in ARGS.hold) and not RELEASED.is_set():
+            with LOCK:
+                HELD[0] += 1
+            RELEASED.wait(120)
+            with LOCK:
+                HELD[0] -= 1
+        path = self.path
+        if "/manifests/" in url.path and url.path.rsplit("/", 1)[1] in INSTEAD:
+            path = INSTEAD[url.path.rsplit("/", 1)[1]]
         backend = urllib.parse.urlparse(BACKEND)
         conn = http.client.HTTPConnection(backend.hostname, backend.port, timeout=60)
         headers = {k: v for k, v in self.headers.items() if k.lower() in ("accept",)}
-        conn.request(self.command, self.path, headers=headers)
+        conn.request(self.command, path, headers=headers)
         resp = conn.getresponse()
         body = resp.read()
         keep = {k: v for k, v in resp.getheaders() if k.lower() in ("content-type", "docker-content-digest", "location")}
