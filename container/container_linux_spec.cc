@@ -115,7 +115,8 @@ Result<json> oci_resources(const v1::LinuxContainerResources& r, bool cgroup_v2)
   return res;
 }
 
-Result<json> linux_section(const v1::ContainerConfig& c, const PodForContainer& pod, const ContainerSpecInputs& in, bool privileged) {
+Result<json> linux_section(const v1::ContainerConfig& c, const PodForContainer& pod, const ContainerSpecInputs& in, bool privileged,
+                           const std::vector<std::string>& capabilities) {
   const auto& sc = c.linux().security_context();
   auto ns = namespaces(c, pod, in);
   if (!ns.ok()) return ns.status();
@@ -129,6 +130,7 @@ Result<json> linux_section(const v1::ContainerConfig& c, const PodForContainer& 
   if (!privileged) {
     auto sreq = seccomp_request_of(sc, "config.linux.security_context");
     if (!sreq.ok()) return sreq.status();
+    sreq->capabilities = capabilities;
     auto seccomp = seccomp_section(*sreq);
     if (!seccomp.ok()) return seccomp.status();
     if (*seccomp) linux["seccomp"] = **seccomp;

@@ -10,10 +10,11 @@
 
 namespace berth {
 
-// Namespaces joined from the pod, cgroups path, resources, devices, seccomp, masked and
-// read-only paths.
+// Namespaces joined from the pod, cgroups path, resources, devices, seccomp (RuntimeDefault
+// follows the process's `capabilities`), masked and read-only paths.
 Result<nlohmann::json> linux_section(const runtime::v1::ContainerConfig& config, const PodForContainer& pod,
-                                     const ContainerSpecInputs& in, bool privileged);
+                                     const ContainerSpecInputs& in, bool privileged,
+                                     const std::vector<std::string>& capabilities);
 
 // The process.apparmorProfile value ("" for none). Without AppArmor on the host only a Localhost
 // profile is an error; RuntimeDefault uses `default_profile` (berth's, loaded by the caller).

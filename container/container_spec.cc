@@ -157,7 +157,7 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
   for (const auto& m : *mounts)
     jmounts.push_back({{"destination", m.destination}, {"type", m.type}, {"source", m.source}, {"options", m.options}});
 
-  auto linux = linux_section(c, pod, in, sc.privileged());
+  auto linux = linux_section(c, pod, in, sc.privileged(), caps->caps);
   if (!linux.ok()) return linux.status();
   if (!rootfs_propagation.empty()) (*linux)["rootfsPropagation"] = rootfs_propagation;
 

@@ -277,6 +277,28 @@ TEST_F(Containers, SpecAsSeenFromInside) {
   for (const auto& x : cri.list_containers()) ASSERT_OK(cri.remove_container(x.id()));
 }
 
+TEST_F(Containers, RuntimeDefaultSeccompRefusesNamespacesUnlessSysAdmin) {
+  auto& cri = ready();
+  auto confined = shell_container("confined", "sleep 1000");
+  confined.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(v1::SecurityProfile::RuntimeDefault);
+  auto admin = confined;
+  admin.mutable_metadata()->set_name("admin");
+  admin.mutable_linux()->mutable_security_context()->mutable_capabilities()->add_add_capabilities("SYS_ADMIN");
+  std::string c = run(confined), a = run(admin);
+  v1::ExecSyncResponse r;
+  // A user namespace needs no capability from the kernel: only the filter stops it.
+  for (const char* cmd : {"busybox unshare -U true", "busybox unshare -n true"}) {
+    ASSERT_OK(cri.exec_sync(c, {"/bin/sh", "-c", cmd}, &r, 10));
+    EXPECT_NE(r.exit_code(), 0) << cmd;
+    EXPECT_NE(r.stderr().find("not permitted"), std::string::npos) << cmd << ": " << r.stderr();
+  }
+  // mount is refused without CAP_SYS_ADMIN, allowed with it.
+  ASSERT_OK(cri.exec_sync(c, {"/bin/sh", "-c", "mkdir -p /tmp/m && mount -t tmpfs none /tmp/m"}, &r, 10));
+  EXPECT_NE(r.exit_code(), 0);
+  ASSERT_OK(cri.exec_sync(a, {"/bin/sh", "-c", "busybox unshare -n true && mkdir -p /tmp/m && mount -t tmpfs none /tmp/m"}, &r, 10));
+  EXPECT_EQ(r.exit_code(), 0) << r.stderr();
+}
+
 TEST_F(Containers, MountPropagationFollowsTheHost) {
   auto& cri = ready();
   TempDir host;

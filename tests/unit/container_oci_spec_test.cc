@@ -3,6 +3,9 @@
 // cgroup directory forms.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <set>
+
 #include <filesystem>
 
 #include "../../container/container_linux_spec.h"
@@ -102,6 +105,48 @@ TEST_F(ContainerOciSpec, PrivilegedNeedsAPrivilegedPod) {
   EXPECT_FALSE(spec->spec["linux"].contains("maskedPaths"));
   EXPECT_GT(spec->spec["process"]["capabilities"]["bounding"].size(), 30u);
   EXPECT_EQ(spec->spec["linux"]["resources"]["devices"], json({{{"allow", true}, {"access", "rwm"}}}));
+}
+
+// The names RuntimeDefault refuses, and whether clone is held to no namespaces.
+std::pair<std::set<std::string>, bool> runtime_default_of(const json& spec) {
+  std::set<std::string> denied;
+  bool clone_checked = false;
+  for (const auto& rule : spec["linux"]["seccomp"]["syscalls"]) {
+    if (rule.contains("args")) {
+      clone_checked = true;
+      continue;
+    }
+    if (rule.value("errnoRet", 0) == EPERM)
+      for (const auto& n : rule["names"]) denied.insert(n.get<std::string>());
+  }
+  return {denied, clone_checked};
+}
+
+TEST_F(ContainerOciSpec, RuntimeDefaultSeccompFollowsTheCapabilities) {
+  auto c = config();
+  c.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(v1::SecurityProfile::RuntimeDefault);
+  auto spec = build(c);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->spec["linux"]["seccomp"]["defaultAction"], "SCMP_ACT_ALLOW");
+  auto [denied, clone_checked] = runtime_default_of(spec->spec);
+  for (const char* n : {"mount", "unshare", "setns", "reboot", "init_module", "kexec_load", "keyctl", "bpf"})
+    EXPECT_EQ(denied.count(n), 1u) << n;
+  EXPECT_EQ(denied.count("read"), 0u);
+  EXPECT_TRUE(clone_checked);
+  bool clone3_enosys = false;
+  for (const auto& rule : spec->spec["linux"]["seccomp"]["syscalls"])
+    if (rule["names"] == json({"clone3"})) clone3_enosys = rule["errnoRet"] == ENOSYS;
+  EXPECT_TRUE(clone3_enosys);
+
+  // CAP_SYS_ADMIN and CAP_SYS_BOOT allow what they stand for; the rest stays refused.
+  c.mutable_linux()->mutable_security_context()->mutable_capabilities()->add_add_capabilities("SYS_ADMIN");
+  c.mutable_linux()->mutable_security_context()->mutable_capabilities()->add_add_capabilities("SYS_BOOT");
+  spec = build(c);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  auto [admin_denied, admin_clone_checked] = runtime_default_of(spec->spec);
+  for (const char* n : {"mount", "unshare", "setns", "umount2", "reboot"}) EXPECT_EQ(admin_denied.count(n), 0u) << n;
+  for (const char* n : {"init_module", "kexec_load", "keyctl"}) EXPECT_EQ(admin_denied.count(n), 1u) << n;
+  EXPECT_FALSE(admin_clone_checked);
 }
 
 TEST_F(ContainerOciSpec, ResourcesAndBadInput) {
