@@ -31,7 +31,17 @@ Result<unsigned long long> parse_bandwidth(const std::string& q) {
   return invalid_argument("\"" + q + "\" has an unknown suffix \"" + suffix + "\"");
 }
 
-Result<nlohmann::json> capability_args(const PodNetworkRequest& r) {
+bool wants_capability(const nlohmann::json& plugins, const std::string& name) {
+  if (!plugins.is_array()) return false;
+  for (const auto& p : plugins) {
+    if (!p.is_object() || !p.contains("capabilities") || !p["capabilities"].is_object()) continue;
+    const auto& caps = p["capabilities"];
+    if (caps.contains(name) && caps[name].is_boolean() && caps[name].get<bool>()) return true;
+  }
+  return false;
+}
+
+Result<nlohmann::json> capability_args(const PodNetworkRequest& r, const nlohmann::json& plugins) {
   nlohmann::json offered = nlohmann::json::object();
   nlohmann::json ports = nlohmann::json::array();
   for (const auto& m : r.port_mappings) {
@@ -43,12 +53,15 @@ Result<nlohmann::json> capability_args(const PodNetworkRequest& r) {
   }
   offered["portMappings"] = std::move(ports);
   offered["dns"] = {{"servers", r.dns.servers}, {"searches", r.dns.searches}, {"options", r.dns.options}};
+  // The annotations are read only for a network that shapes traffic: a pod with a typo in one
+  // must not fail to start on a network that would ignore it anyway.
   nlohmann::json bandwidth = nlohmann::json::object();
+  const bool shaped = wants_capability(plugins, "bandwidth");
   for (auto [annotation, rate, burst] :
        {std::tuple{"kubernetes.io/ingress-bandwidth", "ingressRate", "ingressBurst"},
         std::tuple{"kubernetes.io/egress-bandwidth", "egressRate", "egressBurst"}}) {
     auto it = r.annotations.find(annotation);
-    if (it == r.annotations.end()) continue;
+    if (!shaped || it == r.annotations.end()) continue;
     auto bits = parse_bandwidth(it->second);
     if (!bits.ok()) return bits.status().context(std::string("annotation ") + annotation);
     bandwidth[rate] = *bits;

@@ -9,9 +9,13 @@
 
 namespace berth::cni {
 
-// Everything berth can offer for this pod, keyed by capability name. Bad bandwidth annotations
-// are an INVALID_ARGUMENT naming the annotation.
-Result<nlohmann::json> capability_args(const PodNetworkRequest& request);
+// Everything berth can offer for this pod, keyed by capability name, for a network of `plugins`
+// (its "plugins" array). The bandwidth annotations are read only when one of those plugins asks
+// for the bandwidth capability; then a bad one is an INVALID_ARGUMENT naming the annotation.
+Result<nlohmann::json> capability_args(const PodNetworkRequest& request, const nlohmann::json& plugins);
+
+// Whether any plugin of `plugins` declares {"capabilities": {name: true}}.
+bool wants_capability(const nlohmann::json& plugins, const std::string& name);
 
 // The subset of `offered` that `plugin` asks for ({"capabilities": {"portMappings": true}}).
 nlohmann::json runtime_config_for(const nlohmann::json& plugin, const nlohmann::json& offered);

@@ -27,8 +27,9 @@ struct CniManager::State {
   CniOptions opt;
   ResultCache cache;
   mutable std::mutex mu;
-  std::optional<NetworkConfigList> network;
-  NetworkReadiness readiness;
+  std::shared_ptr<const NetworkConfigList> network;  // the conf dir's pick; null when none
+  std::string conf_error;                            // why there is none
+  mutable NetworkReadiness last_readiness;           // the last answer, to log only its changes
   std::string pod_cidr;
   std::unique_ptr<ConfDirWatcher> watcher;
   ExecObserver observer;
@@ -36,6 +37,14 @@ struct CniManager::State {
 
   // DEL of every orphan but `skip`; one stays an orphan until its DEL succeeds.
   void retry_orphans(const std::string& skip);
+  // DEL of one sandbox's cached entry (or, when that entry is corrupt, with the current network).
+  Status teardown_entry(const std::string& sandbox_id, const std::string& netns_path);
+  // DEL after a failed or unusable ADD, with the entry ADD used; an orphan when it fails too.
+  void undo_add(CacheEntry& e, const nlohmann::json& prev);
+  std::shared_ptr<const NetworkConfigList> current_network() const {
+    std::lock_guard lock(mu);
+    return network;
+  }
 
   explicit State(CniOptions o) : opt(std::move(o)), cache(opt.cache_dir), observer{opt.on_plugin_run, opt.on_busy_retry} {}
   ExecSettings exec() const { return {opt.plugin_dirs, opt.exec_timeout, opt.busy_retry_budget, &observer}; }
@@ -55,15 +64,33 @@ const CniOptions& CniManager::options() const { return state_->opt; }
 void CniManager::reload() {
   ConfDirScan scan = scan_conf_dir(state_->opt.conf_dir);
   for (const auto& s : scan.skipped) spdlog::warn("cni: skipping {}", s);
+  {
+    std::lock_guard lock(state_->mu);
+    state_->network = scan.network ? std::make_shared<const NetworkConfigList>(std::move(*scan.network)) : nullptr;
+    state_->conf_error = scan.error;
+  }
+  (void)readiness();  // logs the change, if any
+}
+
+// Computed on every call, not cached at reload: plugin binaries come and go (an installer
+// DaemonSet copies them in) without any change to the conf dir, and a few stat calls are cheap.
+NetworkReadiness CniManager::readiness() const {
+  std::shared_ptr<const NetworkConfigList> network;
+  std::string conf_error;
+  {
+    std::lock_guard lock(state_->mu);
+    network = state_->network;
+    conf_error = state_->conf_error;
+  }
   NetworkReadiness r;
-  if (!scan.network) {
+  if (!network) {
     r.reason = "NetworkPluginNotReady";
-    r.message = "no valid CNI network config in " + state_->opt.conf_dir + (scan.error.empty() ? "" : ": " + scan.error);
+    r.message = "no valid CNI network config in " + state_->opt.conf_dir + (conf_error.empty() ? "" : ": " + conf_error);
   } else {
-    r.network_name = scan.network->name;
-    r.config_file = scan.network->file;
+    r.network_name = network->name;
+    r.config_file = network->file;
     std::string missing;
-    for (const auto& type : scan.network->plugin_types())
+    for (const auto& type : network->plugin_types())
       if (!find_plugin(state_->opt.plugin_dirs, type).ok()) missing += (missing.empty() ? "" : ", ") + type;
     if (missing.empty()) {
       r.ready = true;
@@ -76,15 +103,10 @@ void CniManager::reload() {
     }
   }
   std::lock_guard lock(state_->mu);
-  bool changed = r.ready != state_->readiness.ready || r.config_file != state_->readiness.config_file;
-  state_->network = scan.network;
-  state_->readiness = r;
-  if (changed) spdlog::info("cni: {}", r.ready ? r.message : "not ready: " + r.message);
-}
-
-NetworkReadiness CniManager::readiness() const {
-  std::lock_guard lock(state_->mu);
-  return state_->readiness;
+  NetworkReadiness& last = state_->last_readiness;
+  if (r.ready != last.ready || r.message != last.message) spdlog::info("cni: {}", r.ready ? r.message : "not ready: " + r.message);
+  last = r;
+  return r;
 }
 
 // The config one plugin of the list gets: its own object plus the list's name and version, the
@@ -116,15 +138,23 @@ static Status run_chain(const ExecSettings& exec, const CacheEntry& e, const std
   return first_error;
 }
 
-Result<PodNetworkStatus> CniManager::setup(const PodNetworkRequest& req) {
-  std::optional<NetworkConfigList> network;
-  {
-    std::lock_guard lock(state_->mu);
-    network = state_->network;
+void CniManager::State::undo_add(CacheEntry& e, const json& prev) {
+  e.result = prev;
+  Status undo = run_chain(exec(), e, "DEL", e.netns);
+  if (undo.ok()) {
+    (void)cache.remove(e);
+    return;
   }
+  spdlog::error("cni: DEL after a failed ADD of {}: {}; retried on the next teardown", e.container_id, undo.message());
+  std::lock_guard lock(mu);
+  orphans.insert(e.container_id);
+}
+
+Result<PodNetworkStatus> CniManager::setup(const PodNetworkRequest& req) {
+  std::shared_ptr<const NetworkConfigList> network = state_->current_network();
   if (!network) return failed_precondition("network setup: " + readiness().message);
-  auto caps = capability_args(req);
-  if (!caps.ok()) return caps.status();
+  auto caps = capability_args(req, network->plugins());
+  if (!caps.ok()) return caps.status().context("network setup");
   CacheEntry e;
   e.container_id = req.sandbox_id;
   e.ifname = "eth0";
@@ -136,6 +166,8 @@ Result<PodNetworkStatus> CniManager::setup(const PodNetworkRequest& req) {
   e.netns = req.netns_path;
   if (Status s = state_->cache.save(e); !s.ok()) return s.context("network setup");
 
+  // From here on every failure DELs what ADD may have set up (address, veth, rules) before
+  // returning, with the very config ADD used.
   json prev;
   const json& plugins = e.config.at("plugins");
   for (size_t i = 0; i < plugins.size(); ++i) {
@@ -144,42 +176,65 @@ Result<PodNetworkStatus> CniManager::setup(const PodNetworkRequest& req) {
     auto out = exec_plugin(state_->exec(), call);
     json result = out.ok() ? json::parse(*out, nullptr, false) : json();
     Status failed = !out.ok() ? out.status()
-                    : result.is_discarded() ? internal_error("network setup: plugin " + call.type + " printed no JSON result")
+                    : result.is_discarded() ? internal_error("plugin " + call.type + " printed no JSON result")
                                             : ok_status();
     if (!failed.ok()) {
-      e.result = prev;
-      Status undo = run_chain(state_->exec(), e, "DEL", e.netns);
-      if (undo.ok()) {
-        (void)state_->cache.remove(e);
-      } else {
-        spdlog::error("cni: DEL after a failed ADD of {}: {}; retried on the next teardown", e.container_id, undo.message());
-        std::lock_guard lock(state_->mu);
-        state_->orphans.insert(e.container_id);
-      }
+      state_->undo_add(e, prev);
       return failed.context("network setup of " + e.container_id);
     }
     prev = result;
   }
-  e.result = prev;
-  if (Status s = state_->cache.save(e); !s.ok()) return s.context("network setup");
   auto ips = result_ips(prev);
-  if (!ips.ok()) return ips.status();
+  Status failed = ips.ok() ? ok_status() : ips.status();
+  if (failed.ok()) {
+    e.result = prev;
+    failed = state_->cache.save(e);
+  }
+  if (!failed.ok()) {
+    // A result we could not read is not handed to DEL as prevResult: a plugin that parses it
+    // (portmap does) would fail the DEL too, and DEL must work from the config alone anyway.
+    state_->undo_add(e, ips.ok() ? prev : json());
+    return failed.context("network setup of " + e.container_id);
+  }
   return PodNetworkStatus{e.network_name, *ips, prev.dump()};
 }
 
 // DEL of one sandbox's cached entry; OK when there is none. With no netns_path, the netns ADD
-// ran in is used while it exists.
-static Status teardown_entry(const ExecSettings& exec, const ResultCache& cache, const std::string& sandbox_id,
-                             const std::string& netns_path) {
-  auto found = cache.find(sandbox_id, "eth0");
+// ran in is used while it exists. A corrupt entry must not wedge the pod (every Stop and Remove
+// would fail for good): it is logged, DEL runs with the current network config as a runtime
+// without a cache would (host-local releases by container id), and the entry goes once that
+// DEL succeeded, or at once when there is no network to DEL with.
+Status CniManager::State::teardown_entry(const std::string& sandbox_id, const std::string& netns_path) {
+  std::vector<std::string> corrupt;
+  auto found = cache.find(sandbox_id, "eth0", &corrupt);
   if (!found.ok()) return found.status();
-  if (!*found) return ok_status();
-  const CacheEntry& e = **found;
   std::error_code ec;
-  std::string netns = netns_path.empty() ? e.netns : netns_path;
+  if (*found) {
+    const CacheEntry& e = **found;
+    std::string netns = netns_path.empty() ? e.netns : netns_path;
+    if (!netns.empty() && !std::filesystem::exists(netns, ec)) netns.clear();
+    if (Status s = run_chain(exec(), e, "DEL", netns); !s.ok()) return s;
+    return corrupt.empty() ? cache.remove(e) : cache.remove_matching(sandbox_id, "eth0");
+  }
+  if (corrupt.empty()) return ok_status();
+  for (const auto& c : corrupt) spdlog::error("cni: corrupt result cache entry of {}: {}", sandbox_id, c);
+  std::shared_ptr<const NetworkConfigList> network = current_network();
+  if (!network) {
+    spdlog::warn("cni: no network config to DEL {} with; dropping its corrupt cache entry", sandbox_id);
+    return cache.remove_matching(sandbox_id, "eth0");
+  }
+  CacheEntry e;
+  e.container_id = sandbox_id;
+  e.ifname = "eth0";
+  e.network_name = network->name;
+  e.config = network->raw;
+  e.cni_args = "IgnoreUnknown=1;K8S_POD_INFRA_CONTAINER_ID=" + sandbox_id;
+  e.capability_args = json::object();
+  std::string netns = netns_path;
   if (!netns.empty() && !std::filesystem::exists(netns, ec)) netns.clear();
-  if (Status s = run_chain(exec, e, "DEL", netns); !s.ok()) return s;
-  return cache.remove(e);
+  spdlog::warn("cni: DEL of {} with the current network {} instead of its corrupt cache entry", sandbox_id, network->name);
+  if (Status s = run_chain(exec(), e, "DEL", netns); !s.ok()) return s.context("DEL without a readable cache entry");
+  return cache.remove_matching(sandbox_id, "eth0");
 }
 
 void CniManager::State::retry_orphans(const std::string& skip) {
@@ -190,7 +245,7 @@ void CniManager::State::retry_orphans(const std::string& skip) {
   }
   todo.erase(skip);
   for (const auto& id : todo) {
-    if (Status s = teardown_entry(exec(), cache, id, ""); !s.ok()) {
+    if (Status s = teardown_entry(id, ""); !s.ok()) {
       spdlog::warn("cni: releasing the network of gone sandbox {}: {}", id, s.message());
       continue;
     }
@@ -212,7 +267,7 @@ void CniManager::release_orphans(const std::vector<std::string>& live) {
 
 Status CniManager::teardown(const std::string& sandbox_id, const std::string& netns_path) {
   state_->retry_orphans(sandbox_id);
-  return teardown_entry(state_->exec(), state_->cache, sandbox_id, netns_path).context("network teardown of " + sandbox_id);
+  return state_->teardown_entry(sandbox_id, netns_path).context("network teardown of " + sandbox_id);
 }
 
 Status CniManager::check(const std::string& sandbox_id, const std::string& netns_path) {
@@ -220,8 +275,9 @@ Status CniManager::check(const std::string& sandbox_id, const std::string& netns
   if (!found.ok()) return found.status();
   if (!*found) return not_found("network check: no network was set up for " + sandbox_id);
   const CacheEntry& e = **found;
-  if (compare_cni_versions(e.config.value("cniVersion", ""), "0.4.0") < 0 || e.config.value("disableCheck", false))
-    return ok_status();
+  auto network = network_config_from_json(e.config, "");
+  if (!network.ok()) return network.status().context("network check of " + sandbox_id + ": cached config");
+  if (compare_cni_versions(network->cni_version, "0.4.0") < 0 || network->disable_check) return ok_status();
   return run_chain(state_->exec(), e, "CHECK", netns_path).context("network check of " + sandbox_id);
 }
 

@@ -30,6 +30,18 @@ Status check_plugin(const nlohmann::json& p, size_t index) {
   return {};
 }
 
+// Written as a bool or, as many installers do, as the string "true" / "false" (any case).
+Result<bool> parse_disable_check(const nlohmann::json& d) {
+  if (d.is_boolean()) return d.get<bool>();
+  if (d.is_string()) {
+    std::string v = d.get<std::string>();
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(tolower(c)); });
+    if (v == "true") return true;
+    if (v == "false") return false;
+  }
+  return invalid_argument("\"disableCheck\" must be true or false, not " + d.dump());
+}
+
 }  // namespace
 
 std::vector<std::string> NetworkConfigList::plugin_types() const {
@@ -64,8 +76,9 @@ Result<NetworkConfigList> network_config_from_json(const nlohmann::json& doc, co
   out.name = list["name"];
   out.cni_version = list["cniVersion"];
   if (list.contains("disableCheck")) {
-    const auto& d = list["disableCheck"];
-    out.disable_check = d.is_boolean() ? d.get<bool>() : (d.is_string() && d.get<std::string>() == "true");
+    auto d = parse_disable_check(list["disableCheck"]);
+    if (!d.ok()) return d.status();
+    out.disable_check = *d;
   }
   // The network name names cache files: keep it to characters that are safe in a file name.
   for (char c : out.name) {

@@ -48,17 +48,18 @@ std::vector<std::string> plugin_environment(const PluginCall& call, const std::v
   return env;
 }
 
-// A failed plugin's words: its CNI error JSON verbatim when it printed one, else its output.
-std::string plugin_error_text(const CommandResult& r) {
-  nlohmann::json err = nlohmann::json::parse(r.out, nullptr, false);
-  if (err.is_object() && err.contains("msg") && err["msg"].is_string()) {
-    std::string text = err["msg"].get<std::string>();
-    if (err.contains("details") && err["details"].is_string() && !err["details"].get<std::string>().empty())
-      text += "; " + err["details"].get<std::string>();
-    if (err.contains("code") && err["code"].is_number_integer())
-      text += " (cni error code " + std::to_string(err["code"].get<long>()) + ")";
-    return text;
-  }
+// The CNI error object ({code, msg, details}) a failed plugin printed on stdout, exactly as it
+// printed it (surrounding whitespace aside): callers and users see the plugin's own words, and
+// tools that parse CNI errors can parse them from our message. Empty when stdout holds none.
+std::string cni_error_json(const CommandResult& r) {
+  std::string text = trim(r.out);
+  nlohmann::json err = nlohmann::json::parse(text, nullptr, false);
+  if (err.is_object() && (err.contains("code") || err.contains("msg"))) return text;
+  return {};
+}
+
+// A failed plugin's words when it printed no CNI error: its output, then its stderr.
+std::string plugin_output_text(const CommandResult& r) {
   std::string text = trim(r.out);
   std::string e = trim(r.err);
   if (!e.empty()) text += (text.empty() ? "" : "; ") + e;
@@ -113,7 +114,13 @@ Result<std::string> exec_plugin(const ExecSettings& settings, const PluginCall& 
     if (r.timed_out)
       return deadline_exceeded(what + ": timed out after " + std::to_string(settings.timeout.count()) +
                                "ms; killed");
-    if (!r.success()) return internal_error(what + ": " + plugin_error_text(r) + " [" + r.describe(settings.timeout) + "]");
+    if (!r.success()) {
+      if (std::string cni_error = cni_error_json(r); !cni_error.empty()) {
+        if (!trim(r.err).empty()) spdlog::debug("cni: {} for {} stderr: {}", what, call.container_id, trim(r.err));
+        return internal_error(what + ": " + cni_error);
+      }
+      return internal_error(what + ": " + plugin_output_text(r) + " [" + r.describe(settings.timeout) + "]");
+    }
     return r.out;
   }
 }

@@ -35,8 +35,9 @@ struct PluginCall {
 };
 
 // The plugin's stdout on success. Failures name the plugin and command; a plugin's CNI error
-// ({code, msg, details}) is carried verbatim. A plugin that stays busy (ETXTBSY) past the retry
-// budget is an error, never a success.
+// object follows as the exact JSON text it printed: `plugin bridge (ADD): {"cniVersion":...,
+// "code":7,"msg":...}`. A plugin that stays busy (ETXTBSY) past the retry budget is an error,
+// never a success.
 Result<std::string> exec_plugin(const ExecSettings& settings, const PluginCall& call);
 
 // The plugin's path, or NOT_FOUND naming the dirs searched.

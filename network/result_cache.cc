@@ -3,6 +3,8 @@
 // in any language that writes compact JSON with sorted keys. Written temp + fsync + rename.
 #include "result_cache.h"
 
+#include "network_config.h"
+
 #include <filesystem>
 
 #include "berth/atomic_file.h"
@@ -37,6 +39,9 @@ Result<CacheEntry> entry_from_json(const nlohmann::json& j) {
     if (!j.contains(k) || !j[k].is_string()) return invalid_argument(std::string("missing string ") + k);
   }
   if (!j.contains("config") || !j["config"].is_object()) return invalid_argument("missing config");
+  // DEL and CHECK walk the config's plugins: a config they would trip over is as bad as a
+  // checksum mismatch.
+  if (auto n = network_config_from_json(j["config"], ""); !n.ok()) return n.status().context("config");
   CacheEntry e;
   e.container_id = j["containerId"];
   e.ifname = j["ifName"];
@@ -64,6 +69,23 @@ std::vector<std::string> matching_files(const std::string& dir, const std::strin
   return out;
 }
 
+// One cache file, checked: format version, checksum, fields.
+Result<CacheEntry> read_entry(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  nlohmann::json file = nlohmann::json::parse(buf.str(), nullptr, false);
+  if (file.is_discarded() || !file.is_object() || !file.contains("entry") || !file.contains("sha256"))
+    return Status(Code::internal, "cni cache: " + path + ": not a cache file");
+  if (!file.contains("version") || file["version"] != kFormatVersion)
+    return Status(Code::internal, "cni cache: " + path + ": unknown format version");
+  if (!file["sha256"].is_string() || file["sha256"].get<std::string>() != sha256_hex(file["entry"].dump()))
+    return Status(Code::internal, "cni cache: " + path + ": checksum mismatch");
+  auto entry = entry_from_json(file["entry"]);
+  if (!entry.ok()) return entry.status().context("cni cache: " + path);
+  return entry;
+}
+
 }  // namespace
 
 ResultCache::ResultCache(std::string cache_dir) : dir_(std::move(cache_dir) + "/results") {}
@@ -81,8 +103,8 @@ Status ResultCache::save(const CacheEntry& entry) const {
   return write_file_atomically(path_of(entry), file.dump() + "\n").context("cni cache");
 }
 
-Result<std::optional<CacheEntry>> ResultCache::find(const std::string& container_id,
-                                                    const std::string& ifname) const {
+Result<std::optional<CacheEntry>> ResultCache::find(const std::string& container_id, const std::string& ifname,
+                                                    std::vector<std::string>* corrupt) const {
   DIR* d = opendir(dir_.c_str());
   if (!d) {
     if (errno == ENOENT) return std::optional<CacheEntry>();
@@ -90,23 +112,19 @@ Result<std::optional<CacheEntry>> ResultCache::find(const std::string& container
   }
   closedir(d);
   std::vector<std::string> matches = matching_files(dir_, container_id, ifname);
+  std::optional<CacheEntry> found;
   for (const auto& path : matches) {
-    std::ifstream in(path);
-    std::stringstream buf;
-    buf << in.rdbuf();
-    nlohmann::json file = nlohmann::json::parse(buf.str(), nullptr, false);
-    if (file.is_discarded() || !file.is_object() || !file.contains("entry") || !file.contains("sha256"))
-      return Status(Code::internal, "cni cache: " + path + ": not a cache file");
-    if (!file.contains("version") || file["version"] != kFormatVersion)
-      return Status(Code::internal, "cni cache: " + path + ": unknown format version");
-    if (!file["sha256"].is_string() || file["sha256"].get<std::string>() != sha256_hex(file["entry"].dump()))
-      return Status(Code::internal, "cni cache: " + path + ": checksum mismatch");
-    auto entry = entry_from_json(file["entry"]);
-    if (!entry.ok()) return entry.status().context("cni cache: " + path);
-    if (entry->container_id != container_id || entry->ifname != ifname) continue;
-    return std::optional<CacheEntry>(std::move(entry.value()));
+    auto entry = read_entry(path);
+    if (!entry.ok()) {
+      if (!corrupt) return entry.status();
+      corrupt->push_back(entry.status().message());
+      continue;
+    }
+    if (entry->container_id != container_id || entry->ifname != ifname || found) continue;
+    found = std::move(entry.value());
+    if (!corrupt) break;
   }
-  return std::optional<CacheEntry>();
+  return found;
 }
 
 std::vector<std::string> ResultCache::container_ids() const {

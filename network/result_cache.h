@@ -29,8 +29,10 @@ class ResultCache {
   // Atomic: temp file, fsync, rename, fsync of the directory.
   Status save(const CacheEntry& entry) const;
   // The entry of a sandbox on ifname, whatever its network; nullopt when there is none. A file
-  // that fails its checksum or does not parse is an error naming the file.
-  Result<std::optional<CacheEntry>> find(const std::string& container_id, const std::string& ifname) const;
+  // that fails its checksum or does not parse is an error naming the file; with `corrupt`, such
+  // files are instead listed there ("path: why") and skipped.
+  Result<std::optional<CacheEntry>> find(const std::string& container_id, const std::string& ifname,
+                                         std::vector<std::string>* corrupt = nullptr) const;
   Status remove(const CacheEntry& entry) const;
   // Removes every file of this sandbox and interface (a corrupt entry, once DEL has run).
   Status remove_matching(const std::string& container_id, const std::string& ifname) const;

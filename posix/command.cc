@@ -1,6 +1,6 @@
 // run_command: posix_spawn (glibc reports exec errors such as ETXTBSY as its return value, which
-// the CNI retry depends on) plus a poll loop that feeds stdin, drains both output pipes and
-// enforces the timeout by killing the child's whole process group.
+// the CNI retry depends on) plus a poll loop that feeds stdin, drains both output pipes and waits
+// for the exit, all under one deadline: at it the child's whole process group is killed.
 #include "berth/command.h"
 
 #include <fcntl.h>
@@ -8,9 +8,11 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -73,6 +75,17 @@ std::vector<char*> c_strings(const std::vector<std::string>& v) {
   for (const auto& s : v) out.push_back(const_cast<char*>(s.c_str()));
   out.push_back(nullptr);
   return out;
+}
+
+// A pollable handle on the child's exit, so waiting for it shares the output loop's deadline.
+// Invalid on kernels without pidfd_open (< 5.3); the loop then looks every 10ms instead.
+UniqueFd open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return UniqueFd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+#else
+  (void)pid;
+  return UniqueFd();
+#endif
 }
 
 void append_capped(std::string& buf, const char* data, size_t n, size_t limit, bool& truncated) {
@@ -139,30 +152,45 @@ Result<CommandResult> run_command(const Command& cmd) {
   size_t stdin_off = 0;
   const auto deadline = Clock::now() + cmd.timeout;
   char buf[65536];
-  while (out->read || err->read) {
-    pollfd fds[3];
+  // The deadline covers the exit too: a child that closes its output and then hangs must not
+  // block us in waitpid, so the exit is polled for alongside the pipes.
+  UniqueFd pidfd = open_pidfd(pid);
+  bool exited = false;
+  int status = 0;
+  auto reap = [&]() -> Status {
+    for (;;) {
+      pid_t w = waitpid(pid, &status, WNOHANG);
+      if (w == pid) exited = true;
+      if (w >= 0) return ok_status();
+      if (errno != EINTR) return errno_status(errno, "wait for " + cmd.argv[0]);
+    }
+  };
+  while (out->read || err->read || !exited) {
+    pollfd fds[4];
     int n = 0;
-    int out_i = -1, err_i = -1, in_i = -1;
+    int out_i = -1, err_i = -1, in_i = -1, pid_i = -1;
     if (out->read) { out_i = n; fds[n++] = {out->read.get(), POLLIN, 0}; }
     if (err->read) { err_i = n; fds[n++] = {err->read.get(), POLLIN, 0}; }
     if (in->write) { in_i = n; fds[n++] = {in->write.get(), POLLOUT, 0}; }
+    if (!exited && pidfd) { pid_i = n; fds[n++] = {pidfd.get(), POLLIN, 0}; }
     int wait_ms = -1;
     if (cmd.timeout.count() > 0) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) {
         res.timed_out = true;
         kill(-pid, SIGKILL);
-        kill(pid, SIGKILL);
+        if (!exited) kill(pid, SIGKILL);
         break;
       }
       wait_ms = static_cast<int>(left.count());
     }
+    if (!exited && !pidfd) wait_ms = wait_ms < 0 ? 10 : std::min(wait_ms, 10);
     int pr = poll(fds, n, wait_ms);
     if (pr < 0) {
       if (errno == EINTR) continue;
       int e = errno;
       kill(-pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
+      if (!exited) waitpid(pid, nullptr, 0);
       return errno_status(e, "poll output of " + cmd.argv[0]);
     }
     auto drain = [&](int idx, UniqueFd& fd, std::string& sink, bool& trunc) {
@@ -180,10 +208,16 @@ Result<CommandResult> run_command(const Command& cmd) {
       if ((w < 0 && errno != EAGAIN && errno != EINTR) || stdin_off == cmd.stdin_data.size())
         in->write.reset();
     }
+    if (!exited && (pid_i < 0 || fds[pid_i].revents != 0)) {
+      if (Status s = reap(); !s.ok()) {
+        kill(-pid, SIGKILL);
+        return s;
+      }
+    }
   }
   in->write.reset();
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
+  // Only a child killed at the deadline is still unreaped here; SIGKILL makes this wait short.
+  while (!exited && waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) return errno_status(errno, "wait for " + cmd.argv[0]);
   }
   // Children of a timed-out command may still hold the group; make sure none outlives it.

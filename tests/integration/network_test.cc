@@ -1,6 +1,7 @@
 // Pod networking on a real berthd with Debian's CNI plugins (bridge, host-local, portmap) and small
 // plugin scripts for the failure cases: addresses, reachability, teardown that leaves nothing,
-// errors, timeouts, the ETXTBSY retry, conf dir hot reload and DEL from the result cache.
+// errors, timeouts, the ETXTBSY retry, readiness, conf dir hot reload and DEL from the result
+// cache (or without it, when an entry is corrupt).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -233,7 +234,10 @@ exit 0
   std::string id;
   grpc::Status s = cri.run_pod(test_pod("refused"), &id);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error_message().find("invalid network config; refuser does not like this pod (cni error code 7)"), std::string::npos)
+  // The plugin's error object reaches the caller as the exact JSON text it printed.
+  EXPECT_NE(s.error_message().find(
+                R"(plugin refuser (ADD): {"cniVersion":"1.0.0","code":7,"msg":"invalid network config","details":"refuser does not like this pod"})"),
+            std::string::npos)
       << s.error_message();
   expect_nothing_left(cri, d, *net);
 }
@@ -252,6 +256,53 @@ TEST_F(Network, HungPluginTimesOutAndIsKilled) {
   EXPECT_NE(s.error_message().find("plugin hanger (ADD): timed out after 1000ms"), std::string::npos) << s.error_message();
   int pid = std::stoi(read_file(plugins_ / "hanger.pid"));
   EXPECT_NE(::kill(pid, 0), 0) << "the hung plugin is still running";
+  expect_nothing_left(cri, d, *net);
+}
+
+TEST_F(Network, PluginThatClosesItsOutputAndHangsTimesOutAndIsKilled) {
+  auto net = std::make_shared<TestNetwork>();
+  // Nothing left to read: only a deadline on waiting for its exit can end this ADD.
+  plugin("closer", "#!/bin/sh\ncat >/dev/null\n[ \"$CNI_COMMAND\" = ADD ] || exit 0\necho $$ > " + (plugins_ / "closer.pid") +
+                       "\nexec >&- 2>&-\nsleep 1000\n");
+  net->write_conflist({R"({"type": "closer"})"});
+  auto& d = daemon_on(net, "cni_plugin_timeout_seconds = 1\n");
+  CriClient cri(d);
+  std::string id;
+  auto run = std::async(std::launch::async, [&] { return cri.run_pod(test_pod("closed"), &id); });
+  if (run.wait_for(30s) != std::future_status::ready) {
+    d.stop(SIGKILL);  // ends the RPC, so the future (and this test) can finish
+    FAIL() << "RunPodSandbox still waits for the plugin after 30s";
+  }
+  grpc::Status s = run.get();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  EXPECT_NE(s.error_message().find("plugin closer (ADD): timed out after 1000ms"), std::string::npos) << s.error_message();
+  int pgid = std::stoi(read_file(plugins_ / "closer.pid"));
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {  // the orphaned sleep is reaped by init, in its own time
+    gone = ::kill(-pgid, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(gone) << "the plugin's process group is still running";
+  expect_nothing_left(cri, d, *net);
+}
+
+TEST_F(Network, UnreadableAddResultIsReleasedWithDel) {
+  auto net = std::make_shared<TestNetwork>();
+  // Last in the chain after bridge and portmap: ADD succeeds everywhere, but the final result
+  // names an address that is none. The address and veth bridge made must not leak.
+  plugin("garbler", "#!/bin/sh\ncat >/dev/null\necho \"$CNI_COMMAND\" >> " + (plugins_ / "garbler.log") + R"(
+[ "$CNI_COMMAND" = ADD ] && echo '{"cniVersion":"1.0.0","ips":[{"address":"10.1.2.300/24"}]}'
+exit 0
+)");
+  net->write_conflist({R"({"type": "garbler"})"});
+  auto& d = daemon_on(net);
+  CriClient cri(d);
+  std::string id;
+  grpc::Status s = cri.run_pod(test_pod("garbled"), &id);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error_message().find("bad address \"10.1.2.300/24\""), std::string::npos) << s.error_message();
+  EXPECT_EQ(read_file(plugins_ / "garbler.log"), "ADD\nDEL\n");
   expect_nothing_left(cri, d, *net);
 }
 
@@ -341,6 +392,70 @@ TEST_F(Network, ConfDirIsWatchedAndNetworkReadyFlipsBothWays) {
   ASSERT_TRUE(wait_network_ready(cri, true, &msg)) << msg;
   fs::remove(conf);
   ASSERT_TRUE(wait_network_ready(cri, false, &msg));
+}
+
+TEST_F(Network, NetworkReadyFollowsThePluginBinariesWithoutAConfDirChange) {
+  auto net = std::make_shared<TestNetwork>();
+  plugin("passer", "#!/bin/sh\ncat >/dev/null\necho '{\"cniVersion\":\"1.0.0\"}'\n");
+  net->write_conflist({R"({"type": "passer"})"});
+  auto& d = daemon_on(net);
+  CriClient cri(d);
+  std::string msg;
+  ASSERT_TRUE(wait_network_ready(cri, true, &msg)) << msg;
+  // An installer removes the binary, then puts it back; the conf dir never changes.
+  fs::rename(plugins_ / "passer", plugins_ / "passer.away");
+  ASSERT_TRUE(wait_network_ready(cri, false, &msg)) << msg;
+  EXPECT_NE(msg.find("NetworkPluginNotReady: network " + net->name()), std::string::npos) << msg;
+  EXPECT_NE(msg.find("needs plugins not found in " + plugins_.path() + ":/usr/lib/cni: passer"), std::string::npos) << msg;
+  fs::rename(plugins_ / "passer.away", plugins_ / "passer");
+  ASSERT_TRUE(wait_network_ready(cri, true, &msg)) << msg;
+}
+
+TEST_F(Network, CorruptResultCacheEntryDoesNotWedgeStopAndRemove) {
+  auto& d = daemon();
+  CriClient cri(d);
+  TestNetwork& net = *d.network();
+  std::string id;
+  ASSERT_TRUE(cri.run_pod(test_pod("corrupt"), &id).ok());
+  ASSERT_EQ(net.allocated_ips().size(), 1u);
+  std::vector<fs::path> entries;
+  for (const auto& f : fs::directory_iterator(d.root() + "/cni/results")) entries.push_back(f.path());
+  ASSERT_EQ(entries.size(), 1u);
+  std::string text = read_file(entries[0]);
+  text[text.find("K8S_POD_NAME=corrupt") + 13] = 'X';  // one changed byte: a checksum mismatch
+  write_file(entries[0], text);
+  // DEL runs with the current network config instead (host-local releases by container id).
+  grpc::Status stop = cri.stop_pod(id);
+  ASSERT_TRUE(stop.ok()) << stop.error_message();
+  EXPECT_NE(d.log().find("corrupt result cache entry of " + id), std::string::npos) << d.log();
+  EXPECT_TRUE(net.allocated_ips().empty());
+  grpc::Status remove = cri.remove_pod(id);
+  ASSERT_TRUE(remove.ok()) << remove.error_message();
+  expect_nothing_left(cri, d, net);
+}
+
+TEST_F(Network, BadBandwidthAnnotationFailsOnlyANetworkThatShapesTraffic) {
+  auto bad = test_pod("shaped");
+  (*bad.mutable_annotations())["kubernetes.io/ingress-bandwidth"] = "fast";
+  {
+    // bridge + portmap: nobody reads the annotation.
+    auto& d = daemon();
+    CriClient cri(d);
+    std::string id;
+    grpc::Status s = cri.run_pod(bad, &id);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    ASSERT_TRUE(cri.remove_pod(id).ok());
+  }
+  auto net = std::make_shared<TestNetwork>();
+  net->write_conflist({R"({"type": "bandwidth", "capabilities": {"bandwidth": true}})"});
+  auto& d = daemon_on(net);
+  CriClient cri(d);
+  std::string id;
+  grpc::Status s = cri.run_pod(bad, &id);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_NE(s.error_message().find("kubernetes.io/ingress-bandwidth"), std::string::npos) << s.error_message();
+  expect_nothing_left(cri, d, *net);
 }
 
 TEST_F(Network, DelUsesTheCachedConfigAfterTheConfDirChanged) {

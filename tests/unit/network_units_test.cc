@@ -1,13 +1,16 @@
 // network/ pieces on their own: config files and the conf dir scan, result parsing in every CNI
-// version's form, capability arguments, pod CIDRs, and plugin exec (errors, timeouts and the
-// ETXTBSY retry) with small plugin scripts written by the tests.
+// version's form, capability arguments, pod CIDRs, plugin exec (errors, timeouts and the ETXTBSY
+// retry) and CniManager's readiness, rollback and cache recovery, with small plugin scripts
+// written by the tests.
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <thread>
 
 #include "berth/cni_manager.h"
@@ -106,7 +109,8 @@ TEST(CapabilityArgs, PortsDnsBandwidthAndAnnotations) {
   r.port_mappings = {{"tcp", 80, 8080, ""}, {"udp", 53, 0, ""}, {"sctp", 9, 9009, "127.0.0.1"}};
   r.dns = {{"10.0.0.10"}, {"svc.cluster.local"}, {"ndots:5"}};
   r.annotations = {{"kubernetes.io/ingress-bandwidth", "1M"}, {"kubernetes.io/egress-bandwidth", "2Mi"}, {"team", "a"}};
-  auto caps = capability_args(r);
+  const json shaped = json::parse(R"([{"type":"bridge"},{"type":"bandwidth","capabilities":{"bandwidth":true}}])");
+  auto caps = capability_args(r, shaped);
   ASSERT_TRUE(caps.ok()) << caps.status().message();
   json ports = (*caps)["portMappings"];
   ASSERT_EQ(ports.size(), 2u);  // a port without hostPort is not published
@@ -126,13 +130,49 @@ TEST(CapabilityArgs, PortsDnsBandwidthAndAnnotations) {
   EXPECT_TRUE(runtime_config_for(json::parse(R"({"type":"bridge"})"), *caps).empty());
 
   r.annotations = {{"kubernetes.io/ingress-bandwidth", "fast"}};
-  auto bad = capability_args(r);
+  auto bad = capability_args(r, shaped);
   ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Code::invalid_argument);
   EXPECT_NE(bad.status().message().find("kubernetes.io/ingress-bandwidth"), std::string::npos);
   EXPECT_EQ(*parse_bandwidth("10k"), 10000u);
   EXPECT_EQ(*parse_bandwidth("1Gi"), 1073741824u);
   EXPECT_FALSE(parse_bandwidth("-5M").ok());
   EXPECT_FALSE(parse_bandwidth("5X").ok());
+}
+
+TEST(CapabilityArgs, BadBandwidthAnnotationIsIgnoredWhenNoPluginShapesTraffic) {
+  PodNetworkRequest r;
+  r.annotations = {{"kubernetes.io/ingress-bandwidth", "fast"}, {"kubernetes.io/egress-bandwidth", "-1"}};
+  // No plugin asks for bandwidth (one even says false): the annotations are nobody's business.
+  for (const char* plugins : {R"([{"type":"bridge"},{"type":"portmap","capabilities":{"portMappings":true}}])",
+                              R"([{"type":"bandwidth","capabilities":{"bandwidth":false}}])"}) {
+    auto caps = capability_args(r, json::parse(plugins));
+    ASSERT_TRUE(caps.ok()) << plugins << ": " << caps.status().message();
+    EXPECT_FALSE(caps->contains("bandwidth")) << plugins;
+    EXPECT_EQ((*caps)["io.kubernetes.cri.pod-annotations"]["kubernetes.io/ingress-bandwidth"], "fast");
+  }
+  auto bad = capability_args(r, json::parse(R"([{"type":"bandwidth","capabilities":{"bandwidth":true}}])"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Code::invalid_argument);
+  EXPECT_NE(bad.status().message().find("annotation kubernetes.io/"), std::string::npos) << bad.status().message();
+}
+
+TEST(NetworkConfig, DisableCheckIsABoolOrTheStringTrueOrFalse) {
+  auto with = [](const std::string& value) {
+    return network_config_from_json(
+        json::parse(R"({"cniVersion":"1.0.0","name":"n","disableCheck":)" + value + R"(,"plugins":[{"type":"x"}]})"), "");
+  };
+  for (auto [value, want] : {std::pair{"true", true}, {"false", false}, {"\"true\"", true}, {"\"false\"", false},
+                             {"\"True\"", true}, {"\"FALSE\"", false}}) {
+    auto n = with(value);
+    ASSERT_TRUE(n.ok()) << value << ": " << n.status().message();
+    EXPECT_EQ(n->disable_check, want) << value;
+  }
+  for (const char* value : {"\"yes\"", "1", "null", "{}"}) {
+    auto n = with(value);
+    ASSERT_FALSE(n.ok()) << value;
+    EXPECT_NE(n.status().message().find("disableCheck"), std::string::npos) << n.status().message();
+  }
 }
 
 TEST(PodCidr, ValidAndInvalid) {
@@ -148,7 +188,7 @@ TEST(PodCidr, ValidAndInvalid) {
 TEST(ResultCache, RoundTripFindAndChecksum) {
   TempDir dir;
   ResultCache cache(dir.path());
-  CacheEntry e{"abc", "eth0", "net1", json::parse(R"({"name":"net1","plugins":[{"type":"bridge"}]})"), "K=V",
+  CacheEntry e{"abc", "eth0", "net1", json::parse(R"({"cniVersion":"1.0.0","name":"net1","plugins":[{"type":"bridge"}]})"), "K=V",
                json::object(), "/run/netns/x", json::parse(R"({"ips":[]})")};
   ASSERT_TRUE(cache.save(e).ok());
   auto found = cache.find("abc", "eth0");
@@ -203,9 +243,13 @@ TEST_F(PluginExec, CniErrorReachesTheCallerVerbatim) {
   plugin("failer", "echo '{\"cniVersion\":\"1.0.0\",\"code\":11,\"msg\":\"no more addresses\",\"details\":\"range 10.0.0.0/30 is full\"}'\nexit 1\n");
   auto out = exec_plugin(settings(), call("failer"));
   ASSERT_FALSE(out.ok());
-  EXPECT_NE(out.status().message().find("plugin failer (ADD): no more addresses; range 10.0.0.0/30 is full (cni error code 11)"),
-            std::string::npos)
-      << out.status().message();
+  // The plugin's error object exactly as it printed it (key order, spacing), after who failed.
+  const std::string printed = R"({"cniVersion":"1.0.0","code":11,"msg":"no more addresses","details":"range 10.0.0.0/30 is full"})";
+  EXPECT_EQ(out.status().message(), "plugin failer (ADD): " + printed);
+  plugin("spaced", "echo '{ \"code\": 7,  \"msg\": \"bad\" }'\necho noise >&2\nexit 1\n");
+  auto spaced = exec_plugin(settings(), call("spaced"));
+  ASSERT_FALSE(spaced.ok());
+  EXPECT_EQ(spaced.status().message(), R"(plugin spaced (ADD): { "code": 7,  "msg": "bad" })");
   plugin("plain", "echo 'it broke' >&2\nexit 3\n");
   auto plain = exec_plugin(settings(), call("plain"));
   ASSERT_FALSE(plain.ok());
@@ -228,6 +272,27 @@ TEST_F(PluginExec, HungPluginIsKilledAtTheTimeout) {
   EXPECT_NE(out.status().message().find("timed out"), std::string::npos);
   int pid = std::stoi(berth::test::read_file(dir_ / "pid"));
   EXPECT_NE(::kill(pid, 0), 0);  // gone, not left sleeping
+}
+
+TEST_F(PluginExec, PluginThatClosesItsOutputAndHangsIsKilledAtTheTimeout) {
+  // No more output to wait for: only waiting for the exit can notice the deadline.
+  plugin("quiet", "echo $$ > " + (dir_ / "pid") + "\nexec >&- 2>&-\nsleep 1000\n");
+  auto run = std::async(std::launch::async, [&] { return exec_plugin(settings(std::chrono::milliseconds(300)), call("quiet")); });
+  if (run.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    ::kill(-std::stoi(berth::test::read_file(dir_ / "pid")), SIGKILL);  // lets the stuck wait (and this test) end
+    FAIL() << "exec_plugin still waits for the plugin after 10s";
+  }
+  auto out = run.get();
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), Code::deadline_exceeded) << out.status().message();
+  // The whole group went: the shell and the sleep it started.
+  int pgid = std::stoi(berth::test::read_file(dir_ / "pid"));
+  bool gone = false;
+  for (int i = 0; i < 1000 && !gone; ++i) {  // the orphaned sleep is reaped by init, in its own time
+    gone = ::kill(-pgid, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << "process group " << pgid << " is still there";
 }
 
 TEST_F(PluginExec, BusyBinaryIsRetriedUntilReleased) {
@@ -259,6 +324,125 @@ TEST_F(PluginExec, BinaryThatStaysBusyFailsAndNeverReportsSuccess) {
   ::close(writer);
   EXPECT_EQ(runs_, 0);
   EXPECT_GT(busy_, 2);
+}
+
+// CniManager on script plugins (no root needed: the scripts never touch a netns). Each script
+// appends its CNI_COMMAND to <plugin dir>/commands.
+class Manager : public ::testing::Test {
+ protected:
+  void plugin(const std::string& name, const std::string& body) {
+    write_file(plugins_ / name, "#!/bin/sh\ncat >/dev/null\necho \"$CNI_COMMAND\" >> " + (plugins_ / "commands") + "\n" + body, 0755);
+  }
+  void conflist(const std::string& text) { write_file(conf_ / "10-test.conflist", text); }
+  std::unique_ptr<CniManager> manager() {
+    CniOptions o;
+    o.conf_dir = conf_.path();
+    o.plugin_dirs = {plugins_.path()};
+    o.cache_dir = cache_.path();
+    o.exec_timeout = std::chrono::seconds(5);
+    o.watch_conf_dir = false;
+    return std::make_unique<CniManager>(o);
+  }
+  PodNetworkRequest request(const std::string& id = "sandbox1") {
+    PodNetworkRequest r;
+    r.sandbox_id = id;
+    r.pod_name = "p";
+    r.pod_namespace = "ns";
+    r.pod_uid = "uid";
+    r.netns_path = "/run/netns/none";
+    return r;
+  }
+  std::string commands() const {
+    std::error_code ec;
+    return std::filesystem::exists(plugins_ / "commands", ec) ? berth::test::read_file(plugins_ / "commands") : "";
+  }
+  bool cache_empty() const {
+    std::error_code ec;
+    return !std::filesystem::exists(cache_ / "results", ec) || std::filesystem::is_empty(cache_ / "results");
+  }
+  TempDir conf_, plugins_, cache_;
+};
+
+const char* kGoodResult = R"(echo '{"cniVersion":"1.0.0","ips":[{"address":"10.9.0.5/24"}]}')";
+
+TEST_F(Manager, ReadinessFollowsThePluginBinariesWithoutAConfDirChange) {
+  plugin("ok", std::string("[ \"$CNI_COMMAND\" = ADD ] && ") + kGoodResult + "\nexit 0\n");
+  conflist(R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"ok"}]})");
+  auto m = manager();
+  EXPECT_TRUE(m->readiness().ready) << m->readiness().message;
+  std::filesystem::rename(plugins_ / "ok", plugins_ / "ok.away");
+  NetworkReadiness r = m->readiness();
+  EXPECT_FALSE(r.ready);
+  EXPECT_EQ(r.reason, "NetworkPluginNotReady");
+  EXPECT_NE(r.message.find("needs plugins not found in " + plugins_.path() + ": ok"), std::string::npos) << r.message;
+  std::filesystem::rename(plugins_ / "ok.away", plugins_ / "ok");
+  EXPECT_TRUE(m->readiness().ready) << m->readiness().message;
+}
+
+TEST_F(Manager, UnreadableResultIsReleasedBeforeSetupFails) {
+  // ADD succeeds but its result holds an address that is none: the pod cannot use it, and what
+  // the plugin set up must not leak.
+  plugin("odd", R"([ "$CNI_COMMAND" = ADD ] && echo '{"cniVersion":"1.0.0","ips":[{"address":"10.9.0.300/24"}]}'
+exit 0
+)");
+  conflist(R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"odd"}]})");
+  auto m = manager();
+  auto r = m->setup(request());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("bad address \"10.9.0.300/24\""), std::string::npos) << r.status().message();
+  EXPECT_EQ(commands(), "ADD\nDEL\n");
+  EXPECT_TRUE(cache_empty());
+  EXPECT_EQ(m->status("sandbox1").status().code(), Code::not_found);
+}
+
+TEST_F(Manager, DisableCheckGivenAsAStringIsHonouredWithoutThrowing) {
+  plugin("ok", std::string("[ \"$CNI_COMMAND\" = ADD ] && ") + kGoodResult + "\nexit 0\n");
+  for (auto [value, runs_check] : {std::pair{"\"true\"", false}, {"\"false\"", true}, {"true", false}}) {
+    SCOPED_TRACE(value);
+    std::filesystem::remove(plugins_ / "commands");
+    conflist(std::string(R"({"cniVersion":"1.0.0","name":"n","disableCheck":)") + value + R"(,"plugins":[{"type":"ok"}]})");
+    auto m = manager();
+    ASSERT_TRUE(m->setup(request()).ok());
+    EXPECT_TRUE(m->check("sandbox1", "/run/netns/none").ok());
+    EXPECT_EQ(commands(), runs_check ? "ADD\nCHECK\n" : "ADD\n");
+    ASSERT_TRUE(m->teardown("sandbox1", "").ok());
+  }
+}
+
+TEST_F(Manager, CorruptCacheEntryFallsBackToDelWithTheCurrentConfigAndGoes) {
+  plugin("ok", std::string("[ \"$CNI_COMMAND\" = ADD ] && ") + kGoodResult + "\nenv > " + (plugins_ / "env") + "\nexit 0\n");
+  conflist(R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"ok"}]})");
+  auto m = manager();
+  ASSERT_TRUE(m->setup(request()).ok());
+  ResultCache cache(cache_.path());
+  CacheEntry probe;
+  probe.container_id = "sandbox1";
+  probe.ifname = "eth0";
+  probe.network_name = "n";
+  std::string path = cache.path_of(probe);
+  std::string text = berth::test::read_file(path);
+  text[text.find("K8S_POD_NAME=p")] = 'Q';  // a checksum mismatch
+  write_file(path, text);
+  ASSERT_FALSE(m->status("sandbox1").ok());
+
+  Status s = m->teardown("sandbox1", "");
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(commands(), "ADD\nDEL\n");
+  std::string env = berth::test::read_file(plugins_ / "env");
+  EXPECT_NE(env.find("CNI_CONTAINERID=sandbox1"), std::string::npos);
+  EXPECT_NE(env.find("CNI_IFNAME=eth0"), std::string::npos);
+  EXPECT_TRUE(cache_empty());
+  ASSERT_TRUE(m->teardown("sandbox1", "").ok());  // nothing left to do
+  EXPECT_EQ(commands(), "ADD\nDEL\n");
+
+  // With no network to DEL with, the corrupt entry still goes and teardown succeeds.
+  ASSERT_TRUE(m->setup(request("sandbox2")).ok());
+  probe.container_id = "sandbox2";
+  write_file(cache.path_of(probe), "{ not json");
+  std::filesystem::remove(conf_ / "10-test.conflist");
+  m->reload();
+  ASSERT_TRUE(m->teardown("sandbox2", "").ok());
+  EXPECT_TRUE(cache_empty());
 }
 
 }  // namespace

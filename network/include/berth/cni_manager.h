@@ -76,13 +76,17 @@ class CniManager {
   CniManager& operator=(const CniManager&) = delete;
 
   // ADD on every plugin of the pod network. The cache entry is written before the first plugin
-  // runs; on failure the plugins are DEL'd (reverse order) before returning, and the entry is
-  // dropped when that DEL succeeded. Errors carry the plugin's CNI error text verbatim.
+  // runs; on any failure after that (a plugin's, an unreadable final result, a failed cache
+  // write) the plugins are DEL'd (reverse order) before returning, and the entry is dropped when
+  // that DEL succeeded. Errors carry the plugin's CNI error JSON verbatim. Bad bandwidth
+  // annotations are INVALID_ARGUMENT only when a plugin asks for the bandwidth capability.
   Result<PodNetworkStatus> setup(const PodNetworkRequest& request);
 
   // DEL with the cached config of sandbox_id (reverse order). netns_path may be empty or gone:
   // the plugins then get an empty CNI_NETNS and still release addresses. No cache entry: OK
   // (nothing was set up, or it was already torn down). The entry is removed only on success.
+  // A corrupt entry is logged, DEL runs with the current network config instead (when there is
+  // one), and the entry is removed: it never makes teardown fail for good.
   Status teardown(const std::string& sandbox_id, const std::string& netns_path);
 
   // Sandboxes whose network could not be released when they went (a RunPodSandbox whose rollback
@@ -96,6 +100,8 @@ class CniManager {
   // The IPs recorded for a sandbox (from the cache: survives restarts); NOT_FOUND when none.
   Result<PodNetworkStatus> status(const std::string& sandbox_id) const;
 
+  // Evaluated on every call: the network's plugins are looked up in the plugin dirs each time,
+  // so installing or deleting a binary shows without any change to the conf dir.
   NetworkReadiness readiness() const;
 
   // Re-reads the conf dir now (the watcher calls this on every change).

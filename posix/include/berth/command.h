@@ -15,7 +15,7 @@ struct Command {
   std::vector<std::string> argv;            // argv[0] is a path, or a name looked up in PATH
   std::optional<std::vector<std::string>> env;  // "K=V" entries; unset: inherit berthd's
   std::string stdin_data;
-  std::chrono::milliseconds timeout{0};     // 0: no limit
+  std::chrono::milliseconds timeout{0};     // the whole run, output and exit; 0: no limit
   size_t output_limit = 16 << 20;           // per stream; more is read and dropped
   std::optional<std::string> cwd;
 };
