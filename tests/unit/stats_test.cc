@@ -128,6 +128,41 @@ TEST(CgroupStats, MissingCgroupIsNotFoundAndRelativePathInvalid) {
   EXPECT_EQ(rel.status().code(), Code::invalid_argument);
 }
 
+// The v2 files as the kernel writes them (this host is v1, so a copy on disk stands in for cgroupfs).
+TEST(CgroupStats, V2FilesGiveTheSameFigures) {
+  test::TempDir root;
+  const std::string dir = root.path() + "/kubepods/pod1/c1";
+  fs::create_directories(dir);
+  auto put = [&](const std::string& name, const std::string& text) { std::ofstream(dir + "/" + name) << text; };
+  put("cpu.stat", "usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\nnr_periods 0\n");
+  put("memory.current", "104857600\n");
+  put("memory.max", "268435456\n");
+  put("memory.stat", "anon 52428800\nfile 41943040\ninactive_file 20971520\nactive_file 20971520\npgfault 1234\npgmajfault 5\n");
+  put("memory.swap.current", "4096\n");
+  put("memory.swap.max", "max\n");
+  put("pids.current", "7\n");
+  auto s = read_cgroup_sample({.relative_path = "/kubepods/pod1/c1", .cgroup_root = root.path(), .layout = CgroupLayout::v2});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cpu_usage_ns, 2'500'000'000u);
+  EXPECT_EQ(s->memory_usage_bytes, 100u << 20);
+  EXPECT_EQ(s->memory_working_set_bytes, 80u << 20);  // usage minus inactive_file
+  EXPECT_EQ(s->memory_rss_bytes, 50u << 20);
+  EXPECT_EQ(s->memory_limit_bytes, 256u << 20);
+  EXPECT_EQ(memory_available_bytes(*s), 176u << 20);
+  EXPECT_EQ(s->page_faults, 1234u);
+  EXPECT_EQ(s->major_page_faults, 5u);
+  ASSERT_TRUE(s->swap_usage_bytes.has_value());
+  EXPECT_EQ(*s->swap_usage_bytes, 4096u);
+  EXPECT_EQ(s->swap_limit_bytes, 0u);  // "max"
+  EXPECT_EQ(s->pids_current.value_or(0), 7u);
+  // "max" memory: no limit, nothing available reported.
+  put("memory.max", "max\n");
+  s = read_cgroup_sample({.relative_path = "/kubepods/pod1/c1", .cgroup_root = root.path(), .layout = CgroupLayout::v2});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->memory_limit_bytes, 0u);
+  EXPECT_EQ(memory_available_bytes(*s), 0u);
+}
+
 TEST(CgroupStats, HybridHostCountsAsV1) {
   // This kind of host mounts cgroup2 only at /sys/fs/cgroup/unified; controllers are v1.
   if (fs::exists("/sys/fs/cgroup/memory/memory.stat")) {
