@@ -1,5 +1,5 @@
-// index.json: {"version":1,"images":[{id, repo_tags, repo_digests, size, layers, config, pinned}]}.
-// The image config is stored as pulled; its summary is recomputed when loaded.
+// index.json: {"version":1,"images":[{id, repo_tags, repo_digests, size, layers, config, pinned,
+// removed}]}. The image config is stored as pulled; its summary is recomputed when loaded.
 #include "image_index.h"
 
 #include <cerrno>
@@ -47,6 +47,7 @@ Status ImageIndex::load() {
   if (!j.is_object() || j.value("version", 0) != 1 || !j.contains("images"))
     return internal_error("image index " + file_ + " is not a version 1 index");
   images_.clear();
+  removed_.clear();
   for (const auto& e : j["images"]) {
     ImageRecord r;
     r.id = e.value("id", "");
@@ -57,16 +58,21 @@ Status ImageIndex::load() {
     r.config_json = e.value("config", "");
     r.pinned = e.value("pinned", false);
     r.config = summarise_image_config(r.config_json);
-    if (is_sha256_digest(r.id)) images_.push_back(std::move(r));
+    if (!is_sha256_digest(r.id)) continue;
+    if (e.value("removed", false)) removed_.insert(r.id);
+    images_.push_back(std::move(r));
   }
   return ok_status();
 }
 
 Status ImageIndex::save() const {
   json arr = json::array();
-  for (const auto& r : images_)
-    arr.push_back({{"id", r.id}, {"repo_tags", r.repo_tags}, {"repo_digests", r.repo_digests}, {"size", r.size},
-                   {"layers", r.layers}, {"config", r.config_json}, {"pinned", r.pinned}});
+  for (const auto& r : images_) {
+    json e{{"id", r.id}, {"repo_tags", r.repo_tags}, {"repo_digests", r.repo_digests}, {"size", r.size},
+           {"layers", r.layers}, {"config", r.config_json}, {"pinned", r.pinned}};
+    if (is_removed(r.id)) e["removed"] = true;
+    arr.push_back(std::move(e));
+  }
   return write_file_atomically(file_, json{{"version", 1}, {"images", arr}}.dump());
 }
 
@@ -74,10 +80,11 @@ const ImageRecord* ImageIndex::find(const std::string& reference) const {
   if (reference.empty()) return nullptr;
   std::string id = reference.rfind("sha256:", 0) == 0 ? reference : "sha256:" + reference;
   for (const auto& r : images_)
-    if (r.id == id) return &r;
+    if (r.id == id) return is_removed(id) ? nullptr : &r;
   if (auto ref = parse_image_reference(reference); ref.ok()) {
     std::string s = ref->string();
     for (const auto& r : images_) {
+      if (is_removed(r.id)) continue;
       for (const auto& t : r.repo_tags)
         if (t == s) return &r;
       for (const auto& d : r.repo_digests)
@@ -89,7 +96,7 @@ const ImageRecord* ImageIndex::find(const std::string& reference) const {
   if (hex.size() < 3 || hex.find_first_not_of("0123456789abcdef") != std::string::npos) return nullptr;
   const ImageRecord* match = nullptr;
   for (const auto& r : images_) {
-    if (r.id.compare(7, hex.size(), hex) == 0) {
+    if (!is_removed(r.id) && r.id.compare(7, hex.size(), hex) == 0) {
       if (match) return nullptr;
       match = &r;
     }
@@ -107,6 +114,12 @@ void ImageIndex::upsert(const ImageRecord& image) {
       for (const auto& t : image.repo_tags) std::erase(r.repo_tags, t);
   for (auto& r : images_) {
     if (r.id != image.id) continue;
+    if (removed_.erase(r.id)) {
+      r.repo_tags = image.repo_tags;
+      r.repo_digests = image.repo_digests;
+      r.pinned = image.pinned;
+      return;
+    }
     for (const auto& t : image.repo_tags) add_unique(r.repo_tags, t);
     for (const auto& d : image.repo_digests) add_unique(r.repo_digests, d);
     r.pinned = r.pinned || image.pinned;
@@ -116,13 +129,38 @@ void ImageIndex::upsert(const ImageRecord& image) {
 }
 
 bool ImageIndex::erase(const std::string& id) {
+  removed_.erase(id);
   return std::erase_if(images_, [&](const ImageRecord& r) { return r.id == id; }) > 0;
 }
 
+void ImageIndex::mark_removed(const std::string& id) {
+  for (auto& r : images_) {
+    if (r.id != id) continue;
+    r.repo_tags.clear();
+    r.repo_digests.clear();
+    r.pinned = false;
+    removed_.insert(id);
+  }
+}
+
 ImageRecord* ImageIndex::mutable_find_id(const std::string& id) {
+  if (is_removed(id)) return nullptr;
   for (auto& r : images_)
     if (r.id == id) return &r;
   return nullptr;
+}
+
+const ImageRecord* ImageIndex::find_any_id(const std::string& id) const {
+  for (const auto& r : images_)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+std::vector<ImageRecord> ImageIndex::images() const {
+  std::vector<ImageRecord> out;
+  for (const auto& r : images_)
+    if (!is_removed(r.id)) out.push_back(r);
+  return out;
 }
 
 }  // namespace berth

@@ -37,6 +37,9 @@ struct ImageManager::Impl {
   std::map<std::string, int> holds;                                       // by image id
   std::map<std::string, std::vector<std::string>> held_layers;            // by image id
   std::map<std::string, int> leased;  // digest -> in-flight pulls that fetched, unpacked or reuse it
+  // Removed records loaded at open whose holders may not have been recovered yet: kept until
+  // finish_recovery even when their hold count drops to zero meanwhile.
+  std::set<std::string> unrecovered;
   std::counting_semaphore<64> fetch_slots;
 
   explicit Impl(ImageManagerOptions o)
@@ -51,6 +54,7 @@ struct ImageManager::Impl {
   Status ensure_layer(RegistryClient& client, const Descriptor& d, const std::string& what);
   Status ensure_layer_once(RegistryClient& client, const Descriptor& d, const std::string& what);
   void collect_garbage();  // call with mu held
+  Status pin_locked(const std::string& id);
 };
 
 // The blobs and snapshots one pull uses stay live for collect_garbage until the pull has recorded
@@ -266,6 +270,7 @@ Result<std::unique_ptr<ImageManager>> ImageManager::open(ImageManagerOptions opt
   if (!blobs.ok()) return blobs.status();
   impl->blobs = std::move(*blobs);
   if (Status s = impl->index.load(); !s.ok()) return s;
+  impl->unrecovered = impl->index.removed();
   return std::unique_ptr<ImageManager>(new ImageManager(std::move(impl)));
 }
 
@@ -295,10 +300,8 @@ Result<ImageRecord> ImageManager::pull(const std::string& reference, const Regis
     auto r = shared.get();
     if (r.ok() && pin) {
       std::lock_guard lock(impl_->mu);
-      if (ImageRecord* rec = impl_->index.mutable_find_id(r->id); rec && !rec->pinned) {
-        rec->pinned = true;
-        (void)impl_->index.save();
-      }
+      if (Status s = impl_->pin_locked(r->id); !s.ok()) return s;
+      r->pinned = true;
     }
     return r;
   }
@@ -323,7 +326,22 @@ std::optional<ImageRecord> ImageManager::find(const std::string& reference) cons
 
 std::vector<ImageRecord> ImageManager::list() const {
   std::lock_guard lock(impl_->mu);
-  return impl_->index.all();
+  return impl_->index.images();
+}
+
+Status ImageManager::Impl::pin_locked(const std::string& id) {
+  ImageRecord* r = index.mutable_find_id(id);
+  if (!r) return not_found("pin image " + id + ": no such image");
+  if (r->pinned) return ok_status();
+  r->pinned = true;
+  Status s = index.save();
+  if (!s.ok()) r->pinned = false;  // what is on disk stays what we report
+  return s.context("pin image " + id);
+}
+
+Status ImageManager::pin(const std::string& id) {
+  std::lock_guard lock(impl_->mu);
+  return impl_->pin_locked(id);
 }
 
 Status ImageManager::remove(const std::string& reference) {
@@ -337,7 +355,8 @@ Status ImageManager::remove(const std::string& reference) {
   if (by_tag && r->repo_tags.size() > 1) {
     std::erase(r->repo_tags, ref->string());
   } else {
-    impl_->index.erase(r->id);
+    if (impl_->holds.count(r->id)) impl_->index.mark_removed(r->id);
+    else impl_->index.erase(r->id);
     impl_->collect_garbage();
   }
   return impl_->index.save().context("remove image " + reference);
@@ -352,7 +371,7 @@ std::vector<std::string> ImageManager::snapshot_dirs(const ImageRecord& image) c
 void ImageManager::hold(const std::string& image_id) {
   std::lock_guard lock(impl_->mu);
   if (impl_->holds[image_id]++ == 0)
-    if (const ImageRecord* r = impl_->index.find(image_id)) impl_->held_layers[image_id] = r->layers;
+    if (const ImageRecord* r = impl_->index.find_any_id(image_id)) impl_->held_layers[image_id] = r->layers;
 }
 
 void ImageManager::release(const std::string& image_id) {
@@ -361,7 +380,28 @@ void ImageManager::release(const std::string& image_id) {
   if (it == impl_->holds.end() || --it->second > 0) return;
   impl_->holds.erase(it);
   impl_->held_layers.erase(image_id);
+  if (impl_->index.is_removed(image_id) && !impl_->unrecovered.count(image_id)) {
+    impl_->index.erase(image_id);
+    // Not fatal: the record stays removed on disk, and the next start's recovery deletes it.
+    if (Status s = impl_->index.save(); !s.ok()) spdlog::warn("release image {}: {}", image_id, s.message());
+  }
   if (!impl_->index.find(image_id)) impl_->collect_garbage();
+}
+
+Status ImageManager::finish_recovery() {
+  std::lock_guard lock(impl_->mu);
+  std::set<std::string> unrecovered = std::move(impl_->unrecovered);
+  impl_->unrecovered.clear();
+  bool erased = false;
+  for (const auto& id : unrecovered) {
+    if (impl_->holds.count(id) || !impl_->index.is_removed(id)) continue;
+    impl_->index.erase(id);
+    erased = true;
+  }
+  if (!erased) return ok_status();
+  Status s = impl_->index.save();
+  impl_->collect_garbage();
+  return s.context("image store recovery");
 }
 
 static Result<StoreUsage> usage_of(const std::string& dir) {

@@ -30,6 +30,8 @@ struct RegistryClient::Response {
 
 namespace {
 
+constexpr long kConnectTimeoutSeconds = 30;
+
 constexpr const char* kManifestAccept =
     "Accept: application/vnd.oci.image.manifest.v1+json, application/vnd.oci.image.index.v1+json, "
     "application/vnd.docker.distribution.manifest.v2+json, "
@@ -119,10 +121,16 @@ struct Transfer {
   CURL* curl;
   Status sink_status;
   const std::function<void(size_t)>* on_bytes;
+  IdleWatch idle;
+  IdleWatch::Clock::time_point started;
+  bool tls = false;
+  uint64_t received = 0;
+  bool idle_expired = false;
 };
 
 size_t on_header(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
+  t->received += size * n;
   std::string line(data, size * n);
   size_t colon = line.find(':');
   if (colon != std::string::npos) {
@@ -143,6 +151,7 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
   long code = 0;
   t->api->easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &code);
   size_t len = size * n;
+  t->received += len;
   if (t->on_bytes && *t->on_bytes) (*t->on_bytes)(len);
   if (code == 200 && t->sink) {
     t->sink_status = (*t->sink)(data, len);
@@ -152,7 +161,30 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
   return len;
 }
 
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* t = static_cast<Transfer*>(user);
+  auto now = IdleWatch::Clock::now();
+  curl_off_t connected_us = 0;
+  t->api->easy_getinfo(t->curl, t->tls ? CURLINFO_APPCONNECT_TIME_T : CURLINFO_CONNECT_TIME_T, &connected_us);
+  // Past the connect timeout it is connected whatever the timer says (curl would have given up
+  // otherwise): a timer that stays 0 must not leave a transfer without an idle limit.
+  bool connected = connected_us > 0 || t->received > 0 || now - t->started >= std::chrono::seconds(kConnectTimeoutSeconds);
+  if (!t->idle.stalled(connected, t->received, now)) return 0;
+  t->idle_expired = true;
+  return 1;  // aborts the transfer (CURLE_ABORTED_BY_CALLBACK)
+}
+
 }  // namespace
+
+bool IdleWatch::stalled(bool connected, uint64_t received, Clock::time_point now) {
+  if (!connected || !started_ || received != received_) {
+    started_ = connected;
+    received_ = received;
+    last_ = now;
+    return false;
+  }
+  return timeout_ > Clock::duration::zero() && now - last_ >= timeout_;
+}
 
 RegistryClient::RegistryClient(const RegistryOptions& options, ImageReference ref, RegistryCredentials creds)
     : options_(options), ref_(std::move(ref)), creds_(std::move(creds)) {
@@ -194,7 +226,9 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
     Response resp;
     CURL* curl = api.easy_init();
     if (!curl) return internal_error("registry " + ep.host + ": cannot create a curl handle");
-    Transfer t{&resp, sink, &api, curl, ok_status(), &options_.on_bytes};
+    Transfer t{&resp, sink, &api, curl, ok_status(), &options_.on_bytes, IdleWatch(std::chrono::seconds(options_.idle_timeout_seconds))};
+    t.tls = url.rfind("https://", 0) == 0;
+    t.started = IdleWatch::Clock::now();
     curl_slist* hdrs = nullptr;
     for (const auto& h : headers) hdrs = api.slist_append(hdrs, h.c_str());
     if (!auth.empty()) hdrs = api.slist_append(hdrs, ("Authorization: " + auth).c_str());
@@ -204,11 +238,12 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
     api.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
     api.easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
     api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 30L);
-    // "No bytes for idle_timeout seconds" = below 1 byte/s for that long; a slow but moving
-    // transfer is never cut off.
-    api.easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    api.easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.idle_timeout_seconds));
+    api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutSeconds);
+    // Not curl's low-speed limit: that averages, so a transfer trickling under 1 byte/s would be
+    // cut although bytes keep coming. IdleWatch looks for no byte at all.
+    api.easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    api.easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    api.easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
     if (!ep.ca_file.empty()) api.easy_setopt(curl, CURLOPT_CAINFO, ep.ca_file.c_str());
     api.easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
     api.easy_setopt(curl, CURLOPT_HEADERDATA, &t);
@@ -239,9 +274,12 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
         ep.may_fall_back_to_http = false;
         continue;
       }
-      if (rc == CURLE_OPERATION_TIMEDOUT)
+      if (t.idle_expired)
         return Status(Code::deadline_exceeded, "registry " + ep.host + ": received no data for " +
                                                    std::to_string(options_.idle_timeout_seconds) + "s; transfer aborted");
+      if (rc == CURLE_OPERATION_TIMEDOUT)  // only connecting has a time limit
+        return Status(Code::unavailable, "registry " + ep.host + " unreachable: no connection within " +
+                                             std::to_string(kConnectTimeoutSeconds) + "s");
       if (rc == CURLE_WRITE_ERROR && !t.sink_status.ok()) return t.sink_status;
       return Status(Code::unavailable, "registry " + ep.host + " unreachable: " + api.easy_strerror(rc));
     }
@@ -298,7 +336,7 @@ Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
   api.easy_setopt(curl, CURLOPT_URL, url.c_str());
   api.easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
   api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 30L);
+  api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutSeconds);
   api.easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
   if (!ep.ca_file.empty()) api.easy_setopt(curl, CURLOPT_CAINFO, ep.ca_file.c_str());
   api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* u) {

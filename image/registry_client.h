@@ -3,6 +3,8 @@
 // and basic auth. Credentials are only ever put in request headers, never in logs or errors.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -20,6 +22,24 @@ struct FetchedManifest {
   std::string body;
   std::string media_type;
   std::string digest;  // sha256 of body
+};
+
+// The pull idle timeout: a transfer is stalled once it has received no byte at all for `timeout`,
+// however slowly it moved before. The clock starts when the connection is up (connecting has its
+// own timeout). Fed from curl's progress callback, which runs about once a second when idle.
+// A zero timeout never expires.
+class IdleWatch {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit IdleWatch(Clock::duration timeout) : timeout_(timeout) {}
+  // `received`: bytes so far, body and header lines (counted once complete).
+  bool stalled(bool connected, uint64_t received, Clock::time_point now);
+
+ private:
+  Clock::duration timeout_;
+  bool started_ = false;
+  uint64_t received_ = 0;
+  Clock::time_point last_{};
 };
 
 class RegistryClient {

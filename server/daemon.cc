@@ -140,6 +140,12 @@ int run_daemon(const Config& config) {
   if (!config.sandbox_image.empty()) {
     sandbox_options.pause_image = [&images = **images, ref = config.sandbox_image]() -> Result<PauseImage> {
       auto img = images.find(ref);
+      // A client may have pulled it first, unpinned; kubelet's image GC must still spare it.
+      if (img && !img->pinned) {
+        Status s = images.pin(img->id);
+        if (s.code() == Code::not_found) img.reset();  // removed meanwhile: pulled (pinned) below
+        else if (!s.ok()) return s;
+      }
       if (!img) {
         auto pulled = images.pull(ref, {}, true);
         if (!pulled.ok()) return pulled.status();
@@ -189,6 +195,8 @@ int run_daemon(const Config& config) {
     spdlog::critical("berthd: {}", containers.status().message());
     return 1;
   }
+  // Sandboxes and containers have held their images again: removed images none holds can go.
+  if (Status s = (*images)->finish_recovery(); !s.ok()) spdlog::warn("berthd: {}", s.message());
   metrics.gauge("berth_containers_running", "Containers whose process is running.",
                 [&c = **containers] { return static_cast<double>(c.running_count()); });
 

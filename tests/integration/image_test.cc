@@ -337,6 +337,22 @@ TEST_F(Images, StalledRegistryHitsTheIdleTimeout) {
   EXPECT_NE(s.error_message().find("received no data for 2s"), std::string::npos) << s.error_message();
 }
 
+TEST_F(Images, ASlowButMovingTransferIsNotCut) {
+  // A byte every 1.5s, 6s in all, under a 2s idle timeout: under 1 byte/s on average, yet never
+  // 2s without a byte. The registry's 404 arrives whole.
+  int port = free_loopback_port();
+  ScriptServer trickle("stall-server.py", {std::to_string(port), "1.5"}, port);
+  std::string host = "127.0.0.1:" + std::to_string(port);
+  DaemonProcess d({.config_toml = "image_pull_idle_timeout_seconds = 2\n[registries.\"" + host + "\"]\ninsecure = true\n"});
+  ASSERT_TRUE(d.start()) << d.log();
+  v1::PullImageResponse resp;
+  auto started = std::chrono::steady_clock::now();
+  grpc::Status s = pull(d, host + "/test/busybox:latest", &resp);
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
+  EXPECT_NE(s.error_message().find(": 404"), std::string::npos) << s.error_message();
+}
+
 TEST_F(Images, CorruptedBlobIsRejectedAndNothingKept) {
   // A registry of its own: the image's last layer is corrupted on disk after the push. Its base
   // layer is busybox's; the middle one and the manifest and config arrive intact.
@@ -585,6 +601,59 @@ TEST_F(Images, HeldLayersOutliveTheImageRecord) {
   EXPECT_TRUE(fs::exists(dirs[0] + "/bin/busybox"));  // a container still stands on it
   (*mgr)->release(img->id);
   EXPECT_FALSE(fs::exists(dirs[0]));
+}
+
+TEST_F(Images, HeldRemovedImagesSurviveARestart) {
+  // berthd's restart in-process: a new ImageManager on the same store, holds taken again by the
+  // recovered containers, then finish_recovery.
+  TempDir dir;
+  ImageManagerOptions opt{.dir = dir / "images", .containers_dir = dir / "containers"};
+  std::string held_id, dropped_id;
+  std::vector<std::string> held_dirs, dropped_dirs;
+  {
+    auto mgr = ImageManager::open(opt);
+    ASSERT_TRUE(mgr.ok()) << mgr.status().message();
+    auto held = (*mgr)->pull(ref("test/busybox:latest"), {});
+    auto dropped = (*mgr)->pull(ref("test/layered:v1"), {});
+    ASSERT_TRUE(held.ok() && dropped.ok());
+    held_id = held->id;
+    dropped_id = dropped->id;
+    held_dirs = (*mgr)->snapshot_dirs(*held);
+    dropped_dirs = (*mgr)->snapshot_dirs(*dropped);
+    (*mgr)->hold(held_id);
+    (*mgr)->hold(dropped_id);
+    ASSERT_TRUE((*mgr)->remove(held_id).ok());
+    ASSERT_TRUE((*mgr)->remove(dropped_id).ok());
+    EXPECT_TRUE((*mgr)->list().empty());
+  }
+  auto mgr = ImageManager::open(opt);
+  ASSERT_TRUE(mgr.ok()) << mgr.status().message();
+  EXPECT_TRUE((*mgr)->list().empty());
+  EXPECT_FALSE((*mgr)->find(held_id).has_value());
+  EXPECT_FALSE((*mgr)->find(ref("test/busybox:latest")).has_value());
+  // Only busybox's container came back; layered's base layer is busybox's, its others go.
+  (*mgr)->hold(held_id);
+  ASSERT_TRUE((*mgr)->finish_recovery().ok());
+  EXPECT_TRUE(fs::exists(held_dirs[0] + "/bin/busybox"));
+  for (size_t i = 1; i < dropped_dirs.size(); ++i) EXPECT_FALSE(fs::exists(dropped_dirs[i])) << dropped_dirs[i];
+  // Garbage collection (another image removed) spares the held one.
+  auto other = (*mgr)->pull(ref("test/layered:v1"), {});
+  ASSERT_TRUE(other.ok()) << other.status().message();
+  ASSERT_TRUE((*mgr)->remove(other->id).ok());
+  EXPECT_TRUE(fs::exists(held_dirs[0] + "/bin/busybox"));
+  // Pulled again, the removed image is an image again; removed again, still held.
+  auto again = (*mgr)->pull(ref("test/busybox:other"), {});
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->id, held_id);
+  EXPECT_EQ(again->repo_tags, std::vector<std::string>{ref("test/busybox:other")});
+  EXPECT_EQ((*mgr)->list().size(), 1u);
+  ASSERT_TRUE((*mgr)->remove(held_id).ok());
+  EXPECT_TRUE((*mgr)->list().empty());
+  EXPECT_TRUE(fs::exists(held_dirs[0] + "/bin/busybox"));
+  (*mgr)->release(held_id);
+  EXPECT_EQ(count_files(dir / "images/snapshots"), 0u);
+  EXPECT_EQ(count_files(dir / "images/blobs"), 0u);
+  EXPECT_EQ(json::parse(read_file(dir / "images/index.json"))["images"].size(), 0u);
 }
 
 TEST_F(Images, RemovalDuringAPullSparesWhatThePullUses) {

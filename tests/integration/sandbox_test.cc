@@ -57,6 +57,28 @@ class Sandboxes : public DaemonTest {
     EXPECT_TRUE(s.ok()) << s.error_message();
     return resp;
   }
+  static grpc::Status pull_image(DaemonProcess& d, const std::string& image) {
+    grpc::ClientContext ctx;
+    v1::PullImageRequest req;
+    req.mutable_image()->set_image(image);
+    v1::PullImageResponse resp;
+    return d.images()->PullImage(&ctx, req, &resp);
+  }
+  static grpc::Status remove_image(DaemonProcess& d, const std::string& image) {
+    grpc::ClientContext ctx;
+    v1::RemoveImageRequest req;
+    req.mutable_image()->set_image(image);
+    v1::RemoveImageResponse resp;
+    return d.images()->RemoveImage(&ctx, req, &resp);
+  }
+  static v1::ImageStatusResponse image_status(DaemonProcess& d, const std::string& image) {
+    grpc::ClientContext ctx;
+    v1::ImageStatusRequest req;
+    req.mutable_image()->set_image(image);
+    v1::ImageStatusResponse resp;
+    EXPECT_TRUE(d.images()->ImageStatus(&ctx, req, &resp).ok());
+    return resp;
+  }
   static int pause_pid(DaemonProcess& d, const std::string& id) {
     auto st = status(d, id);
     auto info = nlohmann::json::parse(st.info().at("info"));
@@ -344,7 +366,7 @@ TEST_F(Sandboxes, NameIsReservedWhileTheSandboxExists) {
 
 TEST_F(Sandboxes, SandboxImageFromARegistryIsPulledPinnedAndUsed) {
   RegistryProcess reg;
-  auto digests = nlohmann::json::parse(push_test_images(reg.url(), {"--only", "none", "--pause-binary", fs::path(berthd_path()).parent_path().string() + "/berth-pause"}));
+  auto digests = nlohmann::json::parse(push_test_images(reg.url(), {"--only", "busybox", "--pause-binary", fs::path(berthd_path()).parent_path().string() + "/berth-pause"}));
   std::string image = reg.host() + "/test/pause:v1";
   auto& d = daemon({.config_toml = "sandbox_image = \"" + image + "\"\n"});
   std::string id;
@@ -374,14 +396,44 @@ TEST_F(Sandboxes, SandboxImageFromARegistryIsPulledPinnedAndUsed) {
     ASSERT_TRUE(d.images()->RemoveImage(&rctx, rreq, &rresp).ok());
   }
   std::string snapshots = d.root() + "/images/snapshots";
-  EXPECT_FALSE(fs::is_empty(snapshots));
+  std::string pause_layer = snapshots + "/" + digests["pause"]["layers"][0].get<std::string>().substr(7);
+  EXPECT_TRUE(fs::exists(pause_layer + "/pause"));
+  int pid = pause_pid(d, id);
   d.stop();
   ASSERT_TRUE(d.start()) << d.log();
   EXPECT_EQ(status(d, id).status().state(), v1::SANDBOX_READY);
-  EXPECT_FALSE(fs::is_empty(snapshots));
+  EXPECT_FALSE(image_status(d, image).has_image());  // still removed
+  // Pulling and removing another image collects garbage: the pause's layer stays.
+  std::string other = reg.host() + "/test/busybox:latest";
+  ASSERT_TRUE(pull_image(d, other).ok());
+  ASSERT_TRUE(remove_image(d, other).ok());
+  EXPECT_TRUE(fs::exists(pause_layer + "/pause"));
+  EXPECT_EQ(status(d, id).status().state(), v1::SANDBOX_READY);
+  EXPECT_EQ(pause_pid(d, id), pid);
+  EXPECT_EQ(::kill(pid, 0), 0);
   ASSERT_TRUE(remove(d, id).ok());
   EXPECT_EQ(read_file("/proc/self/mountinfo").find(id), std::string::npos);
   EXPECT_TRUE(fs::is_empty(snapshots));
+  EXPECT_TRUE(fs::is_empty(d.root() + "/images/blobs/sha256"));
+}
+
+TEST_F(Sandboxes, SandboxImageAClientPulledFirstIsPinned) {
+  RegistryProcess reg;
+  push_test_images(reg.url(), {"--only", "none", "--pause-binary", fs::path(berthd_path()).parent_path().string() + "/berth-pause"});
+  std::string image = reg.host() + "/test/pause:v1";
+  auto& d = daemon({.config_toml = "sandbox_image = \"" + image + "\"\n"});
+  ASSERT_TRUE(pull_image(d, image).ok());
+  ASSERT_TRUE(image_status(d, image).has_image());
+  EXPECT_FALSE(image_status(d, image).image().pinned());
+  std::string id;
+  grpc::Status s = run_pod(d, pod("client-pulled-pause"), &id);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_TRUE(image_status(d, image).image().pinned());
+  // Persisted: still pinned after a restart.
+  d.stop();
+  ASSERT_TRUE(d.start()) << d.log();
+  EXPECT_TRUE(image_status(d, image).image().pinned());
+  ASSERT_TRUE(remove(d, id).ok());
 }
 
 TEST_F(Sandboxes, BadInputIsRefusedAndLeavesNothing) {
@@ -429,9 +481,19 @@ TEST_F(Sandboxes, BadInputIsRefusedAndLeavesNothing) {
   auto late = pod("late-failure");
   late.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(v1::SecurityProfile::Localhost);
   late.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_localhost_ref(dir / "bad.json");
+  const std::string parent = "/berth-test-late-" + std::to_string(::getpid());
+  late.mutable_linux()->set_cgroup_parent(parent);
   std::string id;
   grpc::Status s = run_pod(d, late, &id);
   EXPECT_FALSE(s.ok());
+  // No cgroup of the sandbox is left under its parent in any controller.
+  for (const char* controller : {"memory", "cpu", "pids", "cpuset"}) {
+    fs::path p = fs::path("/sys/fs/cgroup") / controller / parent.substr(1);
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(p, ec))
+      EXPECT_FALSE(e.is_directory()) << "left behind: " << e.path();
+    fs::remove(p, ec);  // the parent itself (runc may make it), empty
+  }
   EXPECT_NE(s.error_message().find("runc"), std::string::npos) << s.error_message();
   EXPECT_EQ(read_file("/proc/self/mountinfo").find(d.state() + "/netns"), std::string::npos);
   EXPECT_TRUE(list(d).empty());

@@ -1,7 +1,8 @@
-// Image references, manifest parsing and platform choice, without a registry.
+// Image references, manifest parsing, platform choice and the pull idle timeout, without a registry.
 #include <gtest/gtest.h>
 
 #include "../../image/manifest.h"
+#include "../../image/registry_client.h"
 #include "berth/image_reference.h"
 
 namespace berth {
@@ -82,6 +83,35 @@ TEST(Manifest, PlatformSelection) {
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("linux/arm/v6, linux/arm/v7, linux/arm64/v8, linux/amd64"), std::string::npos)
       << none.status().message();
+}
+
+TEST(IdleWatch, OnlyTimeWithoutAnyByteCounts) {
+  using namespace std::chrono_literals;
+  IdleWatch w(2s);
+  auto t = IdleWatch::Clock::time_point{} + 1000s;
+  // Connecting is not idling, however long it takes.
+  EXPECT_FALSE(w.stalled(false, 0, t));
+  EXPECT_FALSE(w.stalled(false, 0, t + 20s));
+  t += 20s;
+  EXPECT_FALSE(w.stalled(true, 0, t));
+  EXPECT_FALSE(w.stalled(true, 0, t + 1900ms));
+  // A byte every 1.5s for 30s: 0.67 bytes/s, yet never 2s without one.
+  uint64_t bytes = 0;
+  for (int i = 1; i <= 20; ++i) {
+    t += 1500ms;
+    EXPECT_FALSE(w.stalled(true, ++bytes, t)) << i;
+    EXPECT_FALSE(w.stalled(true, bytes, t + 1s)) << i;
+  }
+  EXPECT_FALSE(w.stalled(true, bytes, t + 1999ms));
+  EXPECT_TRUE(w.stalled(true, bytes, t + 2s));
+  // Connecting again (a new connection) pauses the clock until it is up.
+  EXPECT_FALSE(w.stalled(false, bytes, t + 5s));
+  EXPECT_FALSE(w.stalled(true, bytes, t + 6s));
+  EXPECT_TRUE(w.stalled(true, bytes, t + 8s));
+
+  IdleWatch never(0s);
+  EXPECT_FALSE(never.stalled(true, 0, t));
+  EXPECT_FALSE(never.stalled(true, 0, t + 3600s));
 }
 
 }  // namespace

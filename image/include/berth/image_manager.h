@@ -59,6 +59,9 @@ class ImageManager {
   std::optional<ImageRecord> find(const std::string& reference) const;
   std::vector<ImageRecord> list() const;
 
+  // Marks the image (by exact id) pinned and persists that; not_found when there is no such image.
+  Status pin(const std::string& id);
+
   // Untags when `reference` is one of several tags; otherwise removes the image. What no image
   // and no held image still uses is deleted. An unknown reference is OK (CRI's rule).
   Status remove(const std::string& reference);
@@ -66,9 +69,14 @@ class ImageManager {
   // Snapshot directories of the image's layers, lowest first, for an overlayfs lowerdir.
   std::vector<std::string> snapshot_dirs(const ImageRecord& image) const;
 
-  // A container holds the image's layers while it exists, whatever happens to the image record.
+  // A container holds the image's layers while it exists, whatever happens to the image record,
+  // also across restarts: a held image that is removed keeps a hidden record until its last
+  // holder releases it.
   void hold(const std::string& image_id);
   void release(const std::string& image_id);
+  // Called once every container and sandbox recovered at start has taken its holds again: removed
+  // images none of them holds are deleted now. Until then, those loaded at open are kept.
+  Status finish_recovery();
 
   Result<StoreUsage> image_store_usage() const;
   Result<StoreUsage> container_layers_usage() const;
