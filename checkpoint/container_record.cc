@@ -21,6 +21,7 @@ json to_json(const ContainerRecord& r) {
           {"attempt", r.attempt},
           {"image_id", r.image_id},
           {"image_ref", r.image_ref},
+          {"stop_signal", r.stop_signal},
           {"runtime_handler", r.runtime_handler},
           {"log_path", r.log_path},
           {"config", r.config},
@@ -44,6 +45,7 @@ Result<ContainerRecord> from_json(const json& j) {
     r.attempt = j.at("attempt").get<uint32_t>();
     r.image_id = j.at("image_id").get<std::string>();
     r.image_ref = j.at("image_ref").get<std::string>();
+    r.stop_signal = j.value("stop_signal", "");
     r.runtime_handler = j.at("runtime_handler").get<std::string>();
     r.log_path = j.at("log_path").get<std::string>();
     r.config = j.at("config");

@@ -140,8 +140,10 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
     c->exit_file = c->bundle + "/exit.json";
     auto spec = nlohmann::json::parse(read_text_file(c->bundle + "/config.json"), nullptr, false);
     if (spec.is_object() && spec.contains("linux")) c->cgroups_path = spec["linux"].value("cgroupsPath", "");
-    auto image = impl->opt.images->find(rec.image_id);
-    c->stop_signal = stop_signal_of(c->config, image ? image->config.stop_signal : "");
+    std::string image_signal = rec.stop_signal;
+    if (image_signal.empty())  // a record from before berth kept the image's signal
+      if (auto image = impl->opt.images->find(rec.image_id)) image_signal = image->config.stop_signal;
+    c->stop_signal = stop_signal_of(c->config, image_signal);
     impl->opt.images->hold(rec.image_id);
     bool lost = !fs::exists(c->bundle + "/config.json");
     if (rec.state == v1::CONTAINER_RUNNING) {
@@ -208,6 +210,10 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   });
   impl_->opt.images->hold(image->id);
   undo.add([this, img = image->id] { impl_->opt.images->release(img); });
+  // A RemoveImage between the look-up and the hold may have freed the layers: held now, the
+  // image must still be there for its layers to be.
+  if (!impl_->opt.images->find(image->id))
+    return fail(not_found("config.image.image: image " + config.image().image() + " was removed while the container was created"));
   if (Status s = mount_container_rootfs(impl_->opt.images->snapshot_dirs(*image), c->upper, c->work, c->rootfs); !s.ok())
     return fail(s);
   undo.add([root = c->rootfs] { (void)unmount_container_rootfs(root); });
@@ -258,6 +264,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   r.attempt = md.attempt();
   r.image_id = image->id;
   r.image_ref = image->repo_digests.empty() ? image->id : image->repo_digests.front();
+  r.stop_signal = image->config.stop_signal;
   r.runtime_handler = pod->runtime_handler;
   r.log_path = log_path;
   r.config = *cfg_json;

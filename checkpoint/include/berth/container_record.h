@@ -20,6 +20,7 @@ struct ContainerRecord {
   uint32_t attempt = 0;
   std::string image_id;      // the image's config digest
   std::string image_ref;     // a repo digest of the image, else its id
+  std::string stop_signal;   // the image's StopSignal (kept: the image may be removed while the container lives)
   std::string runtime_handler;
   std::string log_path;      // absolute; empty: no log file
   nlohmann::json config;     // the CreateContainer ContainerConfig: serialized protobuf, base64 (resources updated in place)
