@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench_figures.h"
+#include "bench_pods.h"
 
 namespace berth::bench {
 
@@ -132,11 +133,7 @@ void run_container_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& i
   if (o.runtime_pid > 0)
     std::printf("runtime RSS with %zu containers: %.1f MiB\n", ids.size(), rss_kib(o.runtime_pid) / 1024.0);
   if (!last_error.empty()) std::printf("last error: %s\n", last_error.c_str());
-  grpc::ClientContext ctx;
-  v1::RemovePodSandboxRequest req;
-  req.set_pod_sandbox_id(pod_id);
-  v1::RemovePodSandboxResponse r;
-  rt.RemovePodSandbox(&ctx, req, &r);
+  remove_pods(rt, {pod_id});
 }
 
 }  // namespace berth::bench

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench_figures.h"
+#include "bench_pods.h"
 
 namespace berth::bench {
 
@@ -97,13 +98,7 @@ void run_sandbox_bench(v1::RuntimeService::Stub& rt, const SandboxBenchOptions& 
     std::printf("per sandbox helper processes: one pause each, %.0f KiB RSS on average\n",
                 static_cast<double>(helper_total) / helpers);
   if (!last_error.empty()) std::printf("last RunPodSandbox error: %s\n", last_error.c_str());
-  for (const auto& id : ids) {
-    grpc::ClientContext ctx;
-    v1::RemovePodSandboxRequest req;
-    req.set_pod_sandbox_id(id);
-    v1::RemovePodSandboxResponse r;
-    rt.RemovePodSandbox(&ctx, req, &r);
-  }
+  remove_pods(rt, ids);
 }
 
 }  // namespace berth::bench

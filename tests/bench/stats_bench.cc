@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench_figures.h"
+#include "bench_pods.h"
 
 namespace berth::bench {
 
@@ -103,13 +104,7 @@ void run_stats_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& image
               containers, pods.size(), o.calls, lcs.p50_ms, lps.p50_ms, lpm.p50_ms);
   if (o.runtime_pid > 0) std::printf("runtime RSS with them: %.1f MiB\n", rss_kib(o.runtime_pid) / 1024.0);
   if (!last_error.empty()) std::printf("last error: %s\n", last_error.c_str());
-  for (const auto& id : pods) {
-    grpc::ClientContext ctx;
-    v1::RemovePodSandboxRequest req;
-    req.set_pod_sandbox_id(id);
-    v1::RemovePodSandboxResponse r;
-    rt.RemovePodSandbox(&ctx, req, &r);
-  }
+  remove_pods(rt, pods);
 }
 
 }  // namespace berth::bench
