@@ -128,6 +128,32 @@ TEST_F(StreamingTest, LargeOutputToAClientWithoutFlowControl) {
   EXPECT_EQ(r->exit_code, 0);
 }
 
+// A SPDY/3 control frame written here byte by byte: version 3, a type, no flags, two 32-bit words.
+std::string spdy_control(uint8_t type, uint32_t a, uint32_t b) {
+  std::string f = {'\x80', '\x03', '\x00', static_cast<char>(type), '\x00', '\x00', '\x00', '\x08'};
+  for (uint32_t w : {a, b})
+    for (int shift : {24, 16, 8, 0}) f.push_back(static_cast<char>((w >> shift) & 0xff));
+  return f;
+}
+
+TEST_F(StreamingTest, ClientGoAwayAndStreamResetAreHonoured) {
+  StreamOptions o = spdy("v4.channel.k8s.io");
+  o.stdin = true;
+  auto c = RemoteCommandClient::connect(exec_url({"cat"}, true, true, true), o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  // GOAWAY (type 7, last stream 0, status OK): the client opens nothing more; open streams go on.
+  ASSERT_TRUE((*c)->send_raw(spdy_control(7, 0, 0)).ok());
+  ASSERT_TRUE((*c)->send_stdin("before the reset\n").ok());
+  ASSERT_TRUE((*c)->wait_stdout("before the reset", kWait));
+  // RST_STREAM (type 3) of stdin, the client's second stream (id 3; error is 1), status CANCEL (5):
+  // the process sees the end of its input, ends, and its exit still reaches the client.
+  ASSERT_TRUE((*c)->send_raw(spdy_control(3, 3, 5)).ok());
+  auto r = (*c)->wait(kWait);
+  EXPECT_TRUE(r.ended);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "before the reset\n");
+}
+
 TEST_F(StreamingTest, PingIsAnswered) {
   auto c = RemoteCommandClient::connect(sh("echo started; exec sleep 1000"), spdy("v4.channel.k8s.io"));
   ASSERT_TRUE(c.ok());
