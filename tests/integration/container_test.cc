@@ -237,8 +237,20 @@ TEST_F(Containers, SpecAsSeenFromInside) {
   m->set_container_path("/data");
   m->set_host_path(host.path());
   m->set_readonly(true);
+  (*c.mutable_annotations())["berth.test/note"] = "kept";
   std::string id = run(c);
   EXPECT_EQ(exec_out(id, {"id"}), "uid=1000(app) gid=1000(app) groups=44(video),4242\n");
+  // The status tells the same: the user the process runs as, the mounts, the annotations.
+  v1::ContainerStatus cs = status(id);
+  EXPECT_EQ(cs.user().linux().uid(), 1000);
+  EXPECT_EQ(cs.user().linux().gid(), 1000);
+  EXPECT_EQ(std::vector<int64_t>(cs.user().linux().supplemental_groups().begin(), cs.user().linux().supplemental_groups().end()),
+            (std::vector<int64_t>{44, 4242}));  // as `id` lists them
+  ASSERT_EQ(cs.mounts_size(), 1);
+  EXPECT_EQ(cs.mounts(0).container_path(), "/data");
+  EXPECT_EQ(cs.mounts(0).host_path(), host.path());
+  EXPECT_TRUE(cs.mounts(0).readonly());
+  EXPECT_EQ(cs.annotations().at("berth.test/note"), "kept");
   EXPECT_EQ(exec_out(id, {"pwd"}), "/tmp\n");
   std::string environ = exec_out(id, {"env"});
   EXPECT_NE(environ.find("GREETING=hi there\n"), std::string::npos) << environ;
