@@ -34,10 +34,14 @@ std::string sha256_hex(const std::string& data) {
 }
 
 Status write_checksummed_json(const std::string& path, json object, const std::string& what) {
+  // dump() throws on strings that are not UTF-8 (a message may quote a runtime's raw stderr);
+  // replacing them keeps the record writable, and the checksum matches the replaced text, which
+  // is what a reader's dump() of the parsed file gives.
+  constexpr auto replace = json::error_handler_t::replace;
   object.erase("checksum");
-  std::string sum = "sha256:" + sha256_hex(object.dump());
+  std::string sum = "sha256:" + sha256_hex(object.dump(-1, ' ', false, replace));
   object["checksum"] = sum;
-  return write_file_atomically(path, object.dump(2) + "\n").context("write " + what);
+  return write_file_atomically(path, object.dump(2, ' ', false, replace) + "\n").context("write " + what);
 }
 
 Result<json> read_checksummed_json(const std::string& path, int version) {
@@ -55,6 +59,12 @@ Result<json> read_checksummed_json(const std::string& path, int version) {
   std::string computed = "sha256:" + sha256_hex(j.dump());
   if (stored != computed) return invalid_argument(path + ": checksum mismatch (stored " + stored + ", computed " + computed + ")");
   return j;
+}
+
+Status RecordFields::error(const json::exception& e) const {
+  std::string text = e.what();
+  if (size_t end = text.find("] "); text.rfind("[json.exception.", 0) == 0 && end != std::string::npos) text.erase(0, end + 2);
+  return invalid_argument("malformed: field '" + field_ + "': " + text);
 }
 
 std::string record_path(const std::string& dir, const std::string& id) { return dir + "/" + id + ".json"; }

@@ -37,32 +37,34 @@ json to_json(const ContainerRecord& r) {
 }
 
 Result<ContainerRecord> from_json(const json& j) {
+  RecordFields f;
   try {
     ContainerRecord r;
-    r.id = j.at("id").get<std::string>();
-    r.sandbox_id = j.at("sandbox_id").get<std::string>();
-    r.name = j.at("name").get<std::string>();
-    r.attempt = j.at("attempt").get<uint32_t>();
-    r.image_id = j.at("image_id").get<std::string>();
-    r.image_ref = j.at("image_ref").get<std::string>();
-    r.stop_signal = j.value("stop_signal", "");
-    r.runtime_handler = j.at("runtime_handler").get<std::string>();
-    r.log_path = j.at("log_path").get<std::string>();
-    r.config = j.at("config");
-    r.state = j.at("state").get<int>();
-    r.created_at = j.at("created_at").get<int64_t>();
-    r.started_at = j.at("started_at").get<int64_t>();
-    r.finished_at = j.at("finished_at").get<int64_t>();
-    r.exit_code = j.at("exit_code").get<int32_t>();
-    r.reason = j.at("reason").get<std::string>();
-    r.message = j.at("message").get<std::string>();
-    r.pid = j.at("pid").get<int>();
-    r.uid = j.at("user").at("uid").get<uint32_t>();
-    r.gid = j.at("user").at("gid").get<uint32_t>();
-    r.additional_gids = j.at("user").at("additional_gids").get<std::vector<uint32_t>>();
+    r.id = f.at(j, "id").get<std::string>();
+    r.sandbox_id = f.at(j, "sandbox_id").get<std::string>();
+    r.name = f.at(j, "name").get<std::string>();
+    r.attempt = f.at(j, "attempt").get<uint32_t>();
+    r.image_id = f.at(j, "image_id").get<std::string>();
+    r.image_ref = f.at(j, "image_ref").get<std::string>();
+    r.stop_signal = j.contains("stop_signal") ? f.at(j, "stop_signal").get<std::string>() : "";
+    r.runtime_handler = f.at(j, "runtime_handler").get<std::string>();
+    r.log_path = f.at(j, "log_path").get<std::string>();
+    r.config = f.at(j, "config");
+    r.state = f.at(j, "state").get<int>();
+    r.created_at = f.at(j, "created_at").get<int64_t>();
+    r.started_at = f.at(j, "started_at").get<int64_t>();
+    r.finished_at = f.at(j, "finished_at").get<int64_t>();
+    r.exit_code = f.at(j, "exit_code").get<int32_t>();
+    r.reason = f.at(j, "reason").get<std::string>();
+    r.message = f.at(j, "message").get<std::string>();
+    r.pid = f.at(j, "pid").get<int>();
+    const json& user = f.at(j, "user");
+    r.uid = f.at(user, "uid", "user").get<uint32_t>();
+    r.gid = f.at(user, "gid", "user").get<uint32_t>();
+    r.additional_gids = f.at(user, "additional_gids", "user").get<std::vector<uint32_t>>();
     return r;
   } catch (const json::exception& e) {
-    return invalid_argument(std::string("malformed: ") + e.what());
+    return f.error(e);
   }
 }
 

@@ -37,34 +37,41 @@ json to_json(const SandboxCheckpoint& c) {
 }
 
 Result<SandboxCheckpoint> from_json(const json& j) {
+  RecordFields f;
   try {
     SandboxCheckpoint c;
-    c.id = j.at("id").get<std::string>();
-    const json& m = j.at("metadata");
-    c.name = m.at("name").get<std::string>();
-    c.namespace_ = m.at("namespace").get<std::string>();
-    c.uid = m.at("uid").get<std::string>();
-    c.attempt = m.at("attempt").get<uint32_t>();
-    c.netns_path = j.at("netns_path").get<std::string>();
-    c.host_network = j.at("host_network").get<bool>();
-    c.privileged = j.value("privileged", false);
-    c.image_id = j.value("image_id", "");
-    c.network_mode = j.at("namespace_modes").at("network").get<int>();
-    c.pid_mode = j.at("namespace_modes").at("pid").get<int>();
-    c.ipc_mode = j.at("namespace_modes").at("ipc").get<int>();
-    c.cgroup_parent = j.at("cgroup_parent").get<std::string>();
-    c.runtime_handler = j.at("runtime_handler").get<std::string>();
-    c.hostname = j.at("hostname").get<std::string>();
-    c.log_directory = j.at("log_directory").get<std::string>();
-    for (const auto& p : j.at("port_mappings"))
-      c.port_mappings.push_back({p.at("protocol").get<std::string>(), p.at("container_port").get<int32_t>(),
-                                 p.at("host_port").get<int32_t>(), p.at("host_ip").get<std::string>()});
-    c.labels = j.at("labels").get<std::map<std::string, std::string>>();
-    c.annotations = j.at("annotations").get<std::map<std::string, std::string>>();
-    c.created_at = j.at("created_at").get<int64_t>();
+    c.id = f.at(j, "id").get<std::string>();
+    const json& m = f.at(j, "metadata");
+    c.name = f.at(m, "name", "metadata").get<std::string>();
+    c.namespace_ = f.at(m, "namespace", "metadata").get<std::string>();
+    c.uid = f.at(m, "uid", "metadata").get<std::string>();
+    c.attempt = f.at(m, "attempt", "metadata").get<uint32_t>();
+    c.netns_path = f.at(j, "netns_path").get<std::string>();
+    c.host_network = f.at(j, "host_network").get<bool>();
+    c.privileged = j.contains("privileged") && f.at(j, "privileged").get<bool>();
+    c.image_id = j.contains("image_id") ? f.at(j, "image_id").get<std::string>() : "";
+    const json& modes = f.at(j, "namespace_modes");
+    c.network_mode = f.at(modes, "network", "namespace_modes").get<int>();
+    c.pid_mode = f.at(modes, "pid", "namespace_modes").get<int>();
+    c.ipc_mode = f.at(modes, "ipc", "namespace_modes").get<int>();
+    c.cgroup_parent = f.at(j, "cgroup_parent").get<std::string>();
+    c.runtime_handler = f.at(j, "runtime_handler").get<std::string>();
+    c.hostname = f.at(j, "hostname").get<std::string>();
+    c.log_directory = f.at(j, "log_directory").get<std::string>();
+    const json& ports = f.at(j, "port_mappings");
+    if (!ports.is_array() && !ports.is_null()) return invalid_argument("malformed: field 'port_mappings': type must be array, but is " + std::string(ports.type_name()));
+    for (size_t i = 0; i < ports.size(); ++i) {
+      const json& p = ports[i];
+      const std::string at = "port_mappings[" + std::to_string(i) + "]";
+      c.port_mappings.push_back({f.at(p, "protocol", at).get<std::string>(), f.at(p, "container_port", at).get<int32_t>(),
+                                 f.at(p, "host_port", at).get<int32_t>(), f.at(p, "host_ip", at).get<std::string>()});
+    }
+    c.labels = f.at(j, "labels").get<std::map<std::string, std::string>>();
+    c.annotations = f.at(j, "annotations").get<std::map<std::string, std::string>>();
+    c.created_at = f.at(j, "created_at").get<int64_t>();
     return c;
   } catch (const json::exception& e) {
-    return invalid_argument(std::string("malformed: ") + e.what());
+    return f.error(e);
   }
 }
 

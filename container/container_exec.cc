@@ -71,7 +71,9 @@ Result<ExecSyncOutput> ContainerManager::exec_sync(const std::string& id_or_pref
       for (const char* ext : {".json", ".pid", ".log"}) ::unlink((base + ext).c_str());
     }
   } cleanup{base};
-  if (Status s = write_file_atomically(base + ".json", exec_process(spec, cmd, false).dump(), 0600, false); !s.ok()) return s;
+  auto process = exec_process(spec, cmd, false);
+  if (!process.ok()) return process.status().context("exec in container " + id);
+  if (Status s = write_file_atomically(base + ".json", process->dump(), 0600, false); !s.ok()) return s;
   Command command{.argv = rt->argv({"--log", base + ".log", "--log-format", "json", "exec", "--process", base + ".json",
                                     "--pid-file", base + ".pid", id}),
                   .timeout = std::chrono::seconds(timeout_seconds),
@@ -117,8 +119,14 @@ Status ContainerManager::update_resources(const std::string& id_or_prefix, const
   }
   // The bundle's spec follows, so a container created but not started starts with them.
   auto spec = nlohmann::json::parse(read_text_file(c->bundle + "/config.json"), nullptr, false);
-  if (spec.is_object()) {
-    nlohmann::json devices = spec["linux"]["resources"].value("devices", nlohmann::json::array());
+  // operator[] and value() throw on members of another type: config.json may be damaged on disk.
+  bool linux_ok = spec.is_object() && (!spec.contains("linux") || spec["linux"].is_object());
+  bool resources_ok = linux_ok && (!spec["linux"].contains("resources") || spec["linux"]["resources"].is_object());
+  if (spec.is_object() && !resources_ok)
+    spdlog::warn("update container {}: its config.json has no linux.resources object; left as it is", id);
+  if (resources_ok) {
+    const nlohmann::json& old = spec["linux"]["resources"];
+    nlohmann::json devices = old.contains("devices") ? old["devices"] : nlohmann::json::array();
     spec["linux"]["resources"] = *oci;
     spec["linux"]["resources"]["devices"] = devices;
     if (Status s = write_file_atomically(c->bundle + "/config.json", spec.dump(), 0600, false); !s.ok()) return s;

@@ -107,7 +107,9 @@ Result<ExecSession> ContainerManager::exec_session(const std::string& id_or_pref
   if (!rt.ok()) return rt.status();
   auto spec = nlohmann::json::parse(read_text_file(c->bundle + "/config.json"), nullptr, false);
   if (!spec.is_object()) return internal_error("exec in container " + id + ": its config.json is unreadable");
-  nlohmann::json process = exec_process(spec, req.cmd, req.tty);
+  auto exec_spec = exec_process(spec, req.cmd, req.tty);
+  if (!exec_spec.ok()) return exec_spec.status().context("exec in container " + id);
+  nlohmann::json process = std::move(*exec_spec);
 
   auto proc = std::make_shared<ExecProcess>();
   std::string hex = random_hex();

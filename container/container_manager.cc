@@ -139,7 +139,11 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
     c->socket = impl->monitor_socket(rec.id);
     c->exit_file = c->bundle + "/exit.json";
     auto spec = nlohmann::json::parse(read_text_file(c->bundle + "/config.json"), nullptr, false);
-    if (spec.is_object() && spec.contains("linux")) c->cgroups_path = spec["linux"].value("cgroupsPath", "");
+    // Typed reads: value() would throw on a damaged config.json, and this runs at every start.
+    if (spec.is_object() && spec.contains("linux") && spec["linux"].is_object() && spec["linux"].contains("cgroupsPath")) {
+      if (spec["linux"]["cgroupsPath"].is_string()) c->cgroups_path = spec["linux"]["cgroupsPath"].get<std::string>();
+      else spdlog::warn("container {}: its config.json's linux.cgroupsPath is not a string; ignored", rec.id);
+    }
     std::string image_signal = rec.stop_signal;
     if (image_signal.empty())  // a record from before berth kept the image's signal
       if (auto image = impl->opt.images->find(rec.image_id)) image_signal = image->config.stop_signal;

@@ -170,8 +170,11 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
   return ContainerSpec{std::move(spec), std::move(*user)};
 }
 
-json exec_process(const json& container_spec, const std::vector<std::string>& cmd, bool tty) {
-  json p = container_spec.at("process");
+Result<json> exec_process(const json& container_spec, const std::vector<std::string>& cmd, bool tty) {
+  // at() and operator[] throw on a spec of another shape: config.json may be damaged on disk.
+  if (!container_spec.is_object() || !container_spec.contains("process") || !container_spec["process"].is_object())
+    return internal_error("config.json: field 'process': missing or not an object");
+  json p = container_spec["process"];
   p["args"] = cmd;
   p["terminal"] = tty;
   p.erase("consoleSize");

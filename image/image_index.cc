@@ -7,34 +7,33 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include <spdlog/spdlog.h>
+
 #include "berth/atomic_file.h"
 #include "berth/image_reference.h"
+#include "json_fields.h"
 
 namespace berth {
 
 using nlohmann::json;
 
-ImageConfigSummary summarise_image_config(const std::string& config_json) {
+Result<ImageConfigSummary> summarise_image_config(const std::string& config_json) {
   ImageConfigSummary s;
   auto j = json::parse(config_json, nullptr, false);
-  if (!j.is_object() || !j.contains("config") || !j["config"].is_object()) return s;
-  const json& c = j["config"];
-  auto strings = [&](const char* key) {
-    std::vector<std::string> out;
-    if (c.contains(key) && c[key].is_array())
-      for (const auto& v : c[key])
-        if (v.is_string()) out.push_back(v.get<std::string>());
-    return out;
-  };
-  s.entrypoint = strings("Entrypoint");
-  s.cmd = strings("Cmd");
-  s.env = strings("Env");
-  s.working_dir = c.value("WorkingDir", "");
-  s.user = c.value("User", "");
-  s.stop_signal = c.value("StopSignal", "");
-  if (c.contains("Labels") && c["Labels"].is_object())
-    for (auto& [k, v] : c["Labels"].items())
-      if (v.is_string()) s.labels[k] = v.get<std::string>();
+  if (!j.is_object()) return invalid_argument("image config is not a JSON object");
+  JsonFields top(j);
+  const json* c = top.object("config");
+  if (!top.ok()) return top.status();
+  if (!c) return s;
+  JsonFields f(*c, "config.");
+  s.entrypoint = f.strings("Entrypoint");
+  s.cmd = f.strings("Cmd");
+  s.env = f.strings("Env");
+  s.working_dir = f.string("WorkingDir");
+  s.user = f.string("User");
+  s.stop_signal = f.string("StopSignal");
+  s.labels = f.string_map("Labels");
+  if (!f.ok()) return f.status();
   return s;
 }
 
@@ -44,24 +43,38 @@ Status ImageIndex::load() {
   std::stringstream ss;
   ss << in.rdbuf();
   auto j = json::parse(ss.str(), nullptr, false);
-  if (!j.is_object() || j.value("version", 0) != 1 || !j.contains("images"))
-    return internal_error("image index " + file_ + " is not a version 1 index");
-  images_.clear();
-  removed_.clear();
-  for (const auto& e : j["images"]) {
+  const std::string what = "image index " + file_;
+  if (!j.is_object()) return internal_error(what + " is not a version 1 index");
+  JsonFields top(j);
+  int64_t version = top.integer("version", 0);
+  const json* records = top.array("images");
+  if (!top.ok() || version != 1 || !records) return internal_error(what + " is not a version 1 index");
+  std::vector<ImageRecord> images;
+  std::set<std::string> removed;
+  for (size_t i = 0; i < records->size(); ++i) {
+    JsonFields e((*records)[i], "images[" + std::to_string(i) + "].");
     ImageRecord r;
-    r.id = e.value("id", "");
-    r.repo_tags = e.value("repo_tags", std::vector<std::string>{});
-    r.repo_digests = e.value("repo_digests", std::vector<std::string>{});
-    r.size = e.value("size", uint64_t{0});
-    r.layers = e.value("layers", std::vector<std::string>{});
-    r.config_json = e.value("config", "");
-    r.pinned = e.value("pinned", false);
-    r.config = summarise_image_config(r.config_json);
+    r.id = e.string("id");
+    r.repo_tags = e.strings("repo_tags");
+    r.repo_digests = e.strings("repo_digests");
+    r.size = e.unsigned_integer("size", 0);
+    r.layers = e.strings("layers");
+    r.config_json = e.string("config");
+    r.pinned = e.boolean("pinned", false);
+    bool is_removed = e.boolean("removed", false);
+    // The index is berthd's own file: a record of the wrong shape means it is damaged, and
+    // dropping the record could let garbage collection take layers containers still use.
+    if (!e.ok()) return Status(Code::internal, e.status().message()).context(what);
     if (!is_sha256_digest(r.id)) continue;
-    if (e.value("removed", false)) removed_.insert(r.id);
-    images_.push_back(std::move(r));
+    // Checked when pulled; a config that no longer reads only loses its defaults, not the image.
+    auto summary = summarise_image_config(r.config_json);
+    if (summary.ok()) r.config = std::move(*summary);
+    else spdlog::warn("{}: image {}: its config: {}", what, r.id, summary.status().message());
+    if (is_removed) removed.insert(r.id);
+    images.push_back(std::move(r));
   }
+  images_ = std::move(images);
+  removed_ = std::move(removed);
   return ok_status();
 }
 
@@ -73,7 +86,13 @@ Status ImageIndex::save() const {
     if (is_removed(r.id)) e["removed"] = true;
     arr.push_back(std::move(e));
   }
-  return write_file_atomically(file_, json{{"version", 1}, {"images", arr}}.dump());
+  std::string text;
+  try {
+    text = json{{"version", 1}, {"images", arr}}.dump();
+  } catch (const json::exception& e) {  // a string that is not UTF-8; pulls check configs, so not expected
+    return internal_error("write image index " + file_ + ": " + e.what());
+  }
+  return write_file_atomically(file_, text);
 }
 
 const ImageRecord* ImageIndex::find(const std::string& reference) const {

@@ -43,6 +43,8 @@ class ImageIndex {
   std::set<std::string> removed_;  // ids of removed records
 };
 
-ImageConfigSummary summarise_image_config(const std::string& config_json);
+// The fields of an image config that containers default to. An error names the field of the
+// wrong type; a config that is not a JSON object is an error too.
+Result<ImageConfigSummary> summarise_image_config(const std::string& config_json);
 
 }  // namespace berth

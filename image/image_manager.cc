@@ -190,6 +190,9 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
   if (Status s = fetch_blob(client, parsed->config, "config " + parsed->config.digest); !s.ok()) return s.context(what);
   auto config = blobs->read(parsed->config.digest, 16 << 20);
   if (!config.ok()) return config.status().context(what);
+  // Checked before any layer is fetched: an image whose config does not read is refused whole.
+  auto summary = summarise_image_config(*config);
+  if (!summary.ok()) return summary.status().context("config " + parsed->config.digest).context(what);
 
   std::vector<std::future<Status>> work;
   for (const auto& layer : parsed->layers)
@@ -213,7 +216,7 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
     r.size += static_cast<uint64_t>(l.size);
   }
   r.config_json = *config;
-  r.config = summarise_image_config(r.config_json);
+  r.config = std::move(*summary);
   r.pinned = pin;
   std::lock_guard lock(mu);
   index.upsert(r);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "berth/image_reference.h"
+#include "json_fields.h"
 
 namespace berth {
 
@@ -16,18 +17,22 @@ constexpr const char* kOciIndex = "application/vnd.oci.image.index.v1+json";
 constexpr const char* kDockerManifest = "application/vnd.docker.distribution.manifest.v2+json";
 constexpr const char* kDockerList = "application/vnd.docker.distribution.manifest.list.v2+json";
 
-Result<Descriptor> parse_descriptor(const nlohmann::json& j, const std::string& what) {
-  if (!j.is_object()) return invalid_argument(what + ": a descriptor is not an object");
+// `where` names the descriptor in errors: "config", "layers[2]", "manifests[0]".
+Result<Descriptor> parse_descriptor(const nlohmann::json& j, const std::string& what, const std::string& where) {
+  JsonFields f(j, where + ".");
+  if (!j.is_object()) return invalid_argument(what + ": " + where + ": a descriptor is not an object");
   Descriptor d;
-  d.media_type = j.value("mediaType", "");
-  d.digest = j.value("digest", "");
-  if (j.contains("size") && j["size"].is_number_integer()) d.size = j["size"].get<int64_t>();
+  d.media_type = f.string("mediaType");
+  d.digest = f.string("digest");
+  d.size = f.integer("size", -1);
+  if (const nlohmann::json* p = f.object("platform")) {
+    JsonFields pf(*p, where + ".platform.");
+    d.platform = {pf.string("os"), pf.string("architecture"), pf.string("variant")};
+    if (!pf.ok()) return pf.status().context(what);
+  }
+  if (!f.ok()) return f.status().context(what);
   if (!is_sha256_digest(d.digest)) return invalid_argument(what + ": descriptor digest '" + d.digest + "' is not a sha256 digest");
   if (d.size < 0) return invalid_argument(what + ": descriptor " + d.digest + " has no size");
-  if (j.contains("platform") && j["platform"].is_object()) {
-    const auto& p = j["platform"];
-    d.platform = {p.value("os", ""), p.value("architecture", ""), p.value("variant", "")};
-  }
   return d;
 }
 
@@ -36,17 +41,21 @@ Result<Descriptor> parse_descriptor(const nlohmann::json& j, const std::string& 
 Result<ParsedManifest> parse_manifest(const std::string& body, const std::string& media_type, const std::string& what) {
   auto j = nlohmann::json::parse(body, nullptr, false);
   if (!j.is_object()) return invalid_argument(what + ": manifest is not JSON");
-  std::string mt = j.value("mediaType", media_type);
-  int schema = j.contains("schemaVersion") && j["schemaVersion"].is_number_integer() ? j["schemaVersion"].get<int>() : 0;
+  JsonFields f(j);
+  std::string mt = f.string("mediaType", media_type);
+  int64_t schema = f.integer("schemaVersion", 0);
+  const nlohmann::json* manifests = f.array("manifests");
+  const nlohmann::json* layers = f.array("layers");
+  if (!f.ok()) return f.status().context(what);
   if (schema == 1 || mt.rfind("application/vnd.docker.distribution.manifest.v1", 0) == 0)
     return invalid_argument(what + ": Docker schema 1 manifests are not supported; push the image with a current client");
   ParsedManifest m;
   bool index = mt == kOciIndex || mt == kDockerList || (mt.empty() && j.contains("manifests"));
   if (index) {
     m.is_index = true;
-    if (!j.contains("manifests") || !j["manifests"].is_array()) return invalid_argument(what + ": index has no manifests");
-    for (const auto& e : j["manifests"]) {
-      auto d = parse_descriptor(e, what);
+    if (!manifests) return invalid_argument(what + ": index has no manifests");
+    for (size_t i = 0; i < manifests->size(); ++i) {
+      auto d = parse_descriptor((*manifests)[i], what, "manifests[" + std::to_string(i) + "]");
       if (!d.ok()) return d.status();
       m.manifests.push_back(*d);
     }
@@ -54,13 +63,12 @@ Result<ParsedManifest> parse_manifest(const std::string& body, const std::string
   }
   if (!mt.empty() && mt != kOciManifest && mt != kDockerManifest && mt != "application/json")
     return invalid_argument(what + ": unsupported manifest media type '" + mt + "'");
-  if (!j.contains("config") || !j.contains("layers") || !j["layers"].is_array())
-    return invalid_argument(what + ": image manifest needs config and layers");
-  auto cfg = parse_descriptor(j["config"], what);
+  if (!j.contains("config") || !layers) return invalid_argument(what + ": image manifest needs config and layers");
+  auto cfg = parse_descriptor(j["config"], what, "config");
   if (!cfg.ok()) return cfg.status();
   m.config = *cfg;
-  for (const auto& e : j["layers"]) {
-    auto d = parse_descriptor(e, what);
+  for (size_t i = 0; i < layers->size(); ++i) {
+    auto d = parse_descriptor((*layers)[i], what, "layers[" + std::to_string(i) + "]");
     if (!d.ok()) return d.status();
     const std::string& lt = d->media_type;
     bool known = lt.empty() || lt.find("tar") != std::string::npos;

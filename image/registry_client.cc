@@ -9,6 +9,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "json_fields.h"
 #include "pull_libraries.h"
 #include "sha256.h"
 
@@ -106,12 +107,15 @@ std::string url_escape(const std::string& s) {
 // The registry's own error text ({"errors":[{"code":…,"message":…}]}), which never holds secrets.
 std::string registry_error_text(const std::string& body) {
   auto j = nlohmann::json::parse(body, nullptr, false);
-  if (j.is_object() && j.contains("errors") && j["errors"].is_array() && !j["errors"].empty()) {
-    const auto& e = j["errors"][0];
-    std::string code = e.value("code", ""), msg = e.value("message", "");
-    return code.empty() ? msg : code + ": " + msg;
-  }
-  return "";
+  if (!j.is_object()) return "";
+  JsonFields top(j);
+  const nlohmann::json* errors = top.array("errors");
+  if (!errors || errors->empty()) return "";
+  JsonFields e((*errors)[0]);
+  std::string code = e.string("code"), msg = e.string("message");
+  // Only detail for the HTTP status the caller reports anyway: a body of another shape adds none.
+  if (!e.ok()) return "";
+  return code.empty() ? msg : code + ": " + msg;
 }
 
 struct Transfer {
@@ -357,7 +361,13 @@ Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
                                              std::to_string(code) + ")");
   if (code != 200) return Status(Code::unavailable, "registry " + ep.host + ": token service answered " + std::to_string(code));
   auto j = nlohmann::json::parse(body, nullptr, false);
-  std::string token = j.is_object() ? j.value("token", j.value("access_token", "")) : "";
+  std::string token;
+  if (j.is_object()) {
+    JsonFields f(j);
+    token = f.string("token", f.string("access_token"));
+    if (!f.ok())
+      return Status(Code::unavailable, "registry " + ep.host + ": token service " + realm_host + " answer: " + f.status().message());
+  }
   if (token.empty()) return Status(Code::unauthenticated, "registry " + ep.host + ": token service returned no token");
   std::lock_guard lock(mu_);
   ep.authorization = "Bearer " + token;

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -28,7 +29,11 @@ std::string runtime_log_error(const std::string& path) {
   std::string line, msg;
   while (std::getline(in, line)) {
     auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && (j.value("level", "") == "error" || j.value("level", "") == "fatal")) msg = j.value("msg", line);
+    // Typed reads: value() would throw on a line whose "level" or "msg" is not a string.
+    if (!j.is_object() || !j.contains("level") || !j["level"].is_string()) continue;
+    const std::string& level = j["level"].get_ref<const std::string&>();
+    if (level != "error" && level != "fatal") continue;
+    msg = j.contains("msg") && j["msg"].is_string() ? j["msg"].get<std::string>() : line;
   }
   return msg;
 }
@@ -96,7 +101,18 @@ Result<RuntimeState> OciRuntime::state(const std::string& id) const {
   if (!r->success()) return Status(Code::not_found, "state " + id + ": " + trim(r->err));
   auto j = nlohmann::json::parse(r->out, nullptr, false);
   if (!j.is_object()) return internal_error("state " + id + ": unreadable output");
-  return RuntimeState{j.value("status", ""), j.value("pid", 0)};
+  RuntimeState st;
+  if (j.contains("status") && !j["status"].is_null()) {
+    if (!j["status"].is_string()) return internal_error("state " + id + " output: field 'status': type must be string, but is " + j["status"].type_name());
+    st.status = j["status"].get<std::string>();
+  }
+  if (j.contains("pid") && !j["pid"].is_null()) {
+    const auto& pid = j["pid"];
+    if (!pid.is_number_integer() || pid.get<int64_t>() < 0 || pid.get<int64_t>() > INT32_MAX)
+      return internal_error("state " + id + " output: field 'pid': must be a non-negative integer, not " + pid.dump());
+    st.pid = pid.get<int>();
+  }
+  return st;
 }
 
 Status OciRuntime::kill(const std::string& id, int signal) const {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 namespace berth {
 
@@ -85,6 +86,15 @@ Result<std::optional<nlohmann::json>> seccomp_section(const SeccompRequest& req)
   auto j = nlohmann::json::parse(ss.str(), nullptr, false);
   if (!j.is_object() || !j.contains("defaultAction"))
     return invalid_argument(req.field + ": localhost profile " + req.localhost_path + " is not a seccomp profile (no defaultAction)");
+  // The profile goes to the runtime as it is; its top-level shape is checked here so a wrong
+  // type is reported against the profile, not as the runtime's failure to start the container.
+  for (const char* key : {"defaultAction", "architectures", "syscalls"}) {
+    bool string_wanted = std::string_view(key) == "defaultAction";
+    if (!j.contains(key) || (!string_wanted && j[key].is_null())) continue;
+    if (string_wanted ? !j[key].is_string() : !j[key].is_array())
+      return invalid_argument(req.field + ": localhost profile " + req.localhost_path + ": field '" + key + "': type must be " +
+                              (string_wanted ? "string" : "array") + ", but is " + j[key].type_name());
+  }
   return std::optional<nlohmann::json>(std::move(j));
 }
 

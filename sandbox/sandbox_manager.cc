@@ -441,7 +441,9 @@ Status SandboxManager::status(const std::string& id_or_prefix, bool verbose, v1:
     }
     auto spec = nlohmann::json::parse(read_text_file(s->bundle + "/config.json"), nullptr, false);
     if (!spec.is_discarded()) info["runtimeSpec"] = spec;
-    (*out->mutable_info())["info"] = info.dump();
+    // The network check's message may carry a plugin's raw output: dump() throws on bytes that
+    // are not UTF-8, so they are replaced instead.
+    (*out->mutable_info())["info"] = info.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   return ok_status();
 }

@@ -29,6 +29,9 @@ grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRe
   }
 
   if (req->verbose()) {
+    // The runtime's version text and the CNI conf file names come from outside and need not be
+    // UTF-8; dump() throws on such bytes unless told to replace them.
+    auto dump = [](const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
     nlohmann::json info = config_to_json(ctx_.config);
     (*resp->mutable_info())["config"] = info.dump();
     nlohmann::json rt = {{"handler", ctx_.config.default_runtime},
@@ -36,10 +39,10 @@ grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRe
                          {"path", probe.path},
                          {"version", probe.version},
                          {"ready", probe.ready}};
-    (*resp->mutable_info())["runtime"] = rt.dump();
+    (*resp->mutable_info())["runtime"] = dump(rt);
     nlohmann::json cni = {{"ready", net.ready}, {"message", net.message}, {"network", net.network_name},
                           {"config_file", net.config_file}, {"pod_cidr", ctx_.cni.pod_cidr()}};
-    (*resp->mutable_info())["network"] = cni.dump();
+    (*resp->mutable_info())["network"] = dump(cni);
     (*resp->mutable_info())["streaming"] = nlohmann::json({{"address", ctx_.streaming.address()}}).dump();
   }
   return rpc.done({});

@@ -11,6 +11,7 @@
 #include "../../container/container_linux_spec.h"
 #include "berth/cgroups_path.h"
 #include "berth/container_spec.h"
+#include "berth/seccomp_profile.h"
 #include "berth/test/temp_dir.h"
 
 namespace berth {
@@ -197,6 +198,50 @@ TEST_F(ContainerOciSpec, AppArmorChoices) {
   v1::LinuxContainerSecurityContext legacy;
   legacy.set_apparmor_profile("localhost/old-style");
   EXPECT_EQ(*apparmor_profile(legacy, true, ""), "old-style");
+}
+
+// A bundle's config.json is read back from disk for exec: one without a process object is an
+// error, not an exception out of at() or operator[].
+TEST(ExecProcess, DamagedSpecIsAnErrorAndNeverThrows) {
+  json good = {{"process", {{"args", {"sh"}}, {"cwd", "/"}, {"consoleSize", {{"height", 1}, {"width", 1}}}}}};
+  auto p = exec_process(good, {"ls", "-l"}, true);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ((*p)["args"], json({"ls", "-l"}));
+  EXPECT_EQ((*p)["terminal"], true);
+  EXPECT_EQ((*p)["cwd"], "/");
+  EXPECT_FALSE(p->contains("consoleSize"));
+  for (const json& bad : {json(5), json::object(), json({{"process", "sh"}}), json({{"process", json::array()}}), json()}) {
+    SCOPED_TRACE(bad.dump());
+    Result<json> r = internal_error("not run");
+    EXPECT_NO_THROW(r = exec_process(bad, {"ls"}, false));
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("field 'process'"), std::string::npos) << r.status().message();
+  }
+}
+
+// A Localhost seccomp profile is a file from outside: its top-level members are checked.
+TEST(SeccompLocalhost, WrongTypedMembersAreErrorsNamingThem) {
+  TempDir dir;
+  auto section = [&](const std::string& text) {
+    test::write_file(dir / "profile.json", text);
+    SeccompRequest req{.kind = SeccompKind::localhost, .localhost_path = dir / "profile.json", .field = "linux.seccomp"};
+    Result<std::optional<json>> r = internal_error("not run");
+    EXPECT_NO_THROW(r = seccomp_section(req));
+    return r;
+  };
+  auto ok = section(R"({"defaultAction":"SCMP_ACT_ERRNO","syscalls":[{"names":["read"],"action":"SCMP_ACT_ALLOW"}]})");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ((**ok)["defaultAction"], "SCMP_ACT_ERRNO");
+  for (auto [text, why] : {std::pair{R"({"defaultAction":5})", "field 'defaultAction': type must be string, but is number"},
+                           {R"({"defaultAction":"SCMP_ACT_ALLOW","syscalls":{}})", "field 'syscalls': type must be array, but is object"},
+                           {R"({"defaultAction":"SCMP_ACT_ALLOW","architectures":"x86"})", "field 'architectures': type must be array"},
+                           {R"([1])", "no defaultAction"}}) {
+    SCOPED_TRACE(text);
+    auto r = section(text);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), Code::invalid_argument);
+    EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
+  }
 }
 
 TEST(ContainerSignals, NamesNumbersAndRealtime) {

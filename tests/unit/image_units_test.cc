@@ -1,6 +1,12 @@
-// Image references, manifest parsing, platform choice and the pull idle timeout, without a registry.
+// Image references, manifest parsing, platform choice, image configs, the image index and the pull
+// idle timeout, without a registry.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "../../image/image_index.h"
 #include "../../image/manifest.h"
 #include "../../image/registry_client.h"
 #include "berth/image_reference.h"
@@ -83,6 +89,149 @@ TEST(Manifest, PlatformSelection) {
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("linux/arm/v6, linux/arm/v7, linux/arm64/v8, linux/amd64"), std::string::npos)
       << none.status().message();
+}
+
+// A registry's JSON is outside input: a member of the wrong type is an error naming it, never a
+// nlohmann type_error escaping into the rpc handler (which would end berthd).
+TEST(Manifest, WrongTypedFieldsAreErrorsNamingTheField) {
+  const std::string digest = "sha256:" + std::string(64, 'c');
+  const std::string cfg = R"({"mediaType":"application/vnd.oci.image.config.v1+json","digest":")" + digest + R"(","size":10})";
+  auto parse = [&](const std::string& body) {
+    Result<ParsedManifest> m = invalid_argument("not parsed");
+    EXPECT_NO_THROW(m = parse_manifest(body, "", "manifest x"));
+    return m;
+  };
+  struct Case {
+    std::string body, field;
+  } cases[] = {
+      {R"({"mediaType":5,"config":)" + cfg + R"(,"layers":[]})", "field 'mediaType': type must be string, but is number"},
+      {R"({"schemaVersion":"2","config":)" + cfg + R"(,"layers":[]})", "field 'schemaVersion': type must be integer, but is string"},
+      {R"({"config":)" + cfg + R"(,"layers":"x"})", "field 'layers': type must be array, but is string"},
+      {R"({"config":{"mediaType":[],"digest":")" + digest + R"(","size":1},"layers":[]})",
+       "field 'config.mediaType': type must be string, but is array"},
+      {R"({"config":{"digest":7,"size":1},"layers":[]})", "field 'config.digest': type must be string, but is number"},
+      {R"({"config":{"digest":")" + digest + R"(","size":"10"},"layers":[]})", "field 'config.size': type must be integer, but is string"},
+      {R"({"config":)" + cfg + R"(,"layers":[{"digest":")" + digest + R"(","size":1},{"mediaType":true,"digest":")" + digest + R"(","size":1}]})",
+       "field 'layers[1].mediaType': type must be string, but is boolean"},
+      {R"({"config":5,"layers":[]})", "config: a descriptor is not an object"},
+      // An index and its entries.
+      {R"({"mediaType":"application/vnd.oci.image.index.v1+json","manifests":{}})", "field 'manifests': type must be array, but is object"},
+      {R"({"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[5]})", "manifests[0]: a descriptor is not an object"},
+      {R"({"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"digest":")" + digest +
+           R"(","size":1,"platform":"linux/amd64"}]})",
+       "field 'manifests[0].platform': type must be object, but is string"},
+      {R"({"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"digest":")" + digest +
+           R"(","size":1,"platform":{"os":"linux","architecture":64}}]})",
+       "field 'manifests[0].platform.architecture': type must be string, but is number"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.body);
+    auto m = parse(c.body);
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.status().code(), Code::invalid_argument);
+    EXPECT_EQ(m.status().message().rfind("manifest x: ", 0), 0u) << m.status().message();
+    EXPECT_NE(m.status().message().find(c.field), std::string::npos) << m.status().message();
+  }
+  // Null is absence: an optional member left null takes its default.
+  auto ok = parse(R"({"mediaType":null,"config":)" + cfg + R"(,"layers":[]})");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->config.digest, digest);
+}
+
+TEST(ImageConfig, SummaryOfAValidConfigIsUnchanged) {
+  auto s = summarise_image_config(R"({"architecture":"amd64","config":{"Entrypoint":["/bin/app"],"Cmd":["-v"],
+      "Env":["PATH=/bin","A=1"],"WorkingDir":"/srv","User":"1000:1000","StopSignal":"SIGINT","Labels":{"k":"v"}}})");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->entrypoint, std::vector<std::string>{"/bin/app"});
+  EXPECT_EQ(s->cmd, std::vector<std::string>{"-v"});
+  EXPECT_EQ(s->env, (std::vector<std::string>{"PATH=/bin", "A=1"}));
+  EXPECT_EQ(s->working_dir, "/srv");
+  EXPECT_EQ(s->user, "1000:1000");
+  EXPECT_EQ(s->stop_signal, "SIGINT");
+  EXPECT_EQ(s->labels.at("k"), "v");
+  // No config section, or null members: the defaults.
+  auto empty = summarise_image_config(R"({"architecture":"amd64"})");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->cmd.empty());
+  auto nulls = summarise_image_config(R"({"config":{"User":null,"Cmd":null,"Labels":null}})");
+  ASSERT_TRUE(nulls.ok()) << nulls.status().message();
+  EXPECT_EQ(nulls->user, "");
+}
+
+TEST(ImageConfig, WrongTypedFieldsAreErrorsNamingTheField) {
+  struct Case {
+    std::string config, field;
+  } cases[] = {
+      {R"({"config":{"User":5}})", "field 'config.User': type must be string, but is number"},
+      {R"({"config":{"WorkingDir":{}}})", "field 'config.WorkingDir': type must be string, but is object"},
+      {R"({"config":{"StopSignal":15}})", "field 'config.StopSignal': type must be string, but is number"},
+      {R"({"config":{"Cmd":"sh"}})", "field 'config.Cmd': type must be array, but is string"},
+      {R"({"config":{"Entrypoint":["/bin/sh",1]}})", "field 'config.Entrypoint[1]': type must be string, but is number"},
+      {R"({"config":{"Env":[["A=1"]]}})", "field 'config.Env[0]': type must be string, but is array"},
+      {R"({"config":{"Labels":["a"]}})", "field 'config.Labels': type must be object, but is array"},
+      {R"({"config":{"Labels":{"a":1}}})", "field 'config.Labels.a': type must be string, but is number"},
+      {R"({"config":"x"})", "field 'config': type must be object, but is string"},
+      {R"([1,2])", "not a JSON object"},
+      {"not json", "not a JSON object"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.config);
+    Result<ImageConfigSummary> s = invalid_argument("not parsed");
+    EXPECT_NO_THROW(s = summarise_image_config(c.config));
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.status().code(), Code::invalid_argument);
+    EXPECT_NE(s.status().message().find(c.field), std::string::npos) << s.status().message();
+  }
+}
+
+// index.json is berthd's own file, but may be damaged on disk: a record of the wrong shape is a
+// clear error naming the file and field, and a stored config that no longer reads only loses
+// its defaults.
+TEST(ImageIndex, DamagedIndexIsAnErrorNamingTheFieldAndNeverThrows) {
+  const std::string dir = testing::TempDir() + "image_index_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string file = dir + "/index.json";
+  auto load = [&](const std::string& text) {
+    std::ofstream(file) << text;
+    ImageIndex index(file);
+    Status s;
+    EXPECT_NO_THROW(s = index.load());
+    return std::pair{s, index.images()};
+  };
+  const std::string id = "sha256:" + std::string(64, 'a');
+  const std::string good = R"({"id":")" + id + R"(","repo_tags":["docker.io/library/a:1"],"repo_digests":[],"size":5,"layers":[],)";
+
+  auto [ok, images] = load(R"({"version":1,"images":[)" + good + R"("config":"{\"config\":{\"User\":\"7\"}}","pinned":true}]})");
+  ASSERT_TRUE(ok.ok()) << ok.message();
+  ASSERT_EQ(images.size(), 1u);
+  EXPECT_EQ(images[0].config.user, "7");
+  EXPECT_TRUE(images[0].pinned);
+
+  auto [bad_config, kept] = load(R"({"version":1,"images":[)" + good + R"("config":"{\"config\":{\"User\":7}}"}]})");
+  ASSERT_TRUE(bad_config.ok()) << bad_config.message();
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].config.user, "");
+
+  struct Case {
+    std::string text, field;
+  } cases[] = {
+      {R"({"version":"1","images":[]})", "is not a version 1 index"},
+      {R"({"version":1,"images":{}})", "is not a version 1 index"},
+      {R"({"version":1,"images":[5]})", "'images[0]' must be an object, but is number"},
+      {R"({"version":1,"images":[{"id":5}]})", "field 'images[0].id': type must be string, but is number"},
+      {R"({"version":1,"images":[)" + good + R"("config":"{}","pinned":"yes"}]})", "field 'images[0].pinned': type must be boolean, but is string"},
+      {R"({"version":1,"images":[{"id":")" + id + R"(","size":-1}]})", "field 'images[0].size': type must be unsigned integer, but is number"},
+      {R"({"version":1,"images":[{"id":")" + id + R"(","repo_tags":"a"}]})", "field 'images[0].repo_tags': type must be array, but is string"},
+      {R"({"version":1,"images":[{"id":")" + id + R"(","layers":[1]}]})", "field 'images[0].layers[0]': type must be string, but is number"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    auto [s, unused] = load(c.text);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.message().rfind("image index " + file, 0), 0u) << s.message();
+    EXPECT_NE(s.message().find(c.field), std::string::npos) << s.message();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(IdleWatch, OnlyTimeWithoutAnyByteCounts) {

@@ -83,6 +83,50 @@ TEST(NetworkConfig, ScanTakesTheLexicallyFirstValidFileAndSkipsInvalidOnes) {
   EXPECT_NE(missing.error.find("No such file"), std::string::npos) << missing.error;
 }
 
+// Conf files are outside input: any member of the wrong type makes the file invalid (skipped by
+// the scan with the reason), never an exception.
+TEST(NetworkConfig, WrongTypedMembersAreInvalidAndSkippedWithoutThrowing) {
+  struct Case {
+    const char* text;
+    const char* why;
+  } cases[] = {
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":5})", "\"plugins\" must be a non-empty array"},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":{"type":"x"}})", "\"plugins\" must be a non-empty array"},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":"bridge"})", "\"plugins\" must be a non-empty array"},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":[5]})", "plugins[0]: not an object"},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":7}]})", "plugins[0]: missing string \"type\""},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"x","capabilities":[]}]})", "\"capabilities\" must be an object"},
+      {R"({"cniVersion":1,"name":"n","plugins":[{"type":"x"}]})", "missing string \"cniVersion\""},
+      {R"({"cniVersion":"1.0.0","name":["n"],"plugins":[{"type":"x"}]})", "missing string \"name\""},
+      {R"({"cniVersion":"1.0.0","name":"n","disableCheck":1,"plugins":[{"type":"x"}]})", "\"disableCheck\" must be true or false"},
+      {R"(5)", "not a JSON object"},
+      {R"(["plugins"])", "not a JSON object"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    Result<NetworkConfigList> n = invalid_argument("not parsed");
+    EXPECT_NO_THROW(n = parse_network_config_file(c.text, "a.json"));
+    ASSERT_FALSE(n.ok());
+    EXPECT_NE(n.status().message().find(c.why), std::string::npos) << n.status().message();
+  }
+
+  TempDir dir;
+  write_file(dir / "05-plugins.conflist", R"({"cniVersion":"1.0.0","name":"bad","plugins":5})");
+  write_file(dir / "06-types.conflist", R"({"cniVersion":"1.0.0","name":"bad","plugins":[{"type":{"x":1}}]})");
+  write_file(dir / "07-scalar.json", "7");
+  write_file(dir / "08-disabled.conflist", R"({"cniVersion":"1.0.0","name":"off","disabled":"yes","plugins":"x"})");
+  write_file(dir / "10-good.conflist", R"({"cniVersion":"1.0.0","name":"good","disabled":"no","plugins":[{"type":"bridge"}]})");
+  ConfDirScan scan;
+  EXPECT_NO_THROW(scan = scan_conf_dir(dir.path()));
+  ASSERT_TRUE(scan.network.has_value()) << scan.error;
+  EXPECT_EQ(scan.network->name, "good");
+  ASSERT_EQ(scan.skipped.size(), 4u);
+  EXPECT_NE(scan.skipped[0].find("05-plugins.conflist: \"plugins\" must be a non-empty array"), std::string::npos) << scan.skipped[0];
+  EXPECT_NE(scan.skipped[1].find("06-types.conflist: plugins[0]: missing string \"type\""), std::string::npos) << scan.skipped[1];
+  EXPECT_NE(scan.skipped[2].find("07-scalar.json: not a JSON object"), std::string::npos) << scan.skipped[2];
+  EXPECT_NE(scan.skipped[3].find("08-disabled.conflist"), std::string::npos) << scan.skipped[3];
+}
+
 TEST(NetworkConfig, VersionsCompareNumerically) {
   EXPECT_LT(compare_cni_versions("0.3.1", "0.4.0"), 0);
   EXPECT_LT(compare_cni_versions("0.4.0", "1.0.0"), 0);
@@ -102,6 +146,38 @@ TEST(CniResult, AddressesOfEveryVersionIPv4First) {
   EXPECT_FALSE(result_ips(json::parse(R"({"ips":[{"address":"banana"}]})")).ok());
   EXPECT_FALSE(result_ips(json::parse(R"({"ips":{}})")).ok());
   EXPECT_TRUE(result_ips(json::parse(R"({"cniVersion":"1.0.0"})"))->empty());
+}
+
+// A plugin's result is outside input: members of the wrong type are errors naming the member.
+TEST(CniResult, WrongTypedMembersAreErrorsNamingThem) {
+  struct Case {
+    const char* text;
+    const char* why;
+  } cases[] = {
+      {R"({"ips":5})", "field 'ips': type must be array, but is number"},
+      {R"({"ips":"10.0.0.1/24"})", "field 'ips': type must be array, but is string"},
+      {R"({"interfaces":"x","ips":[{"address":"10.0.0.1/24"}]})", "field 'interfaces': type must be array, but is string"},
+      {R"({"ips":[{"address":7}]})", "field 'ips[0].address': type must be string, but is number"},
+      {R"({"ips":[{"address":"10.0.0.1/24"},{"address":null}]})", "field 'ips[1].address': type must be string, but is null"},
+      {R"({"ips":[{"address":"10.0.0.1/24","interface":"eth0"}]})", "field 'ips[0].interface': type must be integer, but is string"},
+      {R"({"ips":[5]})", "field 'ips[0]': type must be object, but is number"},
+      {R"({"ips":[{"gateway":"10.0.0.1"}]})", "has no \"address\""},
+      {R"({"ip4":"10.0.0.1/24"})", "field 'ip4': type must be object, but is string"},
+      {R"({"ip6":{"ip":["fd00::1/64"]}})", "field 'ip6.ip': type must be string, but is array"},
+      {R"([{"ips":[]}])", "not a JSON object"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    Result<std::vector<std::string>> ips = invalid_argument("not parsed");
+    EXPECT_NO_THROW(ips = result_ips(json::parse(c.text)));
+    ASSERT_FALSE(ips.ok());
+    EXPECT_EQ(ips.status().code(), Code::invalid_argument);
+    EXPECT_NE(ips.status().message().find(c.why), std::string::npos) << ips.status().message();
+  }
+  // Null is absence, as Go's omitempty leaves it.
+  auto nulls = result_ips(json::parse(R"({"interfaces":null,"ip4":null,"ips":[{"address":"10.0.0.1/24","interface":null}]})"));
+  ASSERT_TRUE(nulls.ok()) << nulls.status().message();
+  EXPECT_EQ(*nulls, std::vector<std::string>{"10.0.0.1"});
 }
 
 TEST(CapabilityArgs, PortsDnsBandwidthAndAnnotations) {
@@ -393,6 +469,21 @@ exit 0
   EXPECT_EQ(commands(), "ADD\nDEL\n");
   EXPECT_TRUE(cache_empty());
   EXPECT_EQ(m->status("sandbox1").status().code(), Code::not_found);
+}
+
+TEST_F(Manager, ResultOfTheWrongShapeIsAnErrorAndReleasedWithoutThrowing) {
+  plugin("odd", R"([ "$CNI_COMMAND" = ADD ] && echo '{"cniVersion":"1.0.0","interfaces":"x","ips":[{"address":7}]}'
+exit 0
+)");
+  conflist(R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"odd"}]})");
+  auto m = manager();
+  Result<PodNetworkStatus> r = internal_error("not run");
+  EXPECT_NO_THROW(r = m->setup(request()));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("field 'interfaces': type must be array, but is string"), std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(commands(), "ADD\nDEL\n");
+  EXPECT_TRUE(cache_empty());
 }
 
 TEST_F(Manager, DisableCheckGivenAsAStringIsHonouredWithoutThrowing) {

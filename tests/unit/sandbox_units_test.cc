@@ -1,8 +1,16 @@
-// Cgroup paths for both drivers and the pause spec's namespace choices, without running anything.
+// Cgroup paths for both drivers, the pause spec's namespace choices, and the durable records
+// (checkpoints, container records) read back from disk, without running anything.
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
 
 #include "../../sandbox/pause_spec.h"
 #include "berth/cgroups_path.h"
+#include "berth/checksummed_json.h"
+#include "berth/container_record.h"
+#include "berth/sandbox_checkpoint.h"
+#include "berth/test/temp_dir.h"
 
 namespace berth {
 namespace {
@@ -65,6 +73,78 @@ TEST(PauseSpec, OverheadAddsToThePodsResourcesButInventsNoLimit) {
   EXPECT_EQ(both["memory"]["limit"], 80 << 20);
   EXPECT_EQ(both["cpu"]["quota"], 60000);
   EXPECT_EQ(both["cpu"]["shares"], 612);
+}
+
+// Records on disk may be damaged, or written by another version: with a valid checksum, a member
+// of the wrong type is still an error naming the member, and loading quarantines the file.
+nlohmann::json record_json(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return nlohmann::json::parse(ss.str());
+}
+
+TEST(Records, WrongTypedMembersAreErrorsNamingThemAndNeverThrow) {
+  test::TempDir dir;
+  SandboxCheckpoint cp;
+  cp.id = "s1";
+  cp.name = "web";
+  cp.port_mappings = {{"tcp", 80, 8080, ""}};
+  ASSERT_TRUE(write_checkpoint(dir.path(), cp).ok());
+  const std::string path = checkpoint_path(dir.path(), "s1");
+  ASSERT_TRUE(read_checkpoint(path).ok());
+  const nlohmann::json good = record_json(path);
+
+  struct Case {
+    const char* pointer;
+    nlohmann::json value;
+    const char* why;
+  } cases[] = {
+      {"/metadata/name", 5, "field 'metadata.name': type must be string, but is number"},
+      {"/metadata", "web", "field 'metadata.name': cannot use at() with string"},
+      {"/host_network", "no", "field 'host_network': type must be boolean, but is string"},
+      {"/privileged", 1, "field 'privileged': type must be boolean, but is number"},
+      {"/port_mappings/0/container_port", "80", "field 'port_mappings[0].container_port': type must be number, but is string"},
+      {"/port_mappings", "80:8080", "field 'port_mappings': type must be array, but is string"},
+      {"/labels", nlohmann::json({{"a", 1}}), "field 'labels': type must be string, but is number"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.pointer);
+    nlohmann::json j = good;
+    j[nlohmann::json::json_pointer(c.pointer)] = c.value;
+    ASSERT_TRUE(write_checksummed_json(path, j, "test").ok());
+    Result<SandboxCheckpoint> r = internal_error("not run");
+    EXPECT_NO_THROW(r = read_checkpoint(path));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), Code::invalid_argument);
+    EXPECT_NE(r.status().message().find(path), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find(c.why), std::string::npos) << r.status().message();
+  }
+  LoadedCheckpoints loaded;
+  EXPECT_NO_THROW(loaded = load_checkpoints(dir.path(), dir / "quarantine"));
+  EXPECT_TRUE(loaded.valid.empty());
+  ASSERT_EQ(loaded.quarantined.size(), 1u);
+  EXPECT_NE(loaded.quarantined[0].find("field 'labels'"), std::string::npos) << loaded.quarantined[0];
+
+  ContainerRecord rec;
+  rec.id = "c1";
+  rec.config = "";
+  rec.message = "exec failed: \xff\xfe";  // a runtime's raw stderr need not be UTF-8
+  Status written;
+  EXPECT_NO_THROW(written = write_container_record(dir.path(), rec));
+  ASSERT_TRUE(written.ok()) << written.message();
+  const std::string rpath = container_record_path(dir.path(), "c1");
+  auto back = read_container_record(rpath);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->message, "exec failed: \xEF\xBF\xBD\xEF\xBF\xBD");  // each bad byte replaced by U+FFFD
+  nlohmann::json j = record_json(rpath);
+  j["user"]["uid"] = "0";
+  ASSERT_TRUE(write_checksummed_json(rpath, j, "test").ok());
+  Result<ContainerRecord> bad = internal_error("not run");
+  EXPECT_NO_THROW(bad = read_container_record(rpath));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("field 'user.uid': type must be number, but is string"), std::string::npos)
+      << bad.status().message();
 }
 
 }  // namespace

@@ -41,6 +41,23 @@ auto read_record(const std::string& path, int version, Parse parse, const std::s
   return parsed;
 }
 
+// Reads members of a record with at()/get<>(), which throw json::exception on a missing member
+// or another type; remembers the member being read so the error can name it:
+//   "field 'metadata.name': type must be string, but is number".
+class RecordFields {
+ public:
+  // `parent` is where `object` sits in the record ("metadata", "port_mappings[0]").
+  const nlohmann::json& at(const nlohmann::json& object, const char* key, const std::string& parent = "") {
+    field_ = parent.empty() ? key : parent + "." + key;
+    return object.at(key);
+  }
+  // The error for an exception thrown while reading, without nlohmann's "[json.exception…] ".
+  Status error(const nlohmann::json::exception& e) const;
+
+ private:
+  std::string field_;
+};
+
 // sha256 of `data`, as lowercase hex.
 std::string sha256_hex(const std::string& data);
 

@@ -61,8 +61,9 @@ Result<ContainerSpec> build_container_spec(const runtime::v1::ContainerConfig& c
 Result<nlohmann::json> oci_resources(const runtime::v1::LinuxContainerResources& r, bool cgroup_v2);
 
 // The process section `runc exec` runs: the container's own (user, env, cwd, capabilities,
-// security) with other args and no terminal unless asked.
-nlohmann::json exec_process(const nlohmann::json& container_spec, const std::vector<std::string>& cmd, bool tty);
+// security) with other args and no terminal unless asked. An error when the spec (the bundle's
+// config.json, read back from disk) has no process object.
+Result<nlohmann::json> exec_process(const nlohmann::json& container_spec, const std::vector<std::string>& cmd, bool tty);
 
 // A signal by name ("SIGTERM", "TERM") or number ("15"); 0 when unknown.
 int signal_number(const std::string& name);
