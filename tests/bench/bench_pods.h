@@ -1,5 +1,5 @@
-// Pod clean-up every benchmark that made sandboxes ends with (best effort: it prints figures,
-// and a failure here only leaves pods the bench script's daemon removal takes away).
+// What the benchmarks that make pods share: the container they run, and the clean-up at the end
+// (best effort: a failure here only leaves pods that the bench script's daemon removal takes away).
 #pragma once
 
 #include <string>
@@ -10,5 +10,8 @@
 namespace berth::bench {
 
 void remove_pods(runtime::v1::RuntimeService::Stub& rt, const std::vector<std::string>& ids);
+
+// The benchmarks' container: `sleep 100000` from `image`, in its own PID namespace.
+runtime::v1::ContainerConfig sleeper_config(const std::string& name, const std::string& image);
 
 }  // namespace berth::bench

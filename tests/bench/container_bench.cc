@@ -80,12 +80,7 @@ void run_container_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& i
   std::vector<std::string> ids;
   std::string last_error;
   auto create_start = [&](int i) {
-    v1::ContainerConfig c;
-    c.mutable_metadata()->set_name("c" + std::to_string(i));
-    c.mutable_image()->set_image(o.image);
-    c.add_command("sleep");
-    c.add_command("100000");
-    c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_pid(v1::CONTAINER);
+    v1::ContainerConfig c = sleeper_config("c" + std::to_string(i), o.image);
     grpc::ClientContext cctx;
     v1::CreateContainerRequest creq;
     creq.set_pod_sandbox_id(pod_id);
