@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "berth/cgroups_path.h"
+#include "berth/monitor.h"
 #include "berth/wall_clock.h"
 #include "container_state.h"
 
@@ -53,6 +54,20 @@ Status ContainerManager::Impl::kill_and_wait(Container& c, std::chrono::seconds 
   if (!rt.ok()) return rt.status();
   Status killed = rt->kill(c.rec.id, SIGKILL);
   if (wait_exited(c, timeout)) return ok_status();
+  // No exit came: the monitor could not be watched (logged at start). When the runtime says the
+  // container is gone, record the exit from its exit file (or as unknown) rather than fail
+  // every stop of it from now on.
+  if (auto st = rt->state(c.rec.id); st.ok() ? st->status == "stopped" : st.status().code() == Code::not_found) {
+    ExitInfo exit;
+    if (auto from_file = read_exit_file(c.exit_file); from_file.ok()) {
+      exit = *from_file;
+    } else {
+      exit.exit_code = kUnknownExitCode;
+      exit.reason = "the exit of container " + c.rec.id + " was not reported by its monitor";
+    }
+    on_exit(c.rec.id, exit);
+    return ok_status();
+  }
   if (!killed.ok()) return killed.context("kill container " + c.rec.id);
   return deadline_exceeded("container " + c.rec.id + " did not exit within " + std::to_string(timeout.count()) + "s of SIGKILL");
 }

@@ -386,6 +386,26 @@ TEST_F(Containers, OutOfMemoryIsReportedAsOOMKilled) {
   ASSERT_OK(cri.remove_container(id));
 }
 
+TEST_F(Containers, StopRecordsTheExitWhenTheMonitorCannotTellIt) {
+  auto& cri = ready();
+  std::string id = run(shell_container("mute", "sleep 100000"));
+  v1::ContainerStatusResponse verbose;
+  ASSERT_OK(cri.container_status(id, &verbose, true));
+  int pid = nlohmann::json::parse(verbose.info().at("info"))["pid"].get<int>();
+  // The container's parent is its monitor; a stopped monitor reports nothing.
+  std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  int monitor = std::atoi(stat.substr(stat.rfind(')') + 4).c_str());
+  ASSERT_GT(monitor, 1);
+  ASSERT_EQ(::kill(monitor, SIGSTOP), 0);
+  std::unique_ptr<int, void (*)(int*)> resume(&monitor, [](int* m) { ::kill(*m, SIGCONT); });
+  // After the wait for SIGKILL's exit runs out, the runtime's "stopped" is enough.
+  ASSERT_OK(cri.stop_container(id, 0));
+  auto st = status(id);
+  EXPECT_EQ(st.state(), v1::CONTAINER_EXITED);
+  EXPECT_EQ(st.reason(), "Unknown") << st.message();
+  ASSERT_OK(cri.remove_container(id));
+}
+
 TEST_F(Containers, ContainersOutliveABerthdKill) {
   TempDir& shared = scratch();
   auto net = std::make_shared<TestNetwork>();
