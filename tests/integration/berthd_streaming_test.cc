@@ -167,6 +167,35 @@ TEST_F(BerthdStreaming, AttachToATtyAndANonTtyContainer) {
   EXPECT_EQ(attach(nostdin, true, false, &url).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 }
 
+TEST_F(BerthdStreaming, AStalledClientBlocksNeitherTheContainerNorOtherSessions) {
+  ready();
+  // Output without end, ~400 KB/s (a reader that keeps up sees every line; the monitor drops
+  // what a full attach pipe cannot take), and a marker line once /tmp/go appears.
+  std::string id = run(test_container(
+      "chatty", image(),
+      {"/bin/sh", "-c",
+       "x=$(head -c 4000 /dev/zero | tr '\\0' c); while true; do if [ -e /tmp/go ]; then rm /tmp/go; echo MARKER; fi; "
+       "echo chatter-$x; sleep 0.01; done"}));
+  std::string stalled_url, reader_url;
+  ASSERT_OK(attach(id, false, false, &stalled_url));
+  ASSERT_OK(attach(id, false, false, &reader_url));
+  // With SPDY flow control the client grants window only for what it reads: this one reads
+  // nothing, so the server can send it no more than its first window.
+  auto stalled = RemoteCommandClient::connect(stalled_url, {.transport = Transport::spdy, .spdy_flow_control = true});
+  ASSERT_TRUE(stalled.ok()) << stalled.status().message();
+  auto reader = RemoteCommandClient::connect(reader_url, {.transport = Transport::spdy});
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  ASSERT_TRUE((*reader)->wait_stdout("chatter", kWait));
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // long enough to fill every buffer on the way to it
+  // Another session (an exec) still runs, the container still writes, the reader still reads.
+  v1::ExecSyncResponse r;
+  ASSERT_OK(cri_->exec_sync(id, {"touch", "/tmp/go"}, &r, 10));
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_TRUE((*reader)->wait_stdout("MARKER", kWait));
+  EXPECT_TRUE(wait_for_file_text(logs_->path() + "/chatty.log", "stdout F MARKER"));
+  EXPECT_EQ(status(id).state(), v1::CONTAINER_RUNNING);
+}
+
 TEST_F(BerthdStreaming, PortForwardIntoThePod) {
   ready();
   // An echo server inside the pod's network namespace (busybox nc, a persistent listener).
