@@ -81,14 +81,7 @@ Result<ContainerRecord> read_container_record(const std::string& path) { return 
 Status remove_container_record(const std::string& dir, const std::string& id) { return remove_record(dir, id, "container record"); }
 
 LoadedContainerRecords load_container_records(const std::string& dir, const std::string& quarantine_dir) {
-  LoadedContainerRecords out;
-  out.quarantined = load_checksummed_dir(dir, quarantine_dir, kVersion, [&](const json& j) -> Status {
-    auto parsed = from_json(j);
-    if (!parsed.ok()) return parsed.status();
-    out.valid.push_back(std::move(parsed.value()));
-    return ok_status();
-  });
-  return out;
+  return load_records<ContainerRecord>(dir, quarantine_dir, kVersion, from_json);
 }
 
 }  // namespace berth

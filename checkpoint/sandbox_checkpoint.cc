@@ -88,14 +88,7 @@ Result<SandboxCheckpoint> read_checkpoint(const std::string& path) { return read
 Status remove_checkpoint(const std::string& dir, const std::string& id) { return remove_record(dir, id, "checkpoint"); }
 
 LoadedCheckpoints load_checkpoints(const std::string& dir, const std::string& quarantine_dir) {
-  LoadedCheckpoints out;
-  out.quarantined = load_checksummed_dir(dir, quarantine_dir, kVersion, [&](const json& j) -> Status {
-    auto parsed = from_json(j);
-    if (!parsed.ok()) return parsed.status();
-    out.valid.push_back(std::move(parsed.value()));
-    return ok_status();
-  });
-  return out;
+  return load_records<SandboxCheckpoint>(dir, quarantine_dir, kVersion, from_json);
 }
 
 }  // namespace berth

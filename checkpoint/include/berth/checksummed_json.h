@@ -41,6 +41,25 @@ auto read_record(const std::string& path, int version, Parse parse, const std::s
   return parsed;
 }
 
+template <class Record>
+struct LoadedRecords {
+  std::vector<Record> valid;
+  std::vector<std::string> quarantined;  // files moved aside, with why
+};
+
+// Every record of `dir` that reads and parses; the others quarantined (load_checksummed_dir).
+template <class Record, class Parse>
+LoadedRecords<Record> load_records(const std::string& dir, const std::string& quarantine_dir, int version, Parse parse) {
+  LoadedRecords<Record> out;
+  out.quarantined = load_checksummed_dir(dir, quarantine_dir, version, [&](const nlohmann::json& j) -> Status {
+    auto parsed = parse(j);
+    if (!parsed.ok()) return parsed.status();
+    out.valid.push_back(std::move(parsed.value()));
+    return ok_status();
+  });
+  return out;
+}
+
 // Reads members of a record with at()/get<>(), which throw json::exception on a missing member
 // or another type; remembers the member being read so the error can name it:
 //   "field 'metadata.name': type must be string, but is number".

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "berth/checksummed_json.h"
 #include "berth/status.h"
 
 namespace berth {
@@ -38,10 +39,7 @@ Status write_container_record(const std::string& dir, const ContainerRecord& rec
 Result<ContainerRecord> read_container_record(const std::string& path);
 Status remove_container_record(const std::string& dir, const std::string& id);
 
-struct LoadedContainerRecords {
-  std::vector<ContainerRecord> valid;
-  std::vector<std::string> quarantined;  // files moved aside, with why
-};
+using LoadedContainerRecords = LoadedRecords<ContainerRecord>;
 
 LoadedContainerRecords load_container_records(const std::string& dir, const std::string& quarantine_dir);
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/checksummed_json.h"
 #include "berth/status.h"
 
 namespace berth {
@@ -42,10 +43,7 @@ Status write_checkpoint(const std::string& dir, const SandboxCheckpoint& cp);
 Result<SandboxCheckpoint> read_checkpoint(const std::string& path);
 Status remove_checkpoint(const std::string& dir, const std::string& id);
 
-struct LoadedCheckpoints {
-  std::vector<SandboxCheckpoint> valid;
-  std::vector<std::string> quarantined;  // files moved aside, with why
-};
+using LoadedCheckpoints = LoadedRecords<SandboxCheckpoint>;
 
 // Reads every checkpoint in `dir`; one that does not parse or whose checksum does not match is
 // moved to `quarantine_dir` (and reported), never deleted and never trusted.
