@@ -1,5 +1,7 @@
 // `<runtime> create` spawned with the container's stdio; the wait also serves the console socket,
-// because runc hands over the pty master while create is still running.
+// because runc hands over the pty master while create is still running. The spawn is written out
+// here rather than calling posix/'s spawn_process: berth-monitor is built without exceptions and
+// without the C++ runtime library (std::string, Status), which spawn_process needs.
 #include "runtime_create.h"
 
 #include <errno.h>
