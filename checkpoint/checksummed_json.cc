@@ -33,7 +33,7 @@ std::string sha256_hex(const std::string& data) {
   return out;
 }
 
-Status write_checksummed_json(const std::string& path, json object, const std::string& what) {
+Status write_checksummed_json(const std::string& path, json object, const std::string& what, bool durable) {
   // dump() throws on strings that are not UTF-8 (a message may quote a runtime's raw stderr);
   // replacing them keeps the record writable, and the checksum matches the replaced text, which
   // is what a reader's dump() of the parsed file gives.
@@ -41,7 +41,7 @@ Status write_checksummed_json(const std::string& path, json object, const std::s
   object.erase("checksum");
   std::string sum = "sha256:" + sha256_hex(object.dump(-1, ' ', false, replace));
   object["checksum"] = sum;
-  return write_file_atomically(path, object.dump(2, ' ', false, replace) + "\n").context("write " + what);
+  return write_file_atomically(path, object.dump(2, ' ', false, replace) + "\n", 0600, durable).context("write " + what);
 }
 
 Result<json> read_checksummed_json(const std::string& path, int version) {

@@ -14,12 +14,22 @@ namespace {
 
 constexpr int kVersion = 1;
 
+const char* phase_name(SandboxPhase p) {
+  switch (p) {
+    case SandboxPhase::creating: return "creating";
+    case SandboxPhase::ready: return "ready";
+    case SandboxPhase::stopped: return "stopped";
+  }
+  return "ready";
+}
+
 json to_json(const SandboxCheckpoint& c) {
   json ports = json::array();
   for (const auto& p : c.port_mappings)
     ports.push_back({{"protocol", p.protocol}, {"container_port", p.container_port}, {"host_port", p.host_port}, {"host_ip", p.host_ip}});
   return {{"version", kVersion},
           {"id", c.id},
+          {"phase", phase_name(c.phase)},
           {"metadata", {{"name", c.name}, {"namespace", c.namespace_}, {"uid", c.uid}, {"attempt", c.attempt}}},
           {"netns_path", c.netns_path},
           {"host_network", c.host_network},
@@ -41,6 +51,13 @@ Result<SandboxCheckpoint> from_json(const json& j) {
   try {
     SandboxCheckpoint c;
     c.id = f.at(j, "id").get<std::string>();
+    c.phase = SandboxPhase::ready;
+    if (j.contains("phase")) {
+      std::string phase = f.at(j, "phase").get<std::string>();
+      if (phase == "creating") c.phase = SandboxPhase::creating;
+      else if (phase == "stopped") c.phase = SandboxPhase::stopped;
+      else if (phase != "ready") return invalid_argument("malformed: field 'phase': unknown phase '" + phase + "'");
+    }
     const json& m = f.at(j, "metadata");
     c.name = f.at(m, "name", "metadata").get<std::string>();
     c.namespace_ = f.at(m, "namespace", "metadata").get<std::string>();
@@ -79,8 +96,8 @@ Result<SandboxCheckpoint> from_json(const json& j) {
 
 std::string checkpoint_path(const std::string& dir, const std::string& id) { return record_path(dir, id); }
 
-Status write_checkpoint(const std::string& dir, const SandboxCheckpoint& cp) {
-  return write_checksummed_json(checkpoint_path(dir, cp.id), to_json(cp), "checkpoint of " + cp.id);
+Status write_checkpoint(const std::string& dir, const SandboxCheckpoint& cp, bool durable) {
+  return write_checksummed_json(checkpoint_path(dir, cp.id), to_json(cp), "checkpoint of " + cp.id, durable);
 }
 
 Result<SandboxCheckpoint> read_checkpoint(const std::string& path) { return read_record(path, kVersion, from_json, "checkpoint"); }

@@ -1,7 +1,8 @@
-// Container lifecycle: create (rootfs, spec, record, log file), start (the monitor runs the
-// runtime's `run --detach`: one runtime process for create and start), remove, and recovery at berthd start (records
-// reloaded, monitors of running containers watched again). Each multi-step call keeps a rollback
-// list and undoes every finished step when a later one fails.
+// Container lifecycle: create (rootfs, spec, record, log file) and start (the monitor runs the
+// runtime's `run --detach`: one runtime process for create and start). Both hold a lease on the
+// pod, so no container is made or started in a pod being stopped or removed. Create keeps a
+// rollback list and undoes every finished step when a later one fails; a crash before its record
+// is written leaves only files under berth's own dirs, which recovery removes.
 #include "berth/container_manager.h"
 #include "berth/file_text.h"
 #include "berth/object_id.h"
@@ -23,6 +24,7 @@
 #include "berth/cgroups_path.h"
 #include "berth/container_rootfs.h"
 #include "berth/container_spec.h"
+#include "berth/fault_point.h"
 #include "berth/image_manager.h"
 #include "berth/sandbox_manager.h"
 #include "container_state.h"
@@ -31,8 +33,6 @@ namespace berth {
 
 namespace v1 = runtime::v1;
 namespace fs = std::filesystem;
-
-namespace {
 
 bool config_from_json(const nlohmann::json& j, v1::ContainerConfig* config) {
   if (!j.is_string()) return false;
@@ -47,7 +47,6 @@ bool config_from_json(const nlohmann::json& j, v1::ContainerConfig* config) {
   return config->ParseFromString(bin);
 }
 
-// Reads the image's stop signal, or the config's when it names one; SIGTERM by default.
 int stop_signal_of(const v1::ContainerConfig& c, const std::string& image_stop_signal) {
   if (c.stop_signal() != 0) {
     if (int n = signal_number(v1::Signal_Name(c.stop_signal()))) return n;
@@ -55,8 +54,6 @@ int stop_signal_of(const v1::ContainerConfig& c, const std::string& image_stop_s
   if (int n = signal_number(image_stop_signal)) return n;
   return 15;
 }
-
-}  // namespace
 
 // The config as serialized protobuf (the generated CRI code is protobuf-lite: no JSON printing),
 // base64 in the record.
@@ -123,53 +120,7 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
   Impl* raw = impl.get();
   impl->watcher = std::make_unique<MonitorWatcher>([raw](const std::string& id, const ExitInfo& e) { raw->on_exit(id, e); });
 
-  auto loaded = load_container_records(impl->records_dir, impl->quarantine_dir);
-  for (const auto& q : loaded.quarantined) spdlog::error("container record quarantined: {}", q);
-  std::vector<std::shared_ptr<Container>> to_watch;
-  for (auto& rec : loaded.valid) {
-    auto c = std::make_shared<Container>();
-    if (!config_from_json(rec.config, &c->config)) {
-      spdlog::error("container {}: its record's config does not decode; the container is left out", rec.id);
-      continue;
-    }
-    c->bundle = impl->containers_state + "/" + rec.id;
-    c->rootfs = c->bundle + "/rootfs";
-    c->upper = impl->layers_dir + "/" + rec.id + "/upper";
-    c->work = impl->layers_dir + "/" + rec.id + "/work";
-    c->socket = impl->monitor_socket(rec.id);
-    c->exit_file = c->bundle + "/exit.json";
-    auto spec = nlohmann::json::parse(read_text_file(c->bundle + "/config.json"), nullptr, false);
-    // Typed reads: value() would throw on a damaged config.json, and this runs at every start.
-    if (spec.is_object() && spec.contains("linux") && spec["linux"].is_object() && spec["linux"].contains("cgroupsPath")) {
-      if (spec["linux"]["cgroupsPath"].is_string()) c->cgroups_path = spec["linux"]["cgroupsPath"].get<std::string>();
-      else spdlog::warn("container {}: its config.json's linux.cgroupsPath is not a string; ignored", rec.id);
-    }
-    std::string image_signal = rec.stop_signal;
-    if (image_signal.empty())  // a record from before berth kept the image's signal
-      if (auto image = impl->opt.images->find(rec.image_id)) image_signal = image->config.stop_signal;
-    c->stop_signal = stop_signal_of(c->config, image_signal);
-    impl->opt.images->hold(rec.image_id);
-    bool lost = !fs::exists(c->bundle + "/config.json");
-    if (rec.state == v1::CONTAINER_RUNNING) {
-      to_watch.push_back(c);
-    } else if (rec.state == v1::CONTAINER_CREATED && lost) {
-      // Runtime state is gone (a reboot): it can never start.
-      rec.state = v1::CONTAINER_EXITED;
-      rec.exit_code = 255;
-      rec.reason = "Unknown";
-      rec.message = "berth lost the container's runtime state (" + c->bundle + ") before it started";
-      rec.finished_at = wall_clock_ns();
-    }
-    c->rec = std::move(rec);
-    (void)impl->names.reserve(name_key(c->rec.sandbox_id, c->config.metadata()), c->rec.id, "container");
-    impl->containers[c->rec.id] = c;
-  }
-  for (const auto& c : to_watch) {
-    if (Status s = impl->watcher->watch(c->rec.id, c->socket, c->exit_file); !s.ok())
-      spdlog::error("container {}: {}", c->rec.id, s.message());
-  }
-  if (!loaded.valid.empty())
-    spdlog::info("containers: recovered {} from records, {} running", loaded.valid.size(), to_watch.size());
+  impl->recover();
   return std::unique_ptr<ContainerManager>(new ContainerManager(std::move(impl)));
 }
 
@@ -178,9 +129,10 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   if (md.name().empty()) return invalid_argument("config.metadata.name: must not be empty");
   if (config.image().image().empty()) return invalid_argument("config.image.image: must not be empty");
   if (config.log_path().rfind('/', 0) == 0) return invalid_argument("config.log_path: '" + config.log_path() + "' must be relative to the pod's log_directory");
-  auto pod = impl_->opt.sandboxes->info(sandbox_id);
-  if (!pod) return not_found("pod sandbox " + sandbox_id + " not found");
-  if (!pod->ready) return failed_precondition("pod sandbox " + pod->id + " is not ready");
+  // Held until the container is in the index: a pod being stopped or removed waits for it.
+  auto lease = impl_->opt.sandboxes->lease(sandbox_id);
+  if (!lease.ok()) return lease.status();
+  const SandboxInfo* pod = &lease->info;
   auto image = impl_->opt.images->find(config.image().image());
   if (!image) return not_found("image " + config.image().image() + " not found (pull it first)");
   auto rt = impl_->runtime_for(pod->runtime_handler);
@@ -191,6 +143,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   if (Status s = impl_->names.reserve(key, id, "container"); !s.ok()) return s;
   Rollback undo;
   undo.add([&] { impl_->names.release(key, id); });
+  fault_point(FaultPoint::create_container_name_reserved);
   auto fail = [&](const Status& s) {
     undo.run();
     return s.context("create container " + md.name() + " in pod " + pod->id);
@@ -212,6 +165,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
     fs::remove_all(impl_->containers_state + "/" + id, e);
     fs::remove_all(impl_->layers_dir + "/" + id, e);
   });
+  fault_point(FaultPoint::create_container_dirs_made);
   impl_->opt.images->hold(image->id);
   undo.add([this, img = image->id] { impl_->opt.images->release(img); });
   // A RemoveImage between the look-up and the hold may have freed the layers: held now, the
@@ -220,7 +174,10 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
     return fail(not_found("config.image.image: image " + config.image().image() + " was removed while the container was created"));
   if (Status s = mount_container_rootfs(impl_->opt.images->snapshot_dirs(*image), c->upper, c->work, c->rootfs); !s.ok())
     return fail(s);
-  undo.add([root = c->rootfs] { (void)unmount_container_rootfs(root); });
+  undo.add([root = c->rootfs, id] {
+    if (Status s = unmount_container_rootfs(root); !s.ok()) spdlog::error("container {}: undo step 'rootfs' failed: {}", id, s.message());
+  });
+  fault_point(FaultPoint::create_container_rootfs_mounted);
 
   // Beside the pause, under the pod's cgroup parent (CRI has no per-container parent).
   auto cgroups = cgroups_path_for(pod->cgroup_parent, id, impl_->opt.systemd_cgroup);
@@ -250,6 +207,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   auto spec = build_container_spec(config, pfc, ifc, in);
   if (!spec.ok()) return fail(spec.status());
   if (Status s = write_file_atomically(c->bundle + "/config.json", spec->spec.dump(), 0600, false); !s.ok()) return fail(s);
+  fault_point(FaultPoint::create_container_spec_written);
 
   std::string log_path;
   if (!pod->log_directory.empty() && !config.log_path().empty()) {
@@ -259,6 +217,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
     if (fd < 0) return fail(errno_status(errno, "create log file " + log_path));
     ::close(fd);
   }
+  fault_point(FaultPoint::create_container_log_created);
   auto cfg_json = config_to_json(config);
   if (!cfg_json.ok()) return fail(cfg_json.status());
   ContainerRecord& r = c->rec;
@@ -277,7 +236,9 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   r.uid = spec->user.uid;
   r.gid = spec->user.gid;
   r.additional_gids = spec->user.additional_gids;
+  c->runtime_may_exist = false;
   if (Status s = impl_->save(*c); !s.ok()) return fail(s);
+  fault_point(FaultPoint::create_container_record_written);
   {
     std::lock_guard lock(impl_->mu);
     impl_->containers[id] = c;
@@ -293,16 +254,20 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
   if (!c) return err;
   std::lock_guard op(c->op);
   const std::string id = c->rec.id;
+  {
+    std::lock_guard lock(c->mu);
+    if (c->removed) return not_found("container " + id + " not found (it was removed)");
+  }
   if (c->state() != v1::CONTAINER_CREATED)
     return failed_precondition("start container " + id + ": it is " + v1::ContainerState_Name(c->state()) + ", not CREATED");
-  auto pod = impl_->opt.sandboxes->info(c->rec.sandbox_id);
-  if (!pod || !pod->ready) return failed_precondition("start container " + id + ": pod sandbox " + c->rec.sandbox_id + " is not ready");
+  auto lease = impl_->opt.sandboxes->lease(c->rec.sandbox_id);
+  if (!lease.ok()) return failed_precondition("start container " + id + ": " + lease.status().message());
   auto rt = impl_->runtime_for(c->rec.runtime_handler);
   if (!rt.ok()) return rt.status();
 
   // A start that fails leaves the container EXITED with the runtime's words, as containerd does.
   auto start_failed = [&](const Status& s) {
-    (void)rt->remove(id);
+    if (Status d = rt->remove(id); !d.ok()) spdlog::error("container {}: undo step 'runtime' of a failed start: {}", id, d.message());
     {
       std::lock_guard lock(c->mu);
       if (c->rec.state != v1::CONTAINER_EXITED) {
@@ -326,8 +291,11 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
                         .exit_file = c->exit_file, .log_path = c->rec.log_path.empty() ? "/dev/null" : c->rec.log_path, .tty = c->config.tty(),
                         .open_stdin = c->config.stdin(), .stdin_once = c->config.stdin_once(), .start = true,
                         .diagnostics_path = c->bundle + "/monitor.log"};
+  c->runtime_may_exist = true;
+  fault_point(FaultPoint::start_container_monitor_spawning);
   auto started = spawn_monitor(m);
   if (!started.ok()) return start_failed(started.status());
+  fault_point(FaultPoint::start_container_runtime_started);
   // RUNNING is recorded and told before the exit watch begins: exits are learnt only through the
   // watch, so a container that exits at once is never reported STOPPED before STARTED.
   {
@@ -337,42 +305,12 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
     if (c->rec.state == v1::CONTAINER_CREATED) c->rec.state = v1::CONTAINER_RUNNING;
     if (Status s = impl_->save(*c); !s.ok()) spdlog::error("container {}: {}", id, s.message());
   }
+  fault_point(FaultPoint::start_container_running_recorded);
   impl_->emit(*c, v1::CONTAINER_STARTED_EVENT);
   if (Status s = impl_->watcher->watch(id, c->socket, c->exit_file); !s.ok()) {
-    (void)rt->kill(id, 9);
+    if (Status k = rt->kill(id, 9); !k.ok()) spdlog::error("container {}: undo step 'kill' of a failed watch: {}", id, k.message());
     return start_failed(s);
   }
-  return ok_status();
-}
-
-Status ContainerManager::remove(const std::string& id_or_prefix) {
-  auto c = impl_->find(id_or_prefix, nullptr);
-  if (!c) return ok_status();  // CRI: removing an unknown container succeeds
-  std::lock_guard op(c->op);
-  const std::string id = c->rec.id;
-  if (c->state() == v1::CONTAINER_RUNNING)
-    if (Status s = impl_->kill_and_wait(*c, std::chrono::seconds(30)); !s.ok()) return s.context("remove container " + id);
-  auto rt = impl_->runtime_for(c->rec.runtime_handler);
-  if (rt.ok())
-    if (Status s = rt->remove(id); !s.ok()) return s.context("remove container " + id);
-  impl_->watcher->unwatch(id);
-  if (Status s = unmount_container_rootfs(c->rootfs); !s.ok()) return s.context("remove container " + id);
-  std::error_code ec;
-  fs::remove_all(c->bundle, ec);
-  if (!ec) fs::remove_all(impl_->layers_dir + "/" + id, ec);
-  if (ec) return internal_error("remove container " + id + ": " + ec.message());
-  if (Status s = remove_container_record(impl_->records_dir, id); !s.ok()) return s;
-  impl_->opt.images->release(c->rec.image_id);
-  {
-    std::lock_guard lock(c->mu);
-    c->removed = true;
-  }
-  {
-    std::lock_guard lock(impl_->mu);
-    impl_->containers.erase(id);
-    impl_->names.release(name_key(c->rec.sandbox_id, c->config.metadata()), id);
-  }
-  impl_->emit(*c, v1::CONTAINER_DELETED_EVENT);
   return ok_status();
 }
 

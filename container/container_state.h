@@ -29,6 +29,9 @@ struct Container {
   std::string bundle, rootfs, upper, work, socket, exit_file, cgroups_path;
   int stop_signal = 15;
   bool removed = false;  // guarded by mu
+  // Whether the runtime may hold state for it (guarded by op): false from CreateContainer until
+  // StartContainer spawns its monitor; true after a restart, when that is not known.
+  bool runtime_may_exist = true;
 
   runtime::v1::ContainerState state() const {
     std::lock_guard lock(mu);
@@ -44,8 +47,18 @@ struct ContainerManager::Impl {
   std::map<std::string, std::shared_ptr<Container>> containers;
   NameReservations names;  // sandbox id + name + attempt -> id
   std::unique_ptr<MonitorWatcher> watcher;
+  // Recovered containers whose pod is gone, or that run without a monitor: finish_recovery's work.
+  std::vector<std::string> orphans, unmonitored;
 
   Result<OciRuntime> runtime_for(const std::string& handler) const;
+  // Recovery (container_recovery.cc): records back into the index, checked against the monitors.
+  void recover();
+  // A CREATED record whose StartContainer a crash cut short: adopts a running monitor, or takes
+  // the exit it left, or stays CREATED. Returns true when the container is to be watched.
+  bool settle_created(Container& c);
+  void remove_leftovers();
+  // Every resource of a container, whatever its state (container_remove.cc); call with c.op held.
+  Status destroy(Container& c);
   // Named by the first 128 bits of the id, to keep the path short.
   std::string monitor_socket(const std::string& id) const { return monitors_dir + "/" + id.substr(0, 32) + ".sock"; }
   std::shared_ptr<Container> find(const std::string& id_or_prefix, Status* err);
@@ -59,7 +72,10 @@ struct ContainerManager::Impl {
 };
 
 std::string name_key(const std::string& sandbox_id, const runtime::v1::ContainerMetadata& m);
-// The config as records keep it (serialized protobuf, base64).
+// The config as records keep it (serialized protobuf, base64), and back.
 Result<nlohmann::json> config_to_json(const runtime::v1::ContainerConfig& config);
+bool config_from_json(const nlohmann::json& j, runtime::v1::ContainerConfig* config);
+// The config's stop signal when it names one, else the image's; SIGTERM by default.
+int stop_signal_of(const runtime::v1::ContainerConfig& c, const std::string& image_stop_signal);
 
 }  // namespace berth

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "berth/cgroups_path.h"
+#include "berth/fault_point.h"
 #include "berth/monitor.h"
 #include "berth/wall_clock.h"
 #include "container_state.h"
@@ -73,8 +74,9 @@ Status ContainerManager::Impl::kill_and_wait(Container& c, std::chrono::seconds 
 }
 
 Status ContainerManager::stop(const std::string& id_or_prefix, int64_t timeout_seconds) {
-  auto c = impl_->find(id_or_prefix, nullptr);
-  if (!c) return ok_status();  // CRI: stopping an unknown container succeeds
+  Status err;
+  auto c = impl_->find(id_or_prefix, &err);
+  if (!c) return err.code() == Code::not_found ? ok_status() : err;  // CRI: stopping an unknown container succeeds
   std::lock_guard op(c->op);
   if (c->state() != v1::CONTAINER_RUNNING) return ok_status();
   const std::string id = c->rec.id;
@@ -83,10 +85,16 @@ Status ContainerManager::stop(const std::string& id_or_prefix, int64_t timeout_s
     if (!rt.ok()) return rt.status();
     Status sent = rt->kill(id, c->stop_signal);
     if (!sent.ok() && c->state() == v1::CONTAINER_RUNNING) spdlog::warn("stop container {}: {}", id, sent.message());
-    if (impl_->wait_exited(*c, std::chrono::seconds(timeout_seconds))) return ok_status();
+    fault_point(FaultPoint::stop_container_signal_sent);
+    if (impl_->wait_exited(*c, std::chrono::seconds(timeout_seconds))) {
+      fault_point(FaultPoint::stop_container_exit_recorded);
+      return ok_status();
+    }
     spdlog::info("container {} did not stop within {}s of signal {}; killing it", id, timeout_seconds, c->stop_signal);
   }
-  return impl_->kill_and_wait(*c, std::chrono::seconds(30)).context("stop container " + id);
+  Status killed = impl_->kill_and_wait(*c, std::chrono::seconds(30));
+  fault_point(FaultPoint::stop_container_exit_recorded);
+  return killed.context("stop container " + id);
 }
 
 }  // namespace berth

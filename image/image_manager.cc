@@ -18,6 +18,7 @@
 #include "berth/image_reference.h"
 #include "blob_store.h"
 #include "image_index.h"
+#include "berth/fault_point.h"
 #include "layer_unpack.h"
 #include "manifest.h"
 #include "pull_libraries.h"
@@ -97,6 +98,7 @@ Status ImageManager::Impl::fetch_blob(RegistryClient& client, const Descriptor& 
     if (!w.ok()) return w.status();
     Status s = client.get_blob(d.digest, [&](const char* data, size_t n) { return (*w)->write(data, n); });
     if (s.ok()) s = (*w)->commit();
+    if (s.ok()) fault_point(FaultPoint::pull_image_blob_stored);
     if (s.ok()) return s;
     last = s;
     if (s.code() != Code::unavailable && s.code() != Code::deadline_exceeded) break;
@@ -116,8 +118,10 @@ Status ImageManager::Impl::ensure_layer(RegistryClient& client, const Descriptor
   std::error_code ec;
   fs::remove_all(temp, ec);
   if (::mkdir(temp.c_str(), 0755) != 0) return errno_status(errno, what + ": mkdir " + temp);
+  fault_point(FaultPoint::pull_image_layer_unpacking);
   s = unpack_layer(blobs->path(d.digest), temp, what);
   if (s.ok() && ::rename(temp.c_str(), snap.c_str()) != 0) s = errno_status(errno, what + ": rename snapshot");
+  if (s.ok()) fault_point(FaultPoint::pull_image_layer_unpacked);
   if (!s.ok()) fs::remove_all(temp, ec);
   return s;
 }
@@ -183,6 +187,7 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
   lease.keep(top->digest);
   lease.keep(parsed->config.digest);
   for (const auto& layer : parsed->layers) lease.keep(layer.digest);
+  fault_point(FaultPoint::pull_image_manifest_fetched);
   if (Status s = blobs->put(image_manifest.digest, image_manifest.body); !s.ok()) return s.context(what);
   if (top->digest != image_manifest.digest)
     if (Status s = blobs->put(top->digest, top->body); !s.ok()) return s.context(what);
@@ -222,6 +227,7 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
   index.upsert(r);
   lease.end_locked();  // the record keeps it all live from here
   if (Status s = index.save(); !s.ok()) return s.context(what);
+  fault_point(FaultPoint::pull_image_recorded);
   return *index.find(r.id);
 }
 
@@ -401,8 +407,8 @@ Status ImageManager::finish_recovery() {
     impl_->index.erase(id);
     erased = true;
   }
-  if (!erased) return ok_status();
-  Status s = impl_->index.save();
+  Status s = erased ? impl_->index.save() : ok_status();
+  // Always: blobs and snapshots of a pull a crash cut short belong to no image.
   impl_->collect_garbage();
   return s.context("image store recovery");
 }

@@ -1,4 +1,4 @@
-// berthd's one-shot requests to a running monitor: log reopen and attach (with the session's
+// berthd's one-shot requests to a running monitor: hello (who it serves), log reopen and attach (with the session's
 // resize and exit wait). Persists nothing.
 #include <errno.h>
 #include <poll.h>
@@ -20,6 +20,21 @@ Status connect_error(int err, const std::string& what) {
 }
 
 }  // namespace
+
+Result<MonitorHello> monitor_hello(const std::string& socket_path, std::chrono::milliseconds timeout) {
+  const std::string what = "hello via " + socket_path;
+  UniqueFd conn;
+  if (int err = monitor_connection::connect_monitor(socket_path, &conn)) return connect_error(err, what);
+  Status s = monitor_connection::send_request(conn.get(), proto::Type::hello, nullptr, 0, what);
+  if (!s.ok()) return s;
+  monitor_connection::Reply reply;
+  s = monitor_connection::receive_reply(conn.get(), Clock::now() + timeout, &reply, what);
+  if (!s.ok()) return s.code() == Code::unavailable ? Status(Code::not_found, s.message()) : s;
+  proto::HelloReply h;
+  if (reply.type != proto::Type::hello_reply || reply.fixed_len < sizeof h) return internal_error(what + ": unexpected reply from berth-monitor");
+  memcpy(&h, reply.fixed, sizeof h);
+  return MonitorHello{h.monitor_pid, h.container_pid};
+}
 
 Status reopen_log(const std::string& socket_path, std::chrono::milliseconds timeout) {
   const std::string what = "reopen log via " + socket_path;

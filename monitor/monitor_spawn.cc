@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "berth/command.h"
+#include "berth/fault_point.h"
 #include "berth/monitor.h"
 #include "berth/monitor_protocol.h"
 #include "packet_io.h"
@@ -147,6 +148,7 @@ Result<MonitorStarted> spawn_monitor(const MonitorSpawnOptions& o) {
     become_monitor(theirs.get(), devnull.get(), diag.get(), binary->c_str(), argv.data(), environ, spawned,
                    spawned_len, failed, failed_len);
   theirs.reset();
+  fault_point(FaultPoint::start_container_monitor_forked);
   while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
   }
 

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <set>
 
+#include "berth/fault_point.h"
 #include "capability_args.h"
 #include "cni_result.h"
 #include "conf_dir_watcher.h"
@@ -165,6 +166,7 @@ Result<PodNetworkStatus> CniManager::setup(const PodNetworkRequest& req) {
   e.capability_args = *caps;
   e.netns = req.netns_path;
   if (Status s = state_->cache.save(e); !s.ok()) return s.context("network setup");
+  fault_point(FaultPoint::run_pod_sandbox_cni_entry_saved);
 
   // From here on every failure DELs what ADD may have set up (address, veth, rules) before
   // returning, with the very config ADD used.
@@ -183,6 +185,7 @@ Result<PodNetworkStatus> CniManager::setup(const PodNetworkRequest& req) {
       return failed.context("network setup of " + e.container_id);
     }
     prev = result;
+    fault_point(FaultPoint::run_pod_sandbox_cni_plugin_added);
   }
   auto ips = result_ips(prev);
   Status failed = ips.ok() ? ok_status() : ips.status();
@@ -255,15 +258,14 @@ void CniManager::State::retry_orphans(const std::string& skip) {
   }
 }
 
-void CniManager::release_orphans(const std::vector<std::string>& live) {
-  {
-    std::set<std::string> alive(live.begin(), live.end());
-    std::lock_guard lock(state_->mu);
-    for (const auto& id : state_->cache.container_ids())
-      if (!alive.count(id)) state_->orphans.insert(id);
-  }
-  state_->retry_orphans("");
+void CniManager::adopt_orphans(const std::vector<std::string>& live) {
+  std::set<std::string> alive(live.begin(), live.end());
+  std::lock_guard lock(state_->mu);
+  for (const auto& id : state_->cache.container_ids())
+    if (!alive.count(id)) state_->orphans.insert(id);
 }
+
+void CniManager::retry_orphans() { state_->retry_orphans(""); }
 
 Status CniManager::teardown(const std::string& sandbox_id, const std::string& netns_path) {
   state_->retry_orphans(sandbox_id);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -69,7 +70,7 @@ Status OciRuntime::create(const std::string& id, const std::string& bundle) cons
   std::vector<std::string> args{binary_, "--root", root_, "--log", log, "--log-format", "json"};
   if (systemd_cgroup_) args.push_back("--systemd-cgroup");
   args.insert(args.end(), {"create", "--bundle", bundle, "--pid-file", bundle + "/pid", id});
-  auto spawned = spawn_process({.argv = args});
+  auto spawned = spawn_process({.argv = args, .die_with_parent = true});
   if (!spawned.ok()) return spawned.status().context("create " + id);
   pid_t pid = *spawned;
   int status = 0;
@@ -133,9 +134,23 @@ Status OciRuntime::update(const std::string& id, const std::string& resources_js
 
 Status OciRuntime::remove(const std::string& id) const {
   Status s = run({"delete", "--force", id}, "delete " + id);
-  if (!s.ok() && (s.message().find("does not exist") != std::string::npos || s.message().find("not exist") != std::string::npos))
+  if (!s.ok() && (s.message().find("does not exist") != std::string::npos || s.message().find("not exist") != std::string::npos)) {
+    // A create killed before it wrote its state leaves a directory the runtime does not know.
+    std::error_code ec;
+    if (id.find('/') == std::string::npos && !id.empty() && id != "." && id != "..")
+      std::filesystem::remove_all(root_ + "/" + id, ec);
+    if (ec) return internal_error("delete " + id + ": remove the runtime's leftover state " + root_ + "/" + id + ": " + ec.message());
     return ok_status();
+  }
   return s;
+}
+
+std::vector<std::string> OciRuntime::ids_in_root() const {
+  std::vector<std::string> ids;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(root_, ec))
+    if (e.is_directory(ec)) ids.push_back(e.path().filename());
+  return ids;
 }
 
 }  // namespace berth

@@ -1,12 +1,11 @@
-// run_command: posix_spawn (glibc reports exec errors such as ETXTBSY as its return value, which
-// the CNI retry depends on) plus a poll loop that feeds stdin, drains both output pipes and waits
+// run_command: spawn_child (which reports exec errors such as ETXTBSY as an errno, which the CNI
+// retry depends on) plus a poll loop that feeds stdin, drains both output pipes and waits
 // for the exit, all under one deadline: at it the child's whole process group is killed.
 #include "berth/command.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -17,6 +16,7 @@
 #include <cstring>
 
 #include "berth/unique_fd.h"
+#include "child_spawn.h"
 
 extern char** environ;
 
@@ -35,19 +35,6 @@ Result<Pipe> make_pipe() {
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
-class SpawnSetup {
- public:
-  SpawnSetup() {
-    posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attr);
-  }
-  ~SpawnSetup() {
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-};
 
 // A child that exits without reading its stdin must not kill the caller with SIGPIPE, whether or
 // not the process ignores it: SIGPIPE is blocked on this thread for the write, and a pending one
@@ -111,37 +98,25 @@ Result<CommandResult> run_command(const Command& cmd) {
   if (!out.ok()) return out.status();
   if (!err.ok()) return err.status();
 
-  SpawnSetup s;
-  posix_spawn_file_actions_adddup2(&s.actions, in->read.get(), 0);
-  posix_spawn_file_actions_adddup2(&s.actions, out->write.get(), 1);
-  posix_spawn_file_actions_adddup2(&s.actions, err->write.get(), 2);
-  if (cmd.cwd) posix_spawn_file_actions_addchdir_np(&s.actions, cmd.cwd->c_str());
-  // berthd blocks SIGTERM/SIGINT for its signal thread and ignores SIGPIPE; a child must start
-  // with neither, in its own process group so a timeout can kill everything it started.
-  sigset_t empty, defaults;
-  sigemptyset(&empty);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigaddset(&defaults, SIGTERM);
-  sigaddset(&defaults, SIGINT);
-  posix_spawnattr_setsigmask(&s.attr, &empty);
-  posix_spawnattr_setsigdefault(&s.attr, &defaults);
-  posix_spawnattr_setpgroup(&s.attr, 0);
-  posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-                                        POSIX_SPAWN_SETPGROUP);
-
+  // berthd blocks SIGTERM/SIGINT for its signal thread and ignores SIGPIPE; the child starts with
+  // neither (spawn_child resets them), in its own process group so a timeout can kill everything
+  // it started.
   auto argv = c_strings(cmd.argv);
   std::vector<char*> envp;
   if (cmd.env) envp = c_strings(*cmd.env);
-  char** env = cmd.env ? envp.data() : environ;
-  pid_t pid = -1;
-  const bool has_slash = cmd.argv[0].find('/') != std::string::npos;
-  int rc = has_slash ? posix_spawn(&pid, argv[0], &s.actions, &s.attr, argv.data(), env)
-                     : posix_spawnp(&pid, argv[0], &s.actions, &s.attr, argv.data(), env);
-  if (rc != 0) {
-    Code code = rc == ENOENT ? Code::not_found : Code::internal;
-    return errno_status(rc, "exec " + cmd.argv[0], code);
-  }
+  ChildSpec spec;
+  spec.path = argv[0];
+  spec.argv = argv.data();
+  spec.envp = cmd.env ? envp.data() : environ;
+  spec.stdio[0] = in->read.get();
+  spec.stdio[1] = out->write.get();
+  spec.stdio[2] = err->write.get();
+  spec.cwd = cmd.cwd ? cmd.cwd->c_str() : nullptr;
+  spec.new_process_group = true;
+  spec.die_with_parent = cmd.die_with_parent;
+  auto spawned = spawn_child(spec, cmd.argv[0].c_str());
+  if (!spawned.ok()) return spawned.status();
+  pid_t pid = *spawned;
   in->read.reset();
   out->write.reset();
   err->write.reset();

@@ -1,194 +1,67 @@
-// Sandbox lifecycle. Locking: Impl::mu guards the index and the name reservations and is never
-// held across an exec; each Sandbox has its own mutex for its stop/remove. RunPodSandbox keeps a
-// rollback list and undoes every finished step when a later one fails.
+// Sandbox lifecycle: RunPodSandbox step by step, and the status, list and lease calls served from
+// memory. RunPodSandbox records the sandbox (phase "creating") before it makes anything, and on
+// any failure releases everything through the same destroy() that RemovePodSandbox uses, so an
+// undo can never miss a step a later version adds. Recovery and tear-down have their own files.
 #include "berth/sandbox_manager.h"
-#include "berth/file_text.h"
-#include "berth/name_reservations.h"
-#include "berth/object_id.h"
-#include "berth/rollback.h"
-#include "berth/wall_clock.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <functional>
-#include <mutex>
 #include <spdlog/spdlog.h>
-#include <sstream>
 
 #include "berth/atomic_file.h"
 #include "berth/cgroups_path.h"
-#include "berth/oci_runtime.h"
-#include "berth/sandbox_checkpoint.h"
+#include "berth/fault_point.h"
+#include "berth/file_text.h"
+#include "berth/object_id.h"
+#include "berth/process_identity.h"
+#include "berth/wall_clock.h"
 #include "netns.h"
 #include "pause_spec.h"
+#include "pod_mounts.h"
 #include "sandbox_files.h"
+#include "sandbox_state.h"
 
 namespace berth {
 
 namespace v1 = runtime::v1;
 namespace fs = std::filesystem;
 
-namespace {
-
-// Field 22 of /proc/<pid>/stat: tells a live pause from a recycled pid. 0 when gone or a zombie.
-unsigned long long process_start_time(int pid) {
-  if (pid <= 0) return 0;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string s;
-  std::getline(in, s);
-  size_t paren = s.rfind(')');
-  if (paren == std::string::npos) return 0;
-  std::istringstream f(s.substr(paren + 2));
-  std::string state;
-  f >> state;
-  if (state == "Z" || state == "X") return 0;
-  std::string skip;
-  for (int i = 0; i < 18; ++i) f >> skip;  // fields 4..21
-  unsigned long long start = 0;
-  f >> start;
-  return start;
+bool Sandbox::ready_locked() const {
+  if (stopped || cp.phase != SandboxPhase::ready || pid <= 0) return false;
+  return pidfd ? pidfd_alive(pidfd.get()) : process_start_time(pid) != 0;
 }
 
-std::string name_key(const v1::PodSandboxMetadata& m) {
-  return m.name() + "_" + m.namespace_() + "_" + m.uid() + "_" + std::to_string(m.attempt());
-}
-
-std::string checkpoint_name_key(const SandboxCheckpoint& cp) {
+std::string sandbox_name_key(const SandboxCheckpoint& cp) {
   return cp.name + "_" + cp.namespace_ + "_" + cp.uid + "_" + std::to_string(cp.attempt);
 }
 
-// The pause image's layers, read-only: overlayfs for several layers, a bind mount for one
-// (overlayfs wants two lower layers when it has no upper one).
-Result<std::string> mount_image_rootfs(const PauseImage& image, const std::string& target) {
-  if (image.layer_dirs.empty()) return invalid_argument("sandbox image has no layers");
-  if (image.args.empty()) return invalid_argument("sandbox image has no Entrypoint or Cmd");
-  if (::mkdir(target.c_str(), 0755) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + target);
-  if (image.layer_dirs.size() == 1) {
-    if (::mount(image.layer_dirs[0].c_str(), target.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
-        ::mount(nullptr, target.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0) {
-      int err = errno;
-      ::umount2(target.c_str(), MNT_DETACH);
-      return errno_status(err, "mount sandbox image rootfs");
-    }
-    return target;
+Result<OciRuntime> SandboxManager::Impl::runtime_for(const std::string& handler) const {
+  std::string h = handler.empty() ? opt.default_runtime : handler;
+  auto it = opt.runtimes.find(h);
+  if (it == opt.runtimes.end()) {
+    std::string known;
+    for (const auto& [k, v] : opt.runtimes) known += (known.empty() ? "" : ", ") + k;
+    return invalid_argument("runtime_handler: unknown handler '" + handler + "' (known: " + known + ")");
   }
-  std::string lower;
-  for (auto it = image.layer_dirs.rbegin(); it != image.layer_dirs.rend(); ++it) lower += (lower.empty() ? "" : ":") + *it;
-  if (::mount("overlay", target.c_str(), "overlay", MS_RDONLY, ("lowerdir=" + lower).c_str()) != 0)
-    return errno_status(errno, "mount sandbox image rootfs (overlay)");
-  return target;
+  return OciRuntime(it->second.first, it->second.second, opt.systemd_cgroup);
 }
 
-Status unmount_path(const std::string& target) {
-  if (::umount2(target.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)
-    return errno_status(errno, "unmount " + target);
-  return ok_status();
+int SandboxManager::Impl::oom_score_adj(int wanted) {
+  if (can_lower_oom || wanted >= own_oom_score_adj) return wanted;
+  std::call_once(oom_warning, [&] {
+    spdlog::warn("berthd lacks CAP_SYS_RESOURCE: OOM score adjustments below its own ({}) are raised to {}",
+                 own_oom_score_adj, own_oom_score_adj);
+  });
+  return own_oom_score_adj;
 }
 
-Status unmount_image_rootfs(const std::string& target) { return unmount_path(target); }
-
-Status mount_pod_shm(const std::string& path) {
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + path);
-  if (::mount("shm", path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=65536k") != 0)
-    return errno_status(errno, "mount the pod's shm on " + path);
-  return ok_status();
+std::shared_ptr<Sandbox> SandboxManager::Impl::find(const std::string& id_or_prefix, Status* err) {
+  std::lock_guard lock(mu);
+  return find_by_id_or_prefix(sandboxes, id_or_prefix, "pod sandbox", "pod_sandbox_id", err);
 }
-
-}  // namespace
-
-struct Sandbox {
-  SandboxCheckpoint cp;
-  std::string bundle, cgroups_path;
-  int pid = 0;
-  unsigned long long start_time = 0;
-  bool stopped = false;
-  std::vector<std::string> ips;
-  std::mutex op;
-
-  bool ready() const { return !stopped && pid > 0 && process_start_time(pid) == start_time; }
-};
-
-struct SandboxManager::Impl {
-  SandboxManagerOptions opt;
-  std::string pause_rootfs, netns_dir, bundles_dir, checkpoints_dir, quarantine_dir;
-  int own_oom_score_adj = 0;
-  bool can_lower_oom = true;
-  std::once_flag oom_warning;
-  std::mutex mu;
-  std::map<std::string, std::shared_ptr<Sandbox>> sandboxes;
-  NameReservations names;
-
-  Result<OciRuntime> runtime_for(const std::string& handler) const {
-    std::string h = handler.empty() ? opt.default_runtime : handler;
-    auto it = opt.runtimes.find(h);
-    if (it == opt.runtimes.end()) {
-      std::string known;
-      for (const auto& [k, v] : opt.runtimes) known += (known.empty() ? "" : ", ") + k;
-      return invalid_argument("runtime_handler: unknown handler '" + handler + "' (known: " + known + ")");
-    }
-    return OciRuntime(it->second.first, it->second.second, opt.systemd_cgroup);
-  }
-
-  int oom_score_adj(int wanted) {
-    if (can_lower_oom || wanted >= own_oom_score_adj) return wanted;
-    std::call_once(oom_warning, [&] {
-      spdlog::warn("berthd lacks CAP_SYS_RESOURCE: OOM score adjustments below its own ({}) are raised to {}",
-                   own_oom_score_adj, own_oom_score_adj);
-    });
-    return own_oom_score_adj;
-  }
-
-  std::shared_ptr<Sandbox> find(const std::string& id_or_prefix, Status* err) {
-    std::lock_guard lock(mu);
-    return find_by_id_or_prefix(sandboxes, id_or_prefix, "pod sandbox", "pod_sandbox_id", err);
-  }
-
-
-  // Netns pins and bundles no checkpoint owns: a RunPodSandbox cut short by a crash before its
-  // checkpoint was written, or whose rollback failed. Each goes with a log line.
-  void remove_leftovers() {
-    std::error_code ec;
-    for (const auto& dir : {netns_dir, bundles_dir}) {
-      for (const auto& e : fs::directory_iterator(dir, ec)) {
-        std::string id = e.path().filename();
-        if (sandboxes.count(id)) continue;
-        Status s = dir == netns_dir ? remove_pinned_netns(e.path()) : unmount_image_rootfs(e.path() / "rootfs");
-        if (s.ok() && dir == bundles_dir) s = unmount_path(e.path() / "shm");
-        std::error_code rec;
-        if (s.ok() && dir == bundles_dir) fs::remove_all(e.path(), rec);
-        if (!s.ok() || rec) spdlog::warn("sandboxes: cannot remove leftover {}: {}", e.path().string(), s.ok() ? rec.message() : s.message());
-        else spdlog::info("sandboxes: removed leftover {} of no known sandbox", e.path().string());
-      }
-    }
-  }
-
-  Status stop_locked(Sandbox& s) {
-    // CNI DEL first, while the netns still exists. It runs on every stop (a no-op once the result
-    // cache entry is gone), so an ADD cut short by a crash, or a network never torn down because
-    // berthd died between the two, is released too, also with no netns after a reboot.
-    if (!s.cp.host_network && opt.network.teardown) {
-      if (Status st = opt.network.teardown(s.cp.id, s.cp.netns_path); !st.ok()) return st.context("stop sandbox " + s.cp.id);
-      s.ips.clear();
-    }
-    if (s.stopped) return ok_status();
-    auto rt = runtime_for(s.cp.runtime_handler);
-    if (!rt.ok()) return rt.status();
-    if (Status st = rt->remove(s.cp.id); !st.ok()) return st.context("stop sandbox " + s.cp.id);
-    if (Status st = remove_pinned_netns(s.cp.netns_path); !st.ok()) return st.context("stop sandbox " + s.cp.id);
-    if (Status st = unmount_image_rootfs(s.bundle + "/rootfs"); !st.ok()) return st.context("stop sandbox " + s.cp.id);
-    if (Status st = unmount_path(s.bundle + "/shm"); !st.ok()) return st.context("stop sandbox " + s.cp.id);
-    s.stopped = true;
-    s.pid = 0;
-    return ok_status();
-  }
-};
 
 SandboxManager::SandboxManager(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SandboxManager::~SandboxManager() = default;
@@ -218,35 +91,10 @@ Result<std::unique_ptr<SandboxManager>> SandboxManager::open(SandboxManagerOptio
   impl->own_oom_score_adj = std::atoi(read_text_file("/proc/self/oom_score_adj").c_str());
   std::string status = read_text_file("/proc/self/status");
   if (size_t at = status.find("CapEff:"); at != std::string::npos) {
-    unsigned long long eff = std::stoull(status.substr(at + 7), nullptr, 16);
+    unsigned long long eff = std::strtoull(status.c_str() + at + 7, nullptr, 16);
     impl->can_lower_oom = (eff >> 24) & 1;  // CAP_SYS_RESOURCE
   }
-
-  auto loaded = load_checkpoints(impl->checkpoints_dir, impl->quarantine_dir);
-  for (const auto& q : loaded.quarantined) spdlog::error("sandbox checkpoint quarantined: {}", q);
-  for (auto& cp : loaded.valid) {
-    auto s = std::make_shared<Sandbox>();
-    s->cp = cp;
-    s->bundle = impl->bundles_dir + "/" + cp.id;
-    s->stopped = true;
-    // Derived again, as at the start: stats and verbose status read the pod's cgroup by it.
-    if (auto cg = cgroups_path_for(cp.cgroup_parent, cp.id, impl->opt.systemd_cgroup); cg.ok()) s->cgroups_path = *cg;
-    if (auto rt = impl->runtime_for(cp.runtime_handler); rt.ok()) {
-      if (auto st = rt->state(cp.id); st.ok() && st->status == "running") {
-        s->pid = st->pid;
-        s->start_time = process_start_time(st->pid);
-        s->stopped = false;
-      }
-    }
-    if (!cp.host_network && impl->opt.network.recorded_ips) {
-      s->ips = impl->opt.network.recorded_ips(cp.id);
-    }
-    (void)impl->names.reserve(checkpoint_name_key(cp), cp.id, "sandbox");
-    if (!cp.image_id.empty() && impl->opt.hold_image) impl->opt.hold_image(cp.image_id);
-    impl->sandboxes[cp.id] = s;
-  }
-  if (!loaded.valid.empty()) spdlog::info("sandboxes: recovered {} from checkpoints", loaded.valid.size());
-  impl->remove_leftovers();
+  impl->recover();
   return std::unique_ptr<SandboxManager>(new SandboxManager(std::move(impl)));
 }
 
@@ -259,82 +107,24 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   if (!rt.ok()) return rt.status();
   const auto& ns = config.linux().security_context().namespace_options();
   bool host_net = ns.network() == v1::NODE;
-
   std::string id = new_object_id();
-  std::string key = name_key(md);
-  if (Status s = impl_->names.reserve(key, id, "sandbox"); !s.ok()) return s;
-  Rollback undo;
-  undo.add([&] { impl_->names.release(key, id); });
-  auto fail = [&](const Status& s) {
-    undo.run();
-    return s.context("run pod sandbox " + md.namespace_() + "/" + md.name());
-  };
+  auto cgroups = cgroups_path_for(config.linux().cgroup_parent(), id, impl_->opt.systemd_cgroup);
+  if (!cgroups.ok()) return cgroups.status();
 
   auto sb = std::make_shared<Sandbox>();
   sb->bundle = impl_->bundles_dir + "/" + id;
-  if (::mkdir(sb->bundle.c_str(), 0711) != 0) return fail(errno_status(errno, "mkdir " + sb->bundle));
-  undo.add([b = sb->bundle] {
-    std::error_code ec;
-    fs::remove_all(b, ec);
-  });
-
-  // The pod's /dev/shm: one tmpfs the pause and every container of the pod bind-mount.
-  std::string shm = ns.ipc() == v1::NODE ? "/dev/shm" : sb->bundle + "/shm";
-  if (ns.ipc() != v1::NODE) {
-    if (Status s = mount_pod_shm(shm); !s.ok()) return fail(s);
-    undo.add([shm] { (void)unmount_path(shm); });
-  }
-
-  auto cgroups = cgroups_path_for(config.linux().cgroup_parent(), id, impl_->opt.systemd_cgroup);
-  if (!cgroups.ok()) return fail(cgroups.status());
   sb->cgroups_path = *cgroups;
-
-  std::string netns;
-  if (!host_net) {
-    auto pin = create_pinned_netns(impl_->netns_dir, id);
-    if (!pin.ok()) return fail(pin.status());
-    netns = *pin;
-    undo.add([netns] { (void)remove_pinned_netns(netns); });
-  }
-
-  ResolvConfSettings dns{{config.dns_config().servers().begin(), config.dns_config().servers().end()},
-                  {config.dns_config().searches().begin(), config.dns_config().searches().end()},
-                  {config.dns_config().options().begin(), config.dns_config().options().end()}};
-  if (host_net) dns = {};
+  sb->shm_path = ns.ipc() == v1::NODE ? "/dev/shm" : sb->bundle + "/shm";
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
-  std::string hostname = host_net || config.hostname().empty() ? std::string(host) : config.hostname();
-  for (Status s : {write_resolv_conf(sb->bundle + "/resolv.conf", dns), write_hostname_file(sb->bundle + "/hostname", hostname),
-                   write_hosts_file(sb->bundle + "/hosts", hostname)})
-    if (!s.ok()) return fail(s);
-
-  PauseSpecInputs spec_in{.rootfs = impl_->pause_rootfs, .netns_path = netns, .cgroups_path = sb->cgroups_path,
-                          .shm_path = shm, .oom_score_adj = impl_->oom_score_adj(-998)};
-  if (impl_->opt.pause_image) {
-    auto image = impl_->opt.pause_image();
-    if (!image.ok()) return fail(image.status().context("sandbox image"));
-    if (impl_->opt.hold_image) {
-      impl_->opt.hold_image(image->id);
-      undo.add([this, img = image->id] { impl_->opt.release_image(img); });
-    }
-    sb->cp.image_id = image->id;
-    auto root = mount_image_rootfs(*image, sb->bundle + "/rootfs");
-    if (!root.ok()) return fail(root.status());
-    undo.add([r = *root] { (void)unmount_image_rootfs(r); });
-    spec_in.rootfs = *root;
-    spec_in.args = image->args;
-  }
-  auto spec = build_pause_spec(config, spec_in);
-  if (!spec.ok()) return fail(spec.status());
-  if (Status s = write_file_atomically(sb->bundle + "/config.json", spec->dump(), 0600, false); !s.ok()) return fail(s);
-
   SandboxCheckpoint& cp = sb->cp;
   cp.id = id;
+  cp.phase = SandboxPhase::creating;
   cp.name = md.name();
   cp.namespace_ = md.namespace_();
   cp.uid = md.uid();
   cp.attempt = md.attempt();
-  cp.netns_path = netns;
+  cp.netns_path = host_net ? "" : impl_->netns_dir + "/" + id;
   cp.host_network = host_net;
   cp.privileged = config.linux().security_context().privileged();
   cp.network_mode = ns.network();
@@ -342,61 +132,132 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   cp.ipc_mode = ns.ipc();
   cp.cgroup_parent = config.linux().cgroup_parent();
   cp.runtime_handler = handler.empty() ? impl_->opt.default_runtime : handler;
-  cp.hostname = hostname;
+  cp.hostname = host_net || config.hostname().empty() ? std::string(host) : config.hostname();
   cp.log_directory = config.log_directory();
   for (const auto& p : config.port_mappings())
     cp.port_mappings.push_back({v1::Protocol_Name(p.protocol()), p.container_port(), p.host_port(), p.host_ip()});
   cp.labels = {config.labels().begin(), config.labels().end()};
   cp.annotations = {config.annotations().begin(), config.annotations().end()};
   cp.created_at = wall_clock_ns();
-  if (Status s = write_checkpoint(impl_->checkpoints_dir, cp); !s.ok()) return fail(s);
-  undo.add([&] { (void)remove_checkpoint(impl_->checkpoints_dir, id); });
 
-  if (Status s = rt->create(id, sb->bundle); !s.ok()) {
-    (void)rt->remove(id);
-    return fail(s);
+  if (Status s = impl_->names.reserve(sandbox_name_key(cp), id, "sandbox"); !s.ok()) return s;
+  std::lock_guard op(sb->op);
+  sb->runtime_may_exist = false;
+  const std::string what = "run pod sandbox " + md.namespace_() + "/" + md.name();
+  auto fail = [&](const Status& s) -> Status {
+    if (Status undo = impl_->destroy(*sb); !undo.ok()) {
+      // Listed NOTREADY from now on, so Stop/Remove (or the next start's recovery) finish it.
+      spdlog::error("sandbox {}: undo of a failed run left work for stop/remove: {}", id, undo.message());
+      std::lock_guard lock(impl_->mu);
+      impl_->sandboxes[id] = sb;
+    }
+    return s.context(what);
+  };
+
+  // The record comes first: from here on a crash leaves a checkpoint that recovery undoes.
+  if (Status s = write_checkpoint(impl_->checkpoints_dir, cp); !s.ok()) {
+    impl_->names.release(sandbox_name_key(cp), id);
+    return s.context(what);
   }
-  undo.add([&] { (void)rt->remove(id); });
+  fault_point(FaultPoint::run_pod_sandbox_checkpoint_created);
+  if (::mkdir(sb->bundle.c_str(), 0711) != 0) return fail(errno_status(errno, "mkdir " + sb->bundle));
+  fault_point(FaultPoint::run_pod_sandbox_bundle_made);
+  if (ns.ipc() != v1::NODE)
+    if (Status s = mount_pod_shm(sb->shm_path); !s.ok()) return fail(s);
+  fault_point(FaultPoint::run_pod_sandbox_shm_mounted);
+  if (!host_net)
+    if (auto pin = create_pinned_netns(impl_->netns_dir, id); !pin.ok()) return fail(pin.status());
+  fault_point(FaultPoint::run_pod_sandbox_netns_pinned);
+
+  ResolvConfSettings dns{{config.dns_config().servers().begin(), config.dns_config().servers().end()},
+                         {config.dns_config().searches().begin(), config.dns_config().searches().end()},
+                         {config.dns_config().options().begin(), config.dns_config().options().end()}};
+  if (host_net) dns = {};
+  for (Status s : {write_resolv_conf(sb->bundle + "/resolv.conf", dns), write_hostname_file(sb->bundle + "/hostname", cp.hostname),
+                   write_hosts_file(sb->bundle + "/hosts", cp.hostname)})
+    if (!s.ok()) return fail(s);
+  fault_point(FaultPoint::run_pod_sandbox_files_written);
+
+  PauseSpecInputs spec_in{.rootfs = impl_->pause_rootfs, .netns_path = cp.netns_path, .cgroups_path = sb->cgroups_path,
+                          .shm_path = sb->shm_path, .oom_score_adj = impl_->oom_score_adj(-998)};
+  if (impl_->opt.pause_image) {
+    auto image = impl_->opt.pause_image();
+    if (!image.ok()) return fail(image.status().context("sandbox image"));
+    if (impl_->opt.hold_image) impl_->opt.hold_image(image->id);
+    cp.image_id = image->id;  // released by destroy()
+    auto root = mount_image_rootfs(*image, sb->bundle + "/rootfs");
+    if (!root.ok()) return fail(root.status());
+    spec_in.rootfs = *root;
+    spec_in.args = image->args;
+  }
+  auto spec = build_pause_spec(config, spec_in);
+  if (!spec.ok()) return fail(spec.status());
+  if (Status s = write_file_atomically(sb->bundle + "/config.json", spec->dump(), 0600, false); !s.ok()) return fail(s);
+  fault_point(FaultPoint::run_pod_sandbox_spec_written);
+
+  sb->runtime_may_exist = true;
+  if (Status s = rt->create(id, sb->bundle); !s.ok()) return fail(s);
+  fault_point(FaultPoint::run_pod_sandbox_runtime_created);
   if (Status s = rt->start(id); !s.ok()) return fail(s);
-  sb->pid = std::atoi(read_text_file(sb->bundle + "/pid").c_str());
-  sb->start_time = process_start_time(sb->pid);
+  {
+    std::lock_guard lock(sb->mu);
+    sb->pid = read_pid_file(sb->bundle + "/pid");
+    sb->pidfd = open_pidfd(sb->pid);
+  }
+  fault_point(FaultPoint::run_pod_sandbox_runtime_started);
   if (!host_net && impl_->opt.network.setup) {
-    auto ips = impl_->opt.network.setup({id, md.name(), md.namespace_(), md.uid(), netns, &config});
+    auto ips = impl_->opt.network.setup({id, md.name(), md.namespace_(), md.uid(), cp.netns_path, &config});
     if (!ips.ok()) return fail(ips.status());
+    std::lock_guard lock(sb->mu);
     sb->ips = *ips;
   }
+  fault_point(FaultPoint::run_pod_sandbox_network_ready);
   {
-    std::lock_guard lock(impl_->mu);
-    impl_->sandboxes[id] = sb;
+    std::lock_guard lock(sb->mu);
+    cp.phase = SandboxPhase::ready;
   }
-  undo.dismiss();
+  if (Status s = write_checkpoint(impl_->checkpoints_dir, cp, false); !s.ok()) return fail(s);
+  fault_point(FaultPoint::run_pod_sandbox_ready_recorded);
+  std::lock_guard lock(impl_->mu);
+  impl_->sandboxes[id] = sb;
   return id;
 }
 
-Status SandboxManager::stop(const std::string& id_or_prefix) {
-  auto s = impl_->find(id_or_prefix, nullptr);
-  if (!s) return ok_status();  // CRI: stopping an unknown sandbox succeeds
-  std::lock_guard lock(s->op);
-  return impl_->stop_locked(*s);
+Result<SandboxLease> SandboxManager::lease(const std::string& id_or_prefix) {
+  Status err;
+  auto s = impl_->find(id_or_prefix, &err);
+  if (!s) return err;
+  {
+    std::lock_guard lock(s->mu);
+    if (s->closing || s->removed) return failed_precondition("pod sandbox " + s->cp.id + " is being stopped or removed");
+    if (!s->ready_locked()) return failed_precondition("pod sandbox " + s->cp.id + " is not ready");
+    ++s->leases;
+  }
+  auto inf = info(s->cp.id);
+  std::shared_ptr<void> hold(nullptr, [s](void*) {
+    std::lock_guard lock(s->mu);
+    if (--s->leases == 0) s->leases_released.notify_all();
+  });
+  if (!inf) return not_found("pod sandbox " + id_or_prefix + " not found");
+  return SandboxLease{*inf, std::move(hold)};
 }
 
-Status SandboxManager::remove(const std::string& id_or_prefix) {
-  auto s = impl_->find(id_or_prefix, nullptr);
-  if (!s) return ok_status();
-  std::lock_guard lock(s->op);
-  if (Status st = impl_->stop_locked(*s); !st.ok()) return st.context("remove sandbox " + s->cp.id);
-  // A sandbox recovered as stopped (its pause died while berthd was down) may still hold mounts.
-  for (const char* m : {"/shm", "/rootfs"})
-    if (Status st = unmount_path(s->bundle + m); !st.ok()) return st.context("remove sandbox " + s->cp.id);
-  std::error_code ec;
-  fs::remove_all(s->bundle, ec);
-  if (ec) return internal_error("remove sandbox " + s->cp.id + ": " + ec.message());
-  if (Status st = remove_checkpoint(impl_->checkpoints_dir, s->cp.id); !st.ok()) return st;
-  if (!s->cp.image_id.empty() && impl_->opt.release_image) impl_->opt.release_image(s->cp.image_id);
-  std::lock_guard ilock(impl_->mu);
-  impl_->sandboxes.erase(s->cp.id);
-  impl_->names.release(checkpoint_name_key(s->cp), s->cp.id);
-  return ok_status();
+void SandboxManager::finish_recovery() {
+  std::vector<std::shared_ptr<Sandbox>> pending;
+  {
+    std::lock_guard lock(impl_->mu);
+    for (const auto& [id, s] : impl_->sandboxes)
+      if (s->cp.phase == SandboxPhase::creating) pending.push_back(s);
+  }
+  for (const auto& s : pending) {
+    std::lock_guard op(s->op);
+    if (s->removed) continue;
+    fault_point(FaultPoint::recovery_undoing_sandbox);
+    if (Status st = impl_->destroy(*s); !st.ok())
+      spdlog::error("sandbox {}: undo of a run cut short failed (left NOTREADY for stop/remove): {}", s->cp.id, st.message());
+    else
+      spdlog::info("sandbox {}: undid a RunPodSandbox cut short by a berthd restart", s->cp.id);
+  }
 }
 
 static void fill_metadata(const SandboxCheckpoint& cp, v1::PodSandboxMetadata* m) {
@@ -411,16 +272,24 @@ Status SandboxManager::status(const std::string& id_or_prefix, bool verbose, v1:
   auto s = impl_->find(id_or_prefix, &err);
   if (!s) return err;
   const SandboxCheckpoint& cp = s->cp;
+  bool ready = false;
+  int pid = 0;
+  std::vector<std::string> ips;
+  {
+    std::lock_guard lock(s->mu);
+    ready = s->ready_locked();
+    pid = ready ? s->pid : 0;
+    ips = s->ips;
+  }
   auto* st = out->mutable_status();
   st->set_id(cp.id);
   fill_metadata(cp, st->mutable_metadata());
-  bool ready = s->ready();
   st->set_state(ready ? v1::SANDBOX_READY : v1::SANDBOX_NOTREADY);
   st->set_created_at(cp.created_at);
   auto* net = st->mutable_network();
-  if (!s->ips.empty()) {
-    net->set_ip(s->ips[0]);
-    for (size_t i = 1; i < s->ips.size(); ++i) net->add_additional_ips()->set_ip(s->ips[i]);
+  if (!ips.empty()) {
+    net->set_ip(ips[0]);
+    for (size_t i = 1; i < ips.size(); ++i) net->add_additional_ips()->set_ip(ips[i]);
   }
   auto* opts = st->mutable_linux()->mutable_namespaces()->mutable_options();
   opts->set_network(static_cast<v1::NamespaceMode>(cp.network_mode));
@@ -430,7 +299,7 @@ Status SandboxManager::status(const std::string& id_or_prefix, bool verbose, v1:
   st->mutable_annotations()->insert(cp.annotations.begin(), cp.annotations.end());
   st->set_runtime_handler(cp.runtime_handler);
   if (verbose) {
-    nlohmann::json info = {{"pid", ready ? s->pid : 0},
+    nlohmann::json info = {{"pid", pid},
                            {"netns_path", cp.netns_path},
                            {"checkpoint", checkpoint_path(impl_->checkpoints_dir, cp.id)},
                            {"bundle", s->bundle},
@@ -483,9 +352,18 @@ std::optional<SandboxInfo> SandboxManager::info(const std::string& id_or_prefix)
   auto s = impl_->find(id_or_prefix, nullptr);
   if (!s) return std::nullopt;
   const SandboxCheckpoint& cp = s->cp;
-  SandboxInfo info{cp.id, s->ready(), s->pid, cp.netns_path, s->cgroups_path, cp.cgroup_parent, s->bundle,
-                   cp.ipc_mode == v1::NODE ? "/dev/shm" : s->bundle + "/shm", cp.runtime_handler, cp.log_directory,
-                   cp.name, cp.namespace_, cp.uid, cp.hostname};
+  SandboxInfo info{cp.id, false, 0, cp.netns_path, s->cgroups_path, cp.cgroup_parent, s->bundle, s->shm_path,
+                   cp.runtime_handler, cp.log_directory};
+  {
+    std::lock_guard lock(s->mu);
+    info.ready = s->ready_locked();
+    info.pid = s->pid;
+    info.closing = s->closing;
+  }
+  info.name = cp.name;
+  info.namespace_ = cp.namespace_;
+  info.uid = cp.uid;
+  info.hostname = cp.hostname;
   info.host_network = cp.host_network;
   info.host_ipc = cp.ipc_mode == v1::NODE;
   info.host_pid = cp.pid_mode == v1::NODE;

@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "berth/metrics_endpoint.h"
+#include "recovery_worker.h"
 #include "rpc_metrics.h"
 #include "sandbox_events.h"
 #include "services.h"
@@ -165,12 +166,6 @@ int run_daemon(const Config& config) {
     spdlog::critical("berthd: {}", sandboxes.status().message());
     return 1;
   }
-  {
-    // Networks whose sandbox is gone (a rollback DEL that failed before a restart) are released.
-    std::vector<std::string> live;
-    for (const auto& p : (*sandboxes)->list({})) live.push_back(p.id());
-    cni.release_orphans(live);
-  }
   metrics.gauge("berth_sandboxes_ready", "Pod sandboxes whose pause is running.",
                 [&s = **sandboxes] { return static_cast<double>(s.ready_count()); });
 
@@ -195,8 +190,14 @@ int run_daemon(const Config& config) {
     spdlog::critical("berthd: {}", containers.status().message());
     return 1;
   }
-  // Sandboxes and containers have held their images again: removed images none holds can go.
-  if (Status s = (*images)->finish_recovery(); !s.ok()) spdlog::warn("berthd: {}", s.message());
+  {
+    // Networks whose sandbox is gone (a rollback DEL that failed before a restart) are released
+    // by the recovery worker; which ones is decided now, before any new sandbox can exist.
+    std::vector<std::string> live;
+    for (const auto& p : (*sandboxes)->list({})) live.push_back(p.id());
+    cni.adopt_orphans(live);
+  }
+  std::vector<RuntimeLeftover> runtime_leftovers = find_runtime_leftovers(sandbox_options.runtimes, **sandboxes, **containers);
   metrics.gauge("berth_containers_running", "Containers whose process is running.",
                 [&c = **containers] { return static_cast<double>(c.running_count()); });
 
@@ -254,6 +255,9 @@ int run_daemon(const Config& config) {
   }
   if (chmod(config.socket.c_str(), 0660) != 0)
     spdlog::warn("berthd: chmod 0660 {}: {}", config.socket, strerror(errno));
+  // Undo what a crash left half made, now that berthd serves (runtime and CNI execs take time).
+  RecoveryWorker recovery(**containers, **sandboxes, cni, **images, std::move(runtime_leftovers),
+                          config.cgroup_driver == "systemd");
 
   std::thread signal_thread([&] {
     int sig = 0;

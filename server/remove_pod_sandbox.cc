@@ -1,5 +1,5 @@
-// RemovePodSandbox: removes the pod's containers (killing running ones), stops the sandbox when
-// needed and removes it; idempotent; an unknown id succeeds.
+// RemovePodSandbox: once no container can join the pod any more, removes its containers (killing
+// running ones), stops the sandbox when needed and removes it; idempotent; an unknown id succeeds.
 #include "rpc_scope.h"
 #include "sandbox_events.h"
 #include "services.h"
@@ -10,11 +10,11 @@ grpc::Status RuntimeServiceImpl::RemovePodSandbox(grpc::ServerContext*, const v1
   RpcScope scope("RemovePodSandbox", "sandbox=" + req->pod_sandbox_id());
   if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
   auto before = ctx_.sandboxes.info(req->pod_sandbox_id());
-  if (before) {
-    for (const auto& id : ctx_.containers.ids_in_sandbox(before->id))
-      if (berth::Status s = ctx_.containers.remove(id); !s.ok()) return scope.done(s.context("remove pod sandbox " + before->id));
-  }
-  berth::Status s = ctx_.sandboxes.remove(req->pod_sandbox_id());
+  berth::Status s = ctx_.sandboxes.remove(req->pod_sandbox_id(), [this](const std::string& id) -> berth::Status {
+    for (const auto& c : ctx_.containers.ids_in_sandbox(id))
+      if (berth::Status st = ctx_.containers.remove(c); !st.ok()) return st;
+    return ok_status();
+  });
   if (s.ok() && before) publish_sandbox_event(ctx_, before->id, v1::CONTAINER_DELETED_EVENT, false);
   return scope.done(s);
 }

@@ -14,8 +14,9 @@
 
 namespace berth {
 
-// `what` names the record in errors ("checkpoint of 3f2a…").
-Status write_checksummed_json(const std::string& path, nlohmann::json object, const std::string& what);
+// `what` names the record in errors ("checkpoint of 3f2a…"). durable false skips the fsyncs (the
+// replacement stays atomic): for updates whose loss in a power cut a reboot makes moot.
+Status write_checksummed_json(const std::string& path, nlohmann::json object, const std::string& what, bool durable = true);
 
 // The object without its checksum. NOT_FOUND when the file does not exist; INVALID_ARGUMENT
 // naming the file when it does not parse, has another version, or fails its checksum.

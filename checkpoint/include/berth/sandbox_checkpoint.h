@@ -1,6 +1,9 @@
 // Sandbox checkpoints: everything needed to rebuild or clean up a sandbox after berthd restarts,
 // as one JSON file per sandbox (format version 1) with a sha256 checksum over the canonical JSON
-// of the other fields. Written atomically before the pause starts; removed by RemovePodSandbox.
+// of the other fields. Written atomically (and fsync'd) in phase "creating" before RunPodSandbox
+// makes anything, so every resource a sandbox ever had is owned by a record; rewritten "ready"
+// when RunPodSandbox succeeded and "stopped" when StopPodSandbox finished; removed by
+// RemovePodSandbox as its last step.
 #pragma once
 
 #include <cstdint>
@@ -20,8 +23,13 @@ struct CheckpointPortMapping {
   std::string host_ip;
 };
 
+// Where a sandbox is in its life, as recovery must know it: a "creating" one was cut short by a
+// crash and is undone; "ready" and "stopped" ones are checked against the host.
+enum class SandboxPhase { creating, ready, stopped };
+
 struct SandboxCheckpoint {
   std::string id;
+  SandboxPhase phase = SandboxPhase::creating;  // absent in older files: "ready"
   std::string name, namespace_, uid;
   uint32_t attempt = 0;
   std::string netns_path;  // empty for host-network pods
@@ -39,7 +47,9 @@ struct SandboxCheckpoint {
 };
 
 std::string checkpoint_path(const std::string& dir, const std::string& id);
-Status write_checkpoint(const std::string& dir, const SandboxCheckpoint& cp);
+// durable false for the phase updates after the first write: a crash keeps the page cache, and
+// after a power cut nothing the phase speaks of still runs.
+Status write_checkpoint(const std::string& dir, const SandboxCheckpoint& cp, bool durable = true);
 Result<SandboxCheckpoint> read_checkpoint(const std::string& path);
 Status remove_checkpoint(const std::string& dir, const std::string& id);
 

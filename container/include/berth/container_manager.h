@@ -75,8 +75,15 @@ struct ExecSyncOutput {
 
 class ContainerManager {
  public:
+  // Loads the records and compares each with its monitor (no runtime is run): a StartContainer
+  // cut short is adopted as RUNNING when its monitor runs, or takes the exit the monitor left.
+  // Bundles, writable layers and monitor sockets no record owns are removed.
   static Result<std::unique_ptr<ContainerManager>> open(ContainerManagerOptions options);
   ~ContainerManager();
+
+  // The slow part of recovery, run once berthd serves: containers whose pod is gone are removed,
+  // and containers that run without a monitor are killed.
+  void finish_recovery();
 
   Result<std::string> create(const std::string& sandbox_id, const runtime::v1::ContainerConfig& config);
   Status start(const std::string& id_or_prefix);

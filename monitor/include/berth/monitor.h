@@ -56,6 +56,16 @@ struct ExitInfo {
 // not_found when the file does not exist (the container has not exited).
 Result<ExitInfo> read_exit_file(const std::string& path);
 
+struct MonitorHello {
+  pid_t monitor_pid = 0;
+  pid_t container_pid = 0;  // 0 while the monitor has not created the container yet
+};
+
+// Asks a monitor who it serves. A monitor still running the runtime's create answers once the
+// create is over, so this also waits (up to `timeout`) for a create in progress. NOT_FOUND when
+// no monitor listens on the socket.
+Result<MonitorHello> monitor_hello(const std::string& socket_path, std::chrono::milliseconds timeout);
+
 // Makes the monitor reopen its log path (after kubelet renamed the file); returns once the new
 // file exists.
 Status reopen_log(const std::string& socket_path, std::chrono::milliseconds timeout);

@@ -90,9 +90,12 @@ class CniManager {
   Status teardown(const std::string& sandbox_id, const std::string& netns_path);
 
   // Sandboxes whose network could not be released when they went (a RunPodSandbox whose rollback
-  // DEL failed, or entries no sandbox owns at start) are DEL'd again: on every teardown() and
-  // when this is called. `live` are the sandbox ids that still exist; their entries are theirs.
-  void release_orphans(const std::vector<std::string>& live);
+  // DEL failed, or entries no sandbox owns at start) are DEL'd again: on every teardown() and by
+  // retry_orphans(). adopt_orphans() makes every cache entry of a sandbox not in `live` (the ids
+  // that exist) such an orphan; call it before any new sandbox can be made (at start), and run
+  // the DELs later with retry_orphans(), so a start is not held up by plugin execs.
+  void adopt_orphans(const std::vector<std::string>& live);
+  void retry_orphans();
 
   // CHECK with the cached config and result (CNI >= 0.4.0 and not disableCheck; else OK).
   Status check(const std::string& sandbox_id, const std::string& netns_path);

@@ -28,8 +28,12 @@ class OciRuntime {
   Status start(const std::string& id) const;
   Result<RuntimeState> state(const std::string& id) const;
   Status kill(const std::string& id, int signal) const;
-  // --force kills a running container first. A container the runtime does not know is fine.
+  // --force kills a running container first. A container the runtime does not know is fine; a
+  // state directory it left without knowing the container (a create killed midway) is removed.
   Status remove(const std::string& id) const;
+  // The ids of the containers in this runtime's --root (each is a directory there), read without
+  // running the runtime.
+  std::vector<std::string> ids_in_root() const;
   // `update --resources <file>`: the OCI LinuxResources JSON text, applied to a running container.
   Status update(const std::string& id, const std::string& resources_json, const std::string& scratch_dir) const;
   // argv for `<runtime> --root <root> [--systemd-cgroup] <args...>`, for callers that run it themselves.

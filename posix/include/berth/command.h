@@ -18,6 +18,9 @@ struct Command {
   std::chrono::milliseconds timeout{0};     // the whole run, output and exit; 0: no limit
   size_t output_limit = 16 << 20;           // per stream; more is read and dropped
   std::optional<std::string> cwd;
+  // SIGKILL when berthd dies: for helpers whose outcome berthd waits for (runtime and CNI calls),
+  // so none goes on unseen after a crash while recovery works on the same object.
+  bool die_with_parent = true;
 };
 
 struct CommandResult {

@@ -16,6 +16,8 @@ namespace berth {
 struct SpawnRequest {
   std::vector<std::string> argv;  // argv[0]: a path, or a name looked up in PATH
   int stdio[3] = {-1, -1, -1};    // fds for the child's 0, 1, 2; -1: /dev/null
+  // SIGKILL when the calling thread (berthd) dies: only for a child that thread waits for.
+  bool die_with_parent = false;
 };
 
 // The child's pid; an exec failure (ENOENT, EACCES, ETXTBSY ...) is an error with its errno.

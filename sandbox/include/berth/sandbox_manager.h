@@ -1,6 +1,9 @@
 // SandboxManager: pod sandboxes from RunPodSandbox to RemovePodSandbox: namespaces (a pinned
 // netns), the pause container through the OCI runtime, DNS/hostname/hosts files, checkpoints,
-// name reservation, and the in-memory index every status and list call is served from.
+// name reservation, and the in-memory index every status and list call is served from. A sandbox
+// is recorded (checkpoint, phase "creating") before anything is made for it, so a crash at any
+// step leaves a record that recovery turns back into nothing; stop and remove release every
+// resource whatever state the sandbox is in.
 #pragma once
 
 #include <functional>
@@ -65,18 +68,41 @@ struct SandboxInfo {
   std::string shm_path;    // the pod's /dev/shm (the host's with host IPC)
   std::string runtime_handler;
   std::string log_directory;
+  bool closing = false;    // stop or remove has begun
   std::string name, namespace_, uid, hostname;
   bool host_network = false, host_ipc = false, host_pid = false, privileged = false;
 };
 
+// A ready sandbox that cannot begin to stop while held: CreateContainer and StartContainer hold
+// one, so no container is made in a pod that is being stopped or removed.
+struct SandboxLease {
+  SandboxInfo info;
+  std::shared_ptr<void> hold;  // the lease ends when the last copy goes
+};
+
+// What the pod's containers need done before the sandbox itself goes (stop or remove them); run
+// once no lease is held and none can be taken any more.
+using SandboxContainersStep = std::function<Status(const std::string& sandbox_id)>;
+
 class SandboxManager {
  public:
+  // Loads the checkpoints and compares each with the host (no runtime is run): a pause still
+  // running is READY again; a sandbox whose RunPodSandbox was cut short is NOTREADY and left for
+  // finish_recovery() to undo. Leftovers no checkpoint owns are removed.
   static Result<std::unique_ptr<SandboxManager>> open(SandboxManagerOptions options);
   ~SandboxManager();
 
+  // Undoes the sandboxes a crash left half made (the slow part of recovery: runtime, CNI); run
+  // once berthd serves. A sandbox whose undo fails stays listed NOTREADY for Stop/Remove to finish.
+  void finish_recovery();
+
   Result<std::string> run(const runtime::v1::PodSandboxConfig& config, const std::string& runtime_handler);
-  Status stop(const std::string& id_or_prefix);
-  Status remove(const std::string& id_or_prefix);
+  // Stop and remove run `containers` first (after which no container can join the pod). Both are
+  // idempotent and total: every resource of the sandbox is released whatever state it is in.
+  Status stop(const std::string& id_or_prefix, const SandboxContainersStep& containers = {});
+  Status remove(const std::string& id_or_prefix, const SandboxContainersStep& containers = {});
+  // FAILED_PRECONDITION when the sandbox is not ready or is being stopped.
+  Result<SandboxLease> lease(const std::string& id_or_prefix);
   Status status(const std::string& id_or_prefix, bool verbose, runtime::v1::PodSandboxStatusResponse* out);
   std::vector<runtime::v1::PodSandbox> list(const runtime::v1::PodSandboxFilter& filter);
   std::optional<SandboxInfo> info(const std::string& id_or_prefix);

@@ -1,0 +1,221 @@
+// Recovery at berthd start: every container record comes back, checked against its monitor rather
+// than trusted. RUNNING ones are watched again (an exit that happened meanwhile is read from the
+// exit file the monitor left). A CREATED one whose StartContainer a crash cut short is adopted as
+// RUNNING when its monitor answers, takes the exit its monitor left, or stays CREATED when nothing
+// of it ran. Records whose pod is gone wait for finish_recovery() to remove them. Bundles,
+// writable layers and monitor sockets of no record (a CreateContainer cut short before its record
+// was written) are removed at once, each with one log line.
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <spdlog/spdlog.h>
+
+#include "berth/cgroup_removal.h"
+#include "berth/cgroups_path.h"
+#include "berth/container_rootfs.h"
+#include "berth/fault_point.h"
+#include "berth/file_text.h"
+#include "berth/image_manager.h"
+#include "berth/process_identity.h"
+#include "berth/sandbox_manager.h"
+#include "berth/wall_clock.h"
+#include "container_state.h"
+
+namespace berth {
+
+namespace v1 = runtime::v1;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string spec_cgroups_path(const std::string& bundle) {
+  auto spec = nlohmann::json::parse(read_text_file(bundle + "/config.json"), nullptr, false);
+  // Typed reads: value() would throw on a damaged config.json, and this runs at every start.
+  if (spec.is_object() && spec.contains("linux") && spec["linux"].is_object() && spec["linux"].contains("cgroupsPath") &&
+      spec["linux"]["cgroupsPath"].is_string())
+    return spec["linux"]["cgroupsPath"].get<std::string>();
+  return "";
+}
+
+}  // namespace
+
+bool ContainerManager::Impl::settle_created(Container& c) {
+  ContainerRecord& r = c.rec;
+  auto hello = monitor_hello(c.socket, std::chrono::seconds(5));
+  if (hello.ok()) {
+    // berthd died inside StartContainer after the monitor started the container.
+    r.state = v1::CONTAINER_RUNNING;
+    r.pid = hello->container_pid ? hello->container_pid : read_pid_file(c.bundle + "/pid");
+    r.started_at = wall_clock_ns();
+    spdlog::info("container {}: adopted as RUNNING (pid {}): its StartContainer was cut short after the monitor started it",
+                 r.id, r.pid);
+    if (Status s = save(c); !s.ok()) spdlog::error("container {}: {}", r.id, s.message());
+    return true;
+  }
+  if (auto exit = read_exit_file(c.exit_file); exit.ok()) {
+    r.state = v1::CONTAINER_EXITED;
+    r.finished_at = exit->exited_at_ns ? exit->exited_at_ns : wall_clock_ns();
+    r.started_at = r.started_at ? r.started_at : r.finished_at;
+    if (exit->exit_code < 0) {  // the runtime's create failed
+      r.exit_code = 128;
+      r.reason = "StartError";
+    } else {
+      r.exit_code = exit->exit_code;
+      r.reason = exit->exit_code == 0 ? "Completed" : "Error";
+    }
+    r.message = exit->reason;
+    spdlog::info("container {}: its StartContainer was cut short; the monitor left its exit: {}", r.id, exit->reason);
+    if (Status s = save(c); !s.ok()) spdlog::error("container {}: {}", r.id, s.message());
+    return false;
+  }
+  pid_t pid = read_pid_file(c.bundle + "/pid");
+  if (pid > 0 && process_in_cgroup_leaf(pid, r.id)) {
+    // The runtime has it (created or running) but no monitor holds it: its output and exit are
+    // lost, so it is killed by finish_recovery() and recorded as ended unknown.
+    r.state = v1::CONTAINER_EXITED;
+    r.exit_code = kUnknownExitCode;
+    r.reason = "Unknown";
+    r.message = "berth-monitor of " + r.id + " is gone; the container it started was killed at berthd's restart";
+    r.finished_at = wall_clock_ns();
+    r.started_at = r.started_at ? r.started_at : r.finished_at;
+    unmonitored.push_back(r.id);
+    if (Status s = save(c); !s.ok()) spdlog::error("container {}: {}", r.id, s.message());
+    return false;
+  }
+  if (!fs::exists(c.bundle + "/config.json")) {
+    // Runtime state is gone (a reboot): it can never start.
+    r.state = v1::CONTAINER_EXITED;
+    r.exit_code = 255;
+    r.reason = "Unknown";
+    r.message = "berth lost the container's runtime state (" + c.bundle + ") before it started";
+    r.finished_at = wall_clock_ns();
+    return false;
+  }
+  // Nothing of it ran: it stays CREATED and can be started.
+  c.runtime_may_exist = false;
+  return false;
+}
+
+void ContainerManager::Impl::recover() {
+  auto loaded = load_container_records(records_dir, quarantine_dir);
+  for (const auto& q : loaded.quarantined) spdlog::error("container record quarantined: {}", q);
+  std::vector<std::shared_ptr<Container>> to_watch;
+  for (auto& rec : loaded.valid) {
+    auto c = std::make_shared<Container>();
+    if (!config_from_json(rec.config, &c->config)) {
+      spdlog::error("container {}: its record's config does not decode; the container is left out", rec.id);
+      continue;
+    }
+    c->bundle = containers_state + "/" + rec.id;
+    c->rootfs = c->bundle + "/rootfs";
+    c->upper = layers_dir + "/" + rec.id + "/upper";
+    c->work = layers_dir + "/" + rec.id + "/work";
+    c->socket = monitor_socket(rec.id);
+    c->exit_file = c->bundle + "/exit.json";
+    c->cgroups_path = spec_cgroups_path(c->bundle);
+    if (c->cgroups_path.empty()) {
+      // The bundle went with a reboot: the path is derived again, as CreateContainer did.
+      if (auto pod = opt.sandboxes->info(rec.sandbox_id))
+        if (auto cg = cgroups_path_for(pod->cgroup_parent, rec.id, opt.systemd_cgroup); cg.ok()) c->cgroups_path = *cg;
+    }
+    std::string image_signal = rec.stop_signal;
+    if (image_signal.empty())  // a record from before berth kept the image's signal
+      if (auto image = opt.images->find(rec.image_id)) image_signal = image->config.stop_signal;
+    c->stop_signal = stop_signal_of(c->config, image_signal);
+    opt.images->hold(rec.image_id);
+    c->rec = std::move(rec);
+    if (c->rec.state == v1::CONTAINER_RUNNING || (c->rec.state == v1::CONTAINER_CREATED && settle_created(*c)))
+      to_watch.push_back(c);
+    if (!opt.sandboxes->info(c->rec.sandbox_id)) orphans.push_back(c->rec.id);
+    if (Status s = names.reserve(name_key(c->rec.sandbox_id, c->config.metadata()), c->rec.id, "container"); !s.ok())
+      spdlog::warn("container {}: {}", c->rec.id, s.message());
+    containers[c->rec.id] = c;
+  }
+  for (const auto& c : to_watch) {
+    if (Status s = watcher->watch(c->rec.id, c->socket, c->exit_file); !s.ok())
+      spdlog::error("container {}: {}", c->rec.id, s.message());
+  }
+  if (!loaded.valid.empty())
+    spdlog::info("containers: recovered {} from records, {} running, {} of gone pods to remove", loaded.valid.size(),
+                 to_watch.size(), orphans.size());
+  remove_leftovers();
+}
+
+void ContainerManager::Impl::remove_leftovers() {
+  std::error_code ec;
+  std::set<std::string> socket_names;
+  for (const auto& [id, c] : containers) socket_names.insert(fs::path(c->socket).filename());
+  for (const auto& e : fs::directory_iterator(monitors_dir, ec)) {
+    if (socket_names.count(e.path().filename())) continue;
+    // A monitor of no record: its container is killed (the monitor then exits); what the runtime
+    // keeps of it goes with the runtime-root sweep.
+    if (auto hello = monitor_hello(e.path(), std::chrono::seconds(5)); hello.ok()) {
+      for (pid_t pid : {hello->container_pid, hello->monitor_pid}) {
+        if (pid <= 0) continue;
+        if (UniqueFd fd = open_pidfd(pid); fd) ::syscall(SYS_pidfd_send_signal, fd.get(), SIGKILL, nullptr, 0);
+      }
+      spdlog::info("containers: killed the container {} and the monitor {} of leftover socket {} of no known container",
+                   hello->container_pid, hello->monitor_pid, e.path().string());
+    }
+    if (::unlink(e.path().c_str()) == 0) spdlog::info("containers: removed leftover monitor socket {}", e.path().string());
+  }
+  for (const auto& e : fs::directory_iterator(containers_state, ec)) {
+    std::string id = e.path().filename();
+    if (containers.count(id)) continue;
+    std::string cgroups_path = spec_cgroups_path(e.path());
+    Status s = unmount_container_rootfs(e.path() / "rootfs");
+    if (s.ok() && !cgroups_path.empty()) s = remove_cgroup(cgroups_path, opt.systemd_cgroup);
+    std::error_code rec;
+    if (s.ok()) fs::remove_all(e.path(), rec);
+    if (!s.ok() || rec) spdlog::warn("containers: cannot remove leftover bundle {}: {}", e.path().string(), s.ok() ? rec.message() : s.message());
+    else spdlog::info("containers: removed leftover bundle {} of no known container", e.path().string());
+  }
+  for (const auto& e : fs::directory_iterator(layers_dir, ec)) {
+    std::string id = e.path().filename();
+    if (containers.count(id) || id.size() != 64) continue;
+    std::error_code rec;
+    fs::remove_all(e.path(), rec);
+    if (rec) spdlog::warn("containers: cannot remove leftover writable layer {}: {}", e.path().string(), rec.message());
+    else spdlog::info("containers: removed leftover writable layer {} of no known container", e.path().string());
+  }
+}
+
+void ContainerManager::finish_recovery() {
+  std::vector<std::string> orphans, unmonitored;
+  {
+    std::lock_guard lock(impl_->mu);
+    orphans = std::move(impl_->orphans);
+    unmonitored = std::move(impl_->unmonitored);
+  }
+  for (const auto& id : unmonitored) {
+    auto c = impl_->find(id, nullptr);
+    if (!c) continue;
+    std::lock_guard op(c->op);
+    {
+      std::lock_guard lock(c->mu);
+      if (c->removed) continue;
+    }
+    auto rt = impl_->runtime_for(c->rec.runtime_handler);
+    Status s = rt.ok() ? rt->remove(id) : rt.status();
+    if (s.ok() && !c->cgroups_path.empty()) s = remove_cgroup(c->cgroups_path, impl_->opt.systemd_cgroup);
+    if (!s.ok()) spdlog::error("container {}: killing it (it runs without a monitor): {}", id, s.message());
+    else c->runtime_may_exist = false;
+  }
+  for (const auto& id : orphans) {
+    auto c = impl_->find(id, nullptr);
+    if (!c) continue;
+    std::lock_guard op(c->op);
+    {
+      std::lock_guard lock(c->mu);
+      if (c->removed) continue;  // kubelet removed it meanwhile: its image hold is already gone
+    }
+    fault_point(FaultPoint::recovery_removing_container);
+    if (Status s = impl_->destroy(*c); !s.ok()) spdlog::error("container {}: removing it (its pod is gone): {}", id, s.message());
+    else spdlog::info("container {}: removed (its pod sandbox {} is gone)", id, c->rec.sandbox_id);
+  }
+}
+
+}  // namespace berth

@@ -1,0 +1,80 @@
+// RemoveContainer, and the removal of containers whose pod went while berthd was down. Every step
+// is idempotent and runs whatever the container's state (never started, running, exited, monitor
+// gone, runtime state lost, bundle gone after a reboot), so a removal cut short by a crash is
+// finished by the next call. A step that fails is logged with its name and the container.
+#include <filesystem>
+#include <spdlog/spdlog.h>
+
+#include "berth/cgroup_removal.h"
+#include "berth/container_rootfs.h"
+#include "berth/fault_point.h"
+#include "berth/image_manager.h"
+#include "container_state.h"
+
+namespace berth {
+
+namespace v1 = runtime::v1;
+namespace fs = std::filesystem;
+
+namespace {
+
+Status failed_step(const std::string& id, const char* step, const Status& st) {
+  spdlog::error("container {}: remove step '{}' failed: {}", id, step, st.message());
+  return st.context("remove container " + id);
+}
+
+}  // namespace
+
+Status ContainerManager::Impl::destroy(Container& c) {
+  const std::string id = c.rec.id;
+  if (c.state() == v1::CONTAINER_RUNNING)
+    if (Status s = kill_and_wait(c, std::chrono::seconds(30)); !s.ok()) return failed_step(id, "kill", s);
+  fault_point(FaultPoint::remove_container_killed);
+  if (c.runtime_may_exist) {
+    auto rt = runtime_for(c.rec.runtime_handler);
+    if (!rt.ok()) return failed_step(id, "runtime", rt.status());
+    if (Status s = rt->remove(id); !s.ok()) return failed_step(id, "runtime", s);
+    c.runtime_may_exist = false;
+  }
+  fault_point(FaultPoint::remove_container_runtime_deleted);
+  // The runtime's delete removes the cgroup; one it lost (its create killed midway) goes here.
+  if (!c.cgroups_path.empty())
+    if (Status s = remove_cgroup(c.cgroups_path, opt.systemd_cgroup); !s.ok()) return failed_step(id, "cgroup", s);
+  watcher->unwatch(id);
+  if (Status s = unmount_container_rootfs(c.rootfs); !s.ok()) return failed_step(id, "rootfs", s);
+  fault_point(FaultPoint::remove_container_rootfs_unmounted);
+  ::unlink(c.socket.c_str());  // a monitor killed before it could remove it
+  std::error_code ec;
+  fs::remove_all(c.bundle, ec);
+  if (!ec) fs::remove_all(layers_dir + "/" + id, ec);
+  if (ec) return failed_step(id, "files", internal_error(ec.message()));
+  fault_point(FaultPoint::remove_container_dirs_removed);
+  if (Status s = remove_container_record(records_dir, id); !s.ok()) return failed_step(id, "record", s);
+  fault_point(FaultPoint::remove_container_record_removed);
+  opt.images->release(c.rec.image_id);
+  {
+    std::lock_guard lock(c.mu);
+    c.removed = true;
+  }
+  {
+    std::lock_guard lock(mu);
+    if (auto it = containers.find(id); it != containers.end() && it->second.get() == &c) containers.erase(it);
+    names.release(name_key(c.rec.sandbox_id, c.config.metadata()), id);
+  }
+  emit(c, v1::CONTAINER_DELETED_EVENT);
+  return ok_status();
+}
+
+Status ContainerManager::remove(const std::string& id_or_prefix) {
+  Status err;
+  auto c = impl_->find(id_or_prefix, &err);
+  if (!c) return err.code() == Code::not_found ? ok_status() : err;  // CRI: removing an unknown container succeeds
+  std::lock_guard op(c->op);
+  {
+    std::lock_guard lock(c->mu);
+    if (c->removed) return ok_status();
+  }
+  return impl_->destroy(*c);
+}
+
+}  // namespace berth

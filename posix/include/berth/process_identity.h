@@ -1,0 +1,32 @@
+// Telling a process berth started from whatever now has its pid: the kernel's start time of a pid,
+// the cgroup it is in, and a pidfd, which names one process for good (a recycled pid is another
+// process, never the same pidfd). Recovery uses these to learn, without running the OCI runtime,
+// which pauses and containers of its records still run.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "berth/unique_fd.h"
+
+namespace berth {
+
+// Field 22 of /proc/<pid>/stat (clock ticks since boot); 0 when there is no such live process (a
+// zombie counts as gone).
+unsigned long long process_start_time(pid_t pid);
+
+// True when one of the process's cgroups (any hierarchy) ends with `/<leaf>`: a pause or container
+// init is in the cgroup named by its sandbox or container id.
+bool process_in_cgroup_leaf(pid_t pid, const std::string& leaf);
+
+// A pidfd for `pid` (invalid when the process is gone or the kernel has no pidfd_open).
+UniqueFd open_pidfd(pid_t pid);
+
+// True while the process behind the pidfd has not exited (poll without waiting).
+bool pidfd_alive(int pidfd);
+
+// The pid in a pid file written by a runtime (--pid-file); 0 when absent or unreadable.
+pid_t read_pid_file(const std::string& path);
+
+}  // namespace berth

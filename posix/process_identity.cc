@@ -1,0 +1,68 @@
+// /proc readers and pidfd helpers of process_identity.h. Debian 12's <sys/pidfd.h> lacks
+// extern "C", so pidfd_open is called through syscall().
+#include "berth/process_identity.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace berth {
+
+unsigned long long process_start_time(pid_t pid) {
+  if (pid <= 0) return 0;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string s;
+  std::getline(in, s);
+  size_t paren = s.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= s.size()) return 0;
+  std::istringstream f(s.substr(paren + 2));
+  std::string state;
+  f >> state;
+  if (state == "Z" || state == "X") return 0;
+  std::string skip;
+  for (int i = 0; i < 18; ++i) f >> skip;  // fields 4..21
+  unsigned long long start = 0;
+  f >> start;
+  return start;
+}
+
+bool process_in_cgroup_leaf(pid_t pid, const std::string& leaf) {
+  if (pid <= 0 || leaf.empty()) return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+  const std::string suffix = "/" + leaf;
+  for (std::string line; std::getline(in, line);) {
+    if (line.size() >= suffix.size() && line.compare(line.size() - suffix.size(), suffix.size(), suffix) == 0) return true;
+    // systemd driver: ".../<prefix>-<leaf>.scope"
+    if (line.find("-" + leaf + ".scope") != std::string::npos) return true;
+  }
+  return false;
+}
+
+UniqueFd open_pidfd(pid_t pid) {
+  if (pid <= 0) return UniqueFd();
+#ifdef SYS_pidfd_open
+  return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+#else
+  return UniqueFd();
+#endif
+}
+
+bool pidfd_alive(int pidfd) {
+  if (pidfd < 0) return false;
+  pollfd p{pidfd, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 0;
+}
+
+pid_t read_pid_file(const std::string& path) {
+  std::ifstream in(path);
+  long pid = 0;
+  if (!(in >> pid) || pid <= 0 || pid > 0x3fffffff) return 0;
+  return static_cast<pid_t>(pid);
+}
+
+}  // namespace berth

@@ -1,0 +1,100 @@
+// Recovery at berthd start: every checkpoint becomes a sandbox again, checked against the host
+// rather than trusted: a "ready" sandbox is READY only when its pause (from the runtime's pid file)
+// still runs in the sandbox's own cgroup, which a recycled pid never is; a "creating" one, cut
+// short by a crash, waits NOTREADY for finish_recovery() to undo it. No runtime is run here, so
+// berthd serves again within milliseconds whatever the number of pods. Netns pins and bundles no
+// checkpoint owns (a checkpoint quarantined, or state from before checkpoints came first) are
+// released, with the cgroup their bundle's spec names, each with one log line.
+#include <filesystem>
+#include <spdlog/spdlog.h>
+
+#include "berth/cgroup_removal.h"
+#include "berth/cgroups_path.h"
+#include "berth/file_text.h"
+#include "berth/process_identity.h"
+#include "netns.h"
+#include "pod_mounts.h"
+#include "sandbox_state.h"
+
+namespace berth {
+
+namespace fs = std::filesystem;
+
+std::shared_ptr<Sandbox> SandboxManager::Impl::recovered_sandbox(const SandboxCheckpoint& cp) {
+  auto s = std::make_shared<Sandbox>();
+  s->cp = cp;
+  s->bundle = bundles_dir + "/" + cp.id;
+  s->shm_path = cp.ipc_mode == runtime::v1::NODE ? "/dev/shm" : s->bundle + "/shm";
+  // Derived again, as at the start: stats and verbose status read the pod's cgroup by it.
+  if (auto cg = cgroups_path_for(cp.cgroup_parent, cp.id, opt.systemd_cgroup); cg.ok()) s->cgroups_path = *cg;
+  switch (cp.phase) {
+    case SandboxPhase::stopped:
+      s->stopped = true;
+      s->runtime_may_exist = false;
+      break;
+    case SandboxPhase::creating:
+      break;  // NOTREADY until finish_recovery() undoes it
+    case SandboxPhase::ready: {
+      pid_t pid = read_pid_file(s->bundle + "/pid");
+      if (pid > 0 && process_in_cgroup_leaf(pid, cp.id)) {
+        UniqueFd fd = open_pidfd(pid);
+        // Looked at again through the pidfd: the pid may have been recycled in between.
+        if (fd && process_in_cgroup_leaf(pid, cp.id)) {
+          s->pid = pid;
+          s->pidfd = std::move(fd);
+        }
+      }
+      break;
+    }
+  }
+  if (!cp.host_network && opt.network.recorded_ips) s->ips = opt.network.recorded_ips(cp.id);
+  return s;
+}
+
+void SandboxManager::Impl::recover() {
+  auto loaded = load_checkpoints(checkpoints_dir, quarantine_dir);
+  for (const auto& q : loaded.quarantined) spdlog::error("sandbox checkpoint quarantined: {}", q);
+  size_t ready = 0, pending = 0;
+  for (const auto& cp : loaded.valid) {
+    auto s = recovered_sandbox(cp);
+    if (Status st = names.reserve(sandbox_name_key(cp), cp.id, "sandbox"); !st.ok())
+      spdlog::warn("sandbox {}: {}", cp.id, st.message());
+    if (!cp.image_id.empty() && opt.hold_image) opt.hold_image(cp.image_id);
+    ready += s->ready_locked();
+    pending += cp.phase == SandboxPhase::creating;
+    sandboxes[cp.id] = std::move(s);
+  }
+  if (!loaded.valid.empty())
+    spdlog::info("sandboxes: recovered {} from checkpoints: {} ready, {} cut short to undo", loaded.valid.size(), ready, pending);
+  remove_leftovers();
+}
+
+void SandboxManager::Impl::remove_leftovers() {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(netns_dir, ec)) {
+    std::string id = e.path().filename();
+    if (sandboxes.count(id)) continue;
+    if (Status s = remove_pinned_netns(e.path()); !s.ok()) spdlog::warn("sandboxes: cannot remove leftover netns pin {}: {}", e.path().string(), s.message());
+    else spdlog::info("sandboxes: removed leftover netns pin {} of no known sandbox", e.path().string());
+  }
+  for (const auto& e : fs::directory_iterator(bundles_dir, ec)) {
+    std::string id = e.path().filename();
+    if (sandboxes.count(id)) continue;
+    // The spec names the cgroup the runtime made: it goes too (its runtime state goes with the
+    // runtime-root sweep, which knows the containers' ids as well).
+    auto spec = nlohmann::json::parse(read_text_file(e.path() / "config.json"), nullptr, false);
+    std::string cgroups_path;
+    if (spec.is_object() && spec.contains("linux") && spec["linux"].is_object() && spec["linux"].contains("cgroupsPath") &&
+        spec["linux"]["cgroupsPath"].is_string())
+      cgroups_path = spec["linux"]["cgroupsPath"].get<std::string>();
+    Status s = unmount_path(e.path() / "rootfs");
+    if (s.ok()) s = unmount_path(e.path() / "shm");
+    if (s.ok() && !cgroups_path.empty()) s = remove_cgroup(cgroups_path, opt.systemd_cgroup);
+    std::error_code rec;
+    if (s.ok()) fs::remove_all(e.path(), rec);
+    if (!s.ok() || rec) spdlog::warn("sandboxes: cannot remove leftover bundle {}: {}", e.path().string(), s.ok() ? rec.message() : s.message());
+    else spdlog::info("sandboxes: removed leftover bundle {} of no known sandbox", e.path().string());
+  }
+}
+
+}  // namespace berth

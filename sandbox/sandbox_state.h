@@ -1,0 +1,78 @@
+// The state SandboxManager's files share (internal to sandbox/): one Sandbox per pod sandbox and
+// the manager's index. Locking: Impl::mu guards the index and the names and is never held across
+// an exec; Sandbox::op serializes one sandbox's run, stop, remove and undo (held across execs);
+// Sandbox::mu guards the fields status and list calls read, so they never wait behind an exec.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "berth/name_reservations.h"
+#include "berth/oci_runtime.h"
+#include "berth/sandbox_checkpoint.h"
+#include "berth/sandbox_manager.h"
+#include "berth/unique_fd.h"
+
+namespace berth {
+
+struct Sandbox {
+  // Set before the sandbox is shared, then read-only; cp.phase is changed under op and mu.
+  SandboxCheckpoint cp;
+  std::string bundle, cgroups_path, shm_path;
+  std::mutex op;
+
+  mutable std::mutex mu;
+  std::condition_variable leases_released;
+  UniqueFd pidfd;        // the pause, while it is known to run; tells its death without /proc
+  int pid = 0;
+  bool stopped = false;  // every resource released (StopPodSandbox finished)
+  bool closing = false;  // stop or remove begun: no container may be created or started in it
+  bool removed = false;  // out of the index: a call that waited for op has nothing left to do
+  int leases = 0;
+  std::vector<std::string> ips;
+  // Whether the runtime may hold a container for it (guarded by op): unknown after a restart.
+  bool runtime_may_exist = true;
+
+  bool ready_locked() const;
+  bool ready() const {
+    std::lock_guard lock(mu);
+    return ready_locked();
+  }
+};
+
+struct SandboxManager::Impl {
+  SandboxManagerOptions opt;
+  std::string pause_rootfs, netns_dir, bundles_dir, checkpoints_dir, quarantine_dir;
+  int own_oom_score_adj = 0;
+  bool can_lower_oom = true;
+  std::once_flag oom_warning;
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<Sandbox>> sandboxes;
+  NameReservations names;
+
+  Result<OciRuntime> runtime_for(const std::string& handler) const;
+  int oom_score_adj(int wanted);
+  std::shared_ptr<Sandbox> find(const std::string& id_or_prefix, Status* err);
+
+  // Recovery (sandbox_recovery.cc).
+  void recover();
+  std::shared_ptr<Sandbox> recovered_sandbox(const SandboxCheckpoint& cp);
+  void remove_leftovers();
+
+  // Tear-down (sandbox_teardown.cc); call with s.op held.
+  // Marks the sandbox closing and waits until no lease is held.
+  void close(Sandbox& s);
+  // Releases every resource (network, runtime container, cgroup, netns, mounts); each step is
+  // idempotent, so it also finishes a stop cut short or undoes a half-made sandbox.
+  Status release(Sandbox& s);
+  // release(), then the bundle, the checkpoint, the image hold, the index entry and the name.
+  Status destroy(Sandbox& s);
+};
+
+std::string sandbox_name_key(const SandboxCheckpoint& cp);
+
+}  // namespace berth

@@ -1,0 +1,143 @@
+// Stopping and removing sandboxes, and the undo of a RunPodSandbox that failed or was cut short by
+// a crash: all three run release(), whose steps are each idempotent and run whatever the state,
+// so a sandbox half made, half stopped, recovered with its pause dead or its netns already gone
+// always ends with nothing left. A step that fails is logged with its name and the sandbox, and
+// the call fails: kubelet calls again, and the steps already done are no-ops the next time.
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <spdlog/spdlog.h>
+
+#include "berth/cgroup_removal.h"
+#include "berth/fault_point.h"
+#include "netns.h"
+#include "pod_mounts.h"
+#include "sandbox_state.h"
+
+namespace berth {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Status failed_step(const Sandbox& s, const char* step, const Status& st) {
+  spdlog::error("sandbox {}: release step '{}' failed: {}", s.cp.id, step, st.message());
+  return st.context("release sandbox " + s.cp.id + ": " + step);
+}
+
+}  // namespace
+
+void SandboxManager::Impl::close(Sandbox& s) {
+  std::unique_lock lock(s.mu);
+  s.closing = true;
+  s.leases_released.wait(lock, [&] { return s.leases == 0; });
+}
+
+Status SandboxManager::Impl::release(Sandbox& s) {
+  const SandboxCheckpoint& cp = s.cp;
+  // CNI DEL first, while the netns still exists. It also runs for a sandbox whose ADD never
+  // began (a no-op without a cache entry), so an ADD cut short by a crash is released too.
+  if (!cp.host_network && opt.network.teardown) {
+    if (Status st = opt.network.teardown(cp.id, cp.netns_path); !st.ok()) return failed_step(s, "network", st);
+    std::lock_guard lock(s.mu);
+    s.ips.clear();
+  }
+  fault_point(FaultPoint::stop_pod_sandbox_network_torn_down);
+  if (s.runtime_may_exist) {
+    auto rt = runtime_for(cp.runtime_handler);
+    if (!rt.ok()) return failed_step(s, "runtime", rt.status());
+    if (Status st = rt->remove(cp.id); !st.ok()) return failed_step(s, "runtime", st);
+    s.runtime_may_exist = false;
+  }
+  fault_point(FaultPoint::stop_pod_sandbox_runtime_deleted);
+  // The runtime's delete removes the cgroup; one it lost (a create killed midway) is removed here,
+  // with whatever process it still holds (a `runc init` blocked for good).
+  if (!s.cgroups_path.empty())
+    if (Status st = remove_cgroup(s.cgroups_path, opt.systemd_cgroup); !st.ok()) return failed_step(s, "cgroup", st);
+  fault_point(FaultPoint::stop_pod_sandbox_cgroup_removed);
+  if (Status st = remove_pinned_netns(cp.netns_path); !st.ok()) return failed_step(s, "netns", st);
+  fault_point(FaultPoint::stop_pod_sandbox_netns_unpinned);
+  if (Status st = unmount_path(s.bundle + "/rootfs"); !st.ok()) return failed_step(s, "rootfs", st);
+  if (cp.ipc_mode != runtime::v1::NODE)
+    if (Status st = unmount_path(s.bundle + "/shm"); !st.ok()) return failed_step(s, "shm", st);
+  fault_point(FaultPoint::stop_pod_sandbox_mounts_released);
+  std::lock_guard lock(s.mu);
+  s.stopped = true;
+  s.pidfd.reset();
+  s.pid = 0;
+  return ok_status();
+}
+
+Status SandboxManager::Impl::destroy(Sandbox& s) {
+  close(s);
+  bool stopped;
+  {
+    std::lock_guard lock(s.mu);
+    stopped = s.stopped;
+  }
+  if (!stopped)
+    if (Status st = release(s); !st.ok()) return st;
+  fault_point(FaultPoint::remove_pod_sandbox_stopped);
+  // Stopped in an earlier life of berthd: its mounts went then, but unmounting again is cheap and
+  // keeps remove_all from ever descending into a live tmpfs.
+  for (const char* m : {"/shm", "/rootfs"})
+    if (Status st = unmount_path(s.bundle + m); !st.ok()) return failed_step(s, "mounts", st);
+  std::error_code ec;
+  fs::remove_all(s.bundle, ec);
+  if (ec) return failed_step(s, "files", internal_error("remove " + s.bundle + ": " + ec.message()));
+  fault_point(FaultPoint::remove_pod_sandbox_files_removed);
+  if (Status st = remove_checkpoint(checkpoints_dir, s.cp.id); !st.ok()) return failed_step(s, "checkpoint", st);
+  fault_point(FaultPoint::remove_pod_sandbox_checkpoint_removed);
+  if (!s.cp.image_id.empty() && opt.release_image) opt.release_image(s.cp.image_id);
+  {
+    std::lock_guard lock(s.mu);
+    s.removed = true;
+  }
+  std::lock_guard lock(mu);
+  if (auto it = sandboxes.find(s.cp.id); it != sandboxes.end() && it->second.get() == &s) sandboxes.erase(it);
+  names.release(sandbox_name_key(s.cp), s.cp.id);
+  return ok_status();
+}
+
+Status SandboxManager::stop(const std::string& id_or_prefix, const SandboxContainersStep& containers) {
+  Status err;
+  auto s = impl_->find(id_or_prefix, &err);
+  if (!s) return err.code() == Code::not_found ? ok_status() : err;  // CRI: an unknown sandbox is stopped
+  std::lock_guard op(s->op);
+  if (s->removed) return ok_status();
+  impl_->close(*s);
+  if (containers)
+    if (Status st = containers(s->cp.id); !st.ok()) return st.context("stop sandbox " + s->cp.id);
+  fault_point(FaultPoint::stop_pod_sandbox_containers_stopped);
+  {
+    std::lock_guard lock(s->mu);
+    if (s->stopped) return ok_status();
+  }
+  if (Status st = impl_->release(*s); !st.ok()) return st;
+  SandboxCheckpoint cp;
+  {
+    std::lock_guard lock(s->mu);
+    s->cp.phase = SandboxPhase::stopped;
+    cp = s->cp;
+  }
+  // Not fsync'd: lost in a power cut, the phase is moot (nothing of the pod runs after a reboot).
+  if (Status st = write_checkpoint(impl_->checkpoints_dir, cp, false); !st.ok())
+    spdlog::warn("sandbox {}: recording the stop: {}", cp.id, st.message());
+  fault_point(FaultPoint::stop_pod_sandbox_stopped_recorded);
+  return ok_status();
+}
+
+Status SandboxManager::remove(const std::string& id_or_prefix, const SandboxContainersStep& containers) {
+  Status err;
+  auto s = impl_->find(id_or_prefix, &err);
+  if (!s) return err.code() == Code::not_found ? ok_status() : err;
+  std::lock_guard op(s->op);
+  if (s->removed) return ok_status();
+  impl_->close(*s);
+  if (containers)
+    if (Status st = containers(s->cp.id); !st.ok()) return st.context("remove sandbox " + s->cp.id);
+  fault_point(FaultPoint::remove_pod_sandbox_containers_removed);
+  return impl_->destroy(*s).context("remove sandbox " + s->cp.id);
+}
+
+}  // namespace berth

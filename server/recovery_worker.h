@@ -1,0 +1,48 @@
+// RecoveryWorker: the part of berthd's recovery that runs runtimes and CNI plugins, done on a
+// thread of its own once berthd serves, so a restart answers kubelet within milliseconds however
+// much a crash left to clean. What it is to clean is decided before serving (find_leftovers), so
+// nothing made after the start is ever taken for a leftover.
+#pragma once
+
+#include <map>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace berth {
+
+class CniManager;
+class ContainerManager;
+class ImageManager;
+class SandboxManager;
+
+// A container in a runtime's --root that no sandbox or container of berth's owns.
+struct RuntimeLeftover {
+  std::string binary, root, id;
+};
+
+// Reads every runtime root (no runtime is run) for ids neither manager knows.
+std::vector<RuntimeLeftover> find_runtime_leftovers(const std::map<std::string, std::pair<std::string, std::string>>& runtimes,
+                                                    SandboxManager& sandboxes, ContainerManager& containers);
+
+class RecoveryWorker {
+ public:
+  RecoveryWorker(ContainerManager& containers, SandboxManager& sandboxes, CniManager& cni, ImageManager& images,
+                 std::vector<RuntimeLeftover> leftovers, bool systemd_cgroup);
+  ~RecoveryWorker();  // waits for the work to end
+  RecoveryWorker(const RecoveryWorker&) = delete;
+  RecoveryWorker& operator=(const RecoveryWorker&) = delete;
+
+ private:
+  void run();
+  ContainerManager& containers_;
+  SandboxManager& sandboxes_;
+  CniManager& cni_;
+  ImageManager& images_;
+  std::vector<RuntimeLeftover> leftovers_;
+  bool systemd_cgroup_;
+  std::thread thread_;
+};
+
+}  // namespace berth
