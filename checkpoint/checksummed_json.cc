@@ -83,7 +83,6 @@ std::vector<std::string> load_checksummed_dir(const std::string& dir, const std:
   while (dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
     if (n.size() > 5 && n.substr(n.size() - 5) == ".json") names.push_back(n);
-    else if (n.find(".json.tmp-") != std::string::npos) ::unlinkat(::dirfd(d), e->d_name, 0);
   }
   ::closedir(d);
   for (const auto& n : names) {

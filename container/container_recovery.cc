@@ -102,6 +102,7 @@ bool ContainerManager::Impl::settle_created(Container& c) {
 void ContainerManager::Impl::recover() {
   auto loaded = load_container_records(records_dir, quarantine_dir);
   for (const auto& q : loaded.quarantined) spdlog::error("container record quarantined: {}", q);
+  for (const auto& t : loaded.temps_removed) spdlog::info("containers: removed {}, a record write cut short", t);
   std::vector<std::shared_ptr<Container>> to_watch;
   for (auto& rec : loaded.valid) {
     auto c = std::make_shared<Container>();

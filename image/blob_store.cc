@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <random>
+#include <spdlog/spdlog.h>
 
 #include "berth/image_reference.h"
 
@@ -24,7 +25,8 @@ Result<std::unique_ptr<BlobStore>> BlobStore::open(const std::string& dir) {
     if (Status s = make_dir(d); !s.ok()) return s.context("open blob store");
   if (DIR* d = ::opendir((dir + "/tmp").c_str())) {
     while (dirent* e = ::readdir(d))
-      if (e->d_name[0] != '.') ::unlinkat(::dirfd(d), e->d_name, 0);
+      if (e->d_name[0] != '.' && ::unlinkat(::dirfd(d), e->d_name, 0) == 0)
+        spdlog::info("images: removed {}/tmp/{}, a blob download cut short", dir, e->d_name);
     ::closedir(d);
   }
   return std::unique_ptr<BlobStore>(new BlobStore(dir));

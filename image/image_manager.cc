@@ -18,6 +18,7 @@
 #include "berth/image_reference.h"
 #include "blob_store.h"
 #include "image_index.h"
+#include "berth/atomic_file.h"
 #include "berth/fault_point.h"
 #include "layer_unpack.h"
 #include "manifest.h"
@@ -274,10 +275,15 @@ Result<std::unique_ptr<ImageManager>> ImageManager::open(ImageManagerOptions opt
   if (!impl->opt.containers_dir.empty()) fs::create_directories(impl->opt.containers_dir, ec);
   // Unpacks a crash interrupted.
   for (const auto& e : fs::directory_iterator(impl->opt.dir + "/snapshots", ec))
-    if (e.path().filename().string().find(".unpacking") != std::string::npos) fs::remove_all(e.path(), ec);
+    if (e.path().filename().string().find(".unpacking") != std::string::npos) {
+      fs::remove_all(e.path(), ec);
+      spdlog::info("images: removed {}, a layer unpack cut short", e.path().string());
+    }
   auto blobs = BlobStore::open(impl->opt.dir);
   if (!blobs.ok()) return blobs.status();
   impl->blobs = std::move(*blobs);
+  for (const auto& t : remove_atomic_write_leftovers(impl->opt.dir))
+    spdlog::info("images: removed {}, an index write cut short", t);
   if (Status s = impl->index.load(); !s.ok()) return s;
   impl->unrecovered = impl->index.removed();
   return std::unique_ptr<ImageManager>(new ImageManager(std::move(impl)));

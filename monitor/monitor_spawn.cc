@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <spdlog/spdlog.h>
 #include <vector>
 
 #include "berth/command.h"
@@ -167,7 +168,10 @@ Result<MonitorStarted> spawn_monitor(const MonitorSpawnOptions& o) {
       Command del;
       del.argv = {o.runtime_path, "--root", o.runtime_root, "delete", "--force", o.id};
       del.timeout = std::chrono::seconds(30);
-      (void)run_command(del);
+      auto deleted = run_command(del);
+      if (!deleted.ok() || deleted->exit_code != 0)
+        spdlog::error("container {}: undo step 'runtime delete' of a failed monitor start failed: {}", o.id,
+                      deleted.ok() ? deleted->err : deleted.status().message());
     }
   };
 

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <set>
 
+#include "berth/atomic_file.h"
 #include "berth/fault_point.h"
 #include "capability_args.h"
 #include "cni_result.h"
@@ -143,7 +144,8 @@ void CniManager::State::undo_add(CacheEntry& e, const json& prev) {
   e.result = prev;
   Status undo = run_chain(exec(), e, "DEL", e.netns);
   if (undo.ok()) {
-    (void)cache.remove(e);
+    // A stale entry only costs a harmless DEL at the next start (it belongs to no sandbox).
+    if (Status s = cache.remove(e); !s.ok()) spdlog::error("cni: undo of a failed ADD of {}: {}", e.container_id, s.message());
     return;
   }
   spdlog::error("cni: DEL after a failed ADD of {}: {}; retried on the next teardown", e.container_id, undo.message());
@@ -261,6 +263,8 @@ void CniManager::State::retry_orphans(const std::string& skip) {
 void CniManager::adopt_orphans(const std::vector<std::string>& live) {
   std::set<std::string> alive(live.begin(), live.end());
   std::lock_guard lock(state_->mu);
+  for (const auto& t : remove_atomic_write_leftovers(state_->cache.dir()))
+    spdlog::info("cni: removed {}, a cache write cut short", t);
   for (const auto& id : state_->cache.container_ids())
     if (!alive.count(id)) state_->orphans.insert(id);
 }

@@ -2,12 +2,14 @@
 // different targets in one directory never collide.
 #include "berth/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 
+#include "berth/fault_point.h"
 #include "berth/unique_fd.h"
 
 namespace berth {
@@ -38,6 +40,7 @@ Status write_file_atomically(const std::string& path, const std::string& content
     return errno_status(err, "fsync " + temp);
   }
   fd.reset();
+  fault_point(FaultPoint::atomic_write_temp_written);
   if (::rename(temp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(temp.c_str());
@@ -47,6 +50,26 @@ Status write_file_atomically(const std::string& path, const std::string& content
   UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dfd && ::fsync(dfd.get()) != 0) return errno_status(errno, "fsync " + dir);
   return ok_status();
+}
+
+std::vector<std::string> remove_atomic_write_leftovers(const std::string& dir) {
+  std::vector<std::string> removed;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return removed;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    size_t at = name.rfind(".tmp-");
+    // ".tmp-<pid>-<n>": digits, one dash, digits.
+    if (at == std::string::npos || at == 0) continue;
+    std::string tail = name.substr(at + 5);
+    size_t dash = tail.find('-');
+    if (dash == std::string::npos || dash == 0 || dash + 1 == tail.size() ||
+        tail.find_first_not_of("0123456789-") != std::string::npos || tail.find('-', dash + 1) != std::string::npos)
+      continue;
+    if (::unlinkat(::dirfd(d), e->d_name, 0) == 0) removed.push_back(dir + "/" + name);
+  }
+  ::closedir(d);
+  return removed;
 }
 
 }  // namespace berth

@@ -54,6 +54,7 @@ std::shared_ptr<Sandbox> SandboxManager::Impl::recovered_sandbox(const SandboxCh
 void SandboxManager::Impl::recover() {
   auto loaded = load_checkpoints(checkpoints_dir, quarantine_dir);
   for (const auto& q : loaded.quarantined) spdlog::error("sandbox checkpoint quarantined: {}", q);
+  for (const auto& t : loaded.temps_removed) spdlog::info("sandboxes: removed {}, a checkpoint write cut short", t);
   size_t ready = 0, pending = 0;
   for (const auto& cp : loaded.valid) {
     auto s = recovered_sandbox(cp);

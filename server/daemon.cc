@@ -198,6 +198,7 @@ int run_daemon(const Config& config) {
     cni.adopt_orphans(live);
   }
   std::vector<RuntimeLeftover> runtime_leftovers = find_runtime_leftovers(sandbox_options.runtimes, **sandboxes, **containers);
+  std::vector<std::string> cgroup_leftovers = find_cgroup_leftovers(**sandboxes, **containers, config.cgroup_driver == "systemd");
   metrics.gauge("berth_containers_running", "Containers whose process is running.",
                 [&c = **containers] { return static_cast<double>(c.running_count()); });
 
@@ -256,7 +257,7 @@ int run_daemon(const Config& config) {
   if (chmod(config.socket.c_str(), 0660) != 0)
     spdlog::warn("berthd: chmod 0660 {}: {}", config.socket, strerror(errno));
   // Undo what a crash left half made, now that berthd serves (runtime and CNI execs take time).
-  RecoveryWorker recovery(**containers, **sandboxes, cni, **images, std::move(runtime_leftovers),
+  RecoveryWorker recovery(**containers, **sandboxes, cni, **images, std::move(runtime_leftovers), std::move(cgroup_leftovers),
                           config.cgroup_driver == "systemd");
 
   std::thread signal_thread([&] {

@@ -26,10 +26,16 @@ struct RuntimeLeftover {
 std::vector<RuntimeLeftover> find_runtime_leftovers(const std::map<std::string, std::pair<std::string, std::string>>& runtimes,
                                                     SandboxManager& sandboxes, ContainerManager& containers);
 
+// The cgroupsPath of every cgroup below a cgroup parent that berth's sandboxes use (their
+// checkpoints' parents and berth's default) named as berth names a sandbox or container (the
+// 64-hex id, or berth-<id>.scope under systemd) but owned by no sandbox or container it knows.
+// berth owns the cgroups of the pods it places in a parent, as kubelet gives each pod its own.
+std::vector<std::string> find_cgroup_leftovers(SandboxManager& sandboxes, ContainerManager& containers, bool systemd_cgroup);
+
 class RecoveryWorker {
  public:
   RecoveryWorker(ContainerManager& containers, SandboxManager& sandboxes, CniManager& cni, ImageManager& images,
-                 std::vector<RuntimeLeftover> leftovers, bool systemd_cgroup);
+                 std::vector<RuntimeLeftover> leftovers, std::vector<std::string> cgroup_leftovers, bool systemd_cgroup);
   ~RecoveryWorker();  // waits for the work to end
   RecoveryWorker(const RecoveryWorker&) = delete;
   RecoveryWorker& operator=(const RecoveryWorker&) = delete;
@@ -41,6 +47,7 @@ class RecoveryWorker {
   CniManager& cni_;
   ImageManager& images_;
   std::vector<RuntimeLeftover> leftovers_;
+  std::vector<std::string> cgroup_leftovers_;
   bool systemd_cgroup_;
   std::thread thread_;
 };

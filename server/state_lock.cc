@@ -2,7 +2,6 @@
 #include "state_lock.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,12 +27,17 @@ Result<StateDirLock> StateDirLock::acquire(const std::string& dir) {
   std::string path = dir + "/berthd.lock";
   UniqueFd fd(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   if (!fd) return errno_status(errno, "open lock " + path);
-  if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK) return errno_status(errno, "lock " + path);
-    char buf[32] = {};
-    ssize_t n = pread(fd.get(), buf, sizeof buf - 1, 0);
-    std::string holder = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "unknown";
-    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+  // A POSIX record lock, not flock: it belongs to this process alone, so a child forked by berthd
+  // (a monitor before its exec) never keeps it, and a restart right after a crash is not refused.
+  // berthd never opens this file anywhere else (closing any fd of it would drop the lock).
+  struct flock want {};
+  want.l_type = F_WRLCK;
+  want.l_whence = SEEK_SET;
+  if (fcntl(fd.get(), F_SETLK, &want) != 0) {
+    if (errno != EAGAIN && errno != EACCES) return errno_status(errno, "lock " + path);
+    struct flock held = want;
+    std::string holder = "unknown";
+    if (fcntl(fd.get(), F_GETLK, &held) == 0 && held.l_type != F_UNLCK) holder = std::to_string(held.l_pid);
     return failed_precondition("another berthd (pid " + holder + ") already uses " + dir +
                                " (lock " + path + " is held)");
   }

@@ -1,4 +1,4 @@
-// StateDirLock: an exclusive flock on <dir>/berthd.lock held for the daemon's life, so a second
+// StateDirLock: an exclusive POSIX record lock on <dir>/berthd.lock held for the daemon's life, so a second
 // berthd on the same state or root directory refuses to start instead of corrupting the first.
 #pragma once
 

@@ -107,6 +107,22 @@ grpc::Status CriClient::pull_image(const std::string& ref, std::string* image_re
   return s;
 }
 
+std::vector<v1::Image> CriClient::list_images() {
+  grpc::ClientContext ctx;
+  v1::ListImagesResponse resp;
+  grpc::Status s = img_->ListImages(&ctx, v1::ListImagesRequest(), &resp);
+  if (!s.ok()) ADD_FAILURE() << "ListImages: " << s.error_message();
+  return {resp.images().begin(), resp.images().end()};
+}
+
+grpc::Status CriClient::remove_image(const std::string& ref) {
+  grpc::ClientContext ctx;
+  v1::RemoveImageRequest req;
+  req.mutable_image()->set_image(ref);
+  v1::RemoveImageResponse resp;
+  return img_->RemoveImage(&ctx, req, &resp);
+}
+
 grpc::Status CriClient::create_container(const std::string& pod_id, const v1::ContainerConfig& config, std::string* id,
                                          const v1::PodSandboxConfig& pod_config) {
   grpc::ClientContext ctx;

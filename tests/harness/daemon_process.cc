@@ -6,11 +6,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <thread>
 
 namespace berth::test {
 
-std::string berthd_path() { return BERTHD_PATH; }
+std::string berthd_path() {
+  const char* other = std::getenv("BERTHD");
+  return other && *other ? other : BERTHD_PATH;
+}
 
 DaemonProcess::DaemonProcess(DaemonOptions opts) : dir_("berthd"), opts_(std::move(opts)) {
   socket_ = dir_ / "berth.sock";
@@ -51,6 +55,7 @@ bool DaemonProcess::start() {
     int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
+    for (auto& kv : opts_.env) ::putenv(kv.data());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

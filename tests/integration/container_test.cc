@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <fstream>
 #include <regex>
 #include <thread>
@@ -410,7 +411,7 @@ TEST_F(Containers, ContainersOutliveABerthdKill) {
   TempDir& shared = scratch();
   auto net = std::make_shared<TestNetwork>();
   std::string root = shared / "root", state = shared / "state";
-  std::string id;
+  std::string id, quitter;
   {
     DaemonProcess& first = daemon_at({.network = net}, shared / "a.sock", root, state);
     CriClient cri(first);
@@ -420,21 +421,44 @@ TEST_F(Containers, ContainersOutliveABerthdKill) {
     ASSERT_OK(cri.run_pod(pod_config_, &pod_));
     cri_ = std::make_unique<CriClient>(first);
     id = run(shell_container("tick", "i=0; while [ ! -e /tmp/stop ]; do echo tick-$i; i=$((i+1)); sleep 0.05; done; exit 42"));
+    // Exits on its own while berthd is down.
+    quitter = run(shell_container("quitter", "while [ ! -e /tmp/go ]; do sleep 0.05; done; echo bye; exit 7"));
     ASSERT_TRUE(wait_for_file_text(logs_->path() + "/tick.log", "tick-2\n"));
     first.stop(SIGKILL);
   }
-  // berthd is gone: the container goes on and its log keeps growing.
+  // berthd is gone: the container goes on and its log keeps growing; the other one exits.
   size_t before = read_file(logs_->path() + "/tick.log").size();
+  int64_t down_since = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  write_file(state + "/containers/" + quitter + "/rootfs/tmp/go", "");  // through its rootfs mount
+  ASSERT_TRUE(wait_for_file_text(logs_->path() + "/quitter.log", "bye\n"));
+  for (int i = 0; i < 500 && !std::filesystem::exists(state + "/containers/" + quitter + "/exit.json"); ++i)
+    std::this_thread::sleep_for(20ms);  // the monitor records the exit
   std::this_thread::sleep_for(300ms);
   EXPECT_GT(read_file(logs_->path() + "/tick.log").size(), before);
   DaemonProcess& second = daemon_at({.network = net}, shared / "b.sock", root, state);
   cri_ = std::make_unique<CriClient>(second);
   EXPECT_EQ(status(id).state(), v1::CONTAINER_RUNNING);
+  // The exit that happened while berthd was down, with its code and time.
+  auto gone = wait_exited(quitter);
+  EXPECT_EQ(gone.state(), v1::CONTAINER_EXITED);
+  EXPECT_EQ(gone.exit_code(), 7);
+  EXPECT_EQ(gone.reason(), "Error");
+  EXPECT_GE(gone.finished_at(), down_since);
   v1::ExecSyncResponse r;
   ASSERT_OK(cri_->exec_sync(id, {"touch", "/tmp/stop"}, &r, 10));
   auto st = wait_exited(id);
   EXPECT_EQ(st.exit_code(), 42);  // learned from the monitor, after the restart
   EXPECT_EQ(st.reason(), "Error");
+  // Not one line lost across the kill and the restart: tick-0, tick-1, ... with no gap.
+  std::istringstream log(log_of("tick"));
+  int expected = 0;
+  for (std::string line; std::getline(log, line);) {
+    size_t at = line.find("tick-");
+    ASSERT_NE(at, std::string::npos) << line;
+    EXPECT_EQ(line.substr(at), "tick-" + std::to_string(expected)) << "a line was lost or garbled";
+    ++expected;
+  }
+  EXPECT_GT(expected, 8);
   ASSERT_OK(cri_->remove_pod(pod_));
   EXPECT_TRUE(cri_->list_containers().empty());
 }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "berth/atomic_file.h"
 #include "berth/status.h"
 
 namespace berth {
@@ -24,7 +25,8 @@ Result<nlohmann::json> read_checksummed_json(const std::string& path, int versio
 
 // Reads every <dir>/*.json as a record of `version` and hands it to `accept`; a file that does
 // not read, or that `accept` refuses, is moved to quarantine_dir (never deleted, never trusted).
-// Left-over temp files of interrupted writes are removed. Returns one line per quarantined file.
+// Returns one line per quarantined file (load_records also removes the temp files of writes a
+// crash cut short).
 std::vector<std::string> load_checksummed_dir(const std::string& dir, const std::string& quarantine_dir, int version,
                                               const std::function<Status(const nlohmann::json&)>& accept);
 
@@ -46,12 +48,14 @@ template <class Record>
 struct LoadedRecords {
   std::vector<Record> valid;
   std::vector<std::string> quarantined;  // files moved aside, with why
+  std::vector<std::string> temps_removed;  // half-written replacements a crash left
 };
 
 // Every record of `dir` that reads and parses; the others quarantined (load_checksummed_dir).
 template <class Record, class Parse>
 LoadedRecords<Record> load_records(const std::string& dir, const std::string& quarantine_dir, int version, Parse parse) {
   LoadedRecords<Record> out;
+  out.temps_removed = remove_atomic_write_leftovers(dir);
   out.quarantined = load_checksummed_dir(dir, quarantine_dir, version, [&](const nlohmann::json& j) -> Status {
     auto parsed = parse(j);
     if (!parsed.ok()) return parsed.status();

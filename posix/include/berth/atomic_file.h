@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "berth/status.h"
 
@@ -11,5 +12,10 @@ namespace berth {
 // durable false: no fsyncs (still atomic), for files under the runtime state dir, which a reboot
 // clears anyway (OCI bundles).
 Status write_file_atomically(const std::string& path, const std::string& content, int mode = 0600, bool durable = true);
+
+// The temp files ("<target>.tmp-<pid>-<n>") that write_file_atomically calls cut short by a crash
+// left in `dir`: removed, and their paths returned for the caller to log. Call only while no write
+// to `dir` can be in flight (at start).
+std::vector<std::string> remove_atomic_write_leftovers(const std::string& dir);
 
 }  // namespace berth

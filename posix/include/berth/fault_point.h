@@ -10,7 +10,9 @@
 
 namespace berth {
 
-// X(name, rpc): rpc is the CRI call (or "Recovery") during which the point is reached.
+// X(name, rpc): rpc is the CRI call (or "Recovery") during which the point is first reached in
+// kubelet's order of calls (atomic_write_temp_written is in every durable write; the first is the
+// pulled image's index).
 #define BERTH_FAULT_POINTS_LIST(X)                          \
   X(run_pod_sandbox_checkpoint_created, "RunPodSandbox")    \
   X(run_pod_sandbox_bundle_made, "RunPodSandbox")           \
@@ -57,6 +59,7 @@ namespace berth {
   X(pull_image_layer_unpacking, "PullImage")                \
   X(pull_image_layer_unpacked, "PullImage")                 \
   X(pull_image_recorded, "PullImage")                       \
+  X(atomic_write_temp_written, "PullImage")                 \
   X(recovery_undoing_sandbox, "Recovery")                   \
   X(recovery_removing_container, "Recovery")
 

@@ -35,6 +35,8 @@ class CriClient {
   grpc::Status update_runtime_config(const std::string& pod_cidr);
 
   grpc::Status pull_image(const std::string& ref, std::string* image_ref = nullptr);
+  std::vector<v1::Image> list_images();
+  grpc::Status remove_image(const std::string& ref);
   grpc::Status create_container(const std::string& pod_id, const v1::ContainerConfig& config, std::string* id,
                                 const v1::PodSandboxConfig& pod_config = {});
   grpc::Status start_container(const std::string& id);

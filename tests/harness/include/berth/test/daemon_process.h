@@ -27,6 +27,8 @@ struct DaemonOptions {
   // A network shared by daemons that take over each other's state (restart tests): it must
   // outlive them all, as the pods do.
   std::shared_ptr<TestNetwork> network;
+  // NAME=value pairs added to berthd's environment (BERTH_FAULT_POINT arms a fault point).
+  std::vector<std::string> env;
 };
 
 class DaemonProcess {
@@ -64,7 +66,8 @@ class DaemonProcess {
   int exit_code_ = -1;
 };
 
-// The berthd binary under test (set by CMake).
+// The berthd binary under test: $BERTHD when set (a benchmark of another build), else the one
+// CMake built.
 std::string berthd_path();
 
 }  // namespace berth::test
