@@ -51,6 +51,15 @@ std::string cmdline(int pid) {
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
+// A process of the scope: in a cgroup below the pods' parent, or (berth-monitor, the runtime)
+// naming berthd's dirs in its arguments. berthd itself never counts.
+bool of_scope(int pid, const std::string& cmd, const LeftoverScope& s) {
+  if (cmd.empty() || cmd.find("berthd") != std::string::npos) return false;  // a kernel thread, gone, or berthd
+  std::string cg = read_file("/proc/" + std::to_string(pid) + "/cgroup");
+  bool in_parent = !s.cgroup_parent.empty() && cg.find(s.cgroup_parent + "/") != std::string::npos;
+  return in_parent || cmd.find(s.state + "/") != std::string::npos || cmd.find(s.root + "/") != std::string::npos;
+}
+
 }  // namespace
 
 int runc_init_processes() {
@@ -85,14 +94,8 @@ std::vector<std::string> host_leftovers(const LeftoverScope& s) {
     }
   }
   for (int pid : pids()) {
-    std::string cg = read_file("/proc/" + std::to_string(pid) + "/cgroup");
     std::string c = cmdline(pid);
-    if (c.empty()) continue;  // a kernel thread, or gone
-    bool in_parent = !s.cgroup_parent.empty() && cg.find(s.cgroup_parent + "/") != std::string::npos;
-    // berth-monitor and the runtime name berthd's state dir in their arguments.
-    bool names_dirs = c.find(s.state + "/") != std::string::npos || c.find(s.root + "/") != std::string::npos;
-    bool is_daemon = c.find("berthd") != std::string::npos;
-    if ((in_parent || names_dirs) && !is_daemon) out.push_back("process: " + std::to_string(pid) + " " + c);
+    if (of_scope(pid, c, s)) out.push_back("process: " + std::to_string(pid) + " " + c);
   }
   // The runtime's own record of containers.
   for (const auto& rt : entries(s.state + "/runtime")) add_entries(&out, "runtime container", s.state + "/runtime/" + rt);
@@ -124,15 +127,9 @@ void release_host_leftovers(const LeftoverScope& s) {
   for (int round = 0; round < 50; ++round) {
     bool any = false;
     for (int pid : pids()) {
-      std::string cg = read_file("/proc/" + std::to_string(pid) + "/cgroup");
-      std::string c = cmdline(pid);
-      if (c.empty() || c.find("berthd") != std::string::npos) continue;
-      bool in_parent = !s.cgroup_parent.empty() && cg.find(s.cgroup_parent + "/") != std::string::npos;
-      bool names_dirs = c.find(s.state + "/") != std::string::npos || c.find(s.root + "/") != std::string::npos;
-      if (in_parent || names_dirs) {
-        ::kill(pid, SIGKILL);
-        any = true;
-      }
+      if (!of_scope(pid, cmdline(pid), s)) continue;
+      ::kill(pid, SIGKILL);
+      any = true;
     }
     if (!any) break;
     ::usleep(20000);

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <future>
 #include <random>
@@ -200,6 +201,48 @@ TEST_F(Crash, UnknownCgroupUnderABerthParentIsSweptAtStart) {
   ASSERT_EQ(again.list_pods().size(), 1u);  // the known pod is left alone
   EXPECT_EQ(again.list_pods()[0].state(), v1::SANDBOX_READY);
   remove_everything(second, true);
+  expect_host_clean(true);
+}
+
+// Stop and remove of a pod race CreateContainer and StartContainer into it, and each other: every
+// call ends cleanly (removal is idempotent), and no container outlives its pod.
+TEST_F(Crash, StopAndRemoveRacingCreateNeverLeaveAContainerInAGonePod) {
+  DaemonProcess& d = berthd();
+  CriClient cri(d);
+  ASSERT_OK(cri.pull_image(image()));
+  v1::PodSandboxConfig config = pod("racy");
+  std::string pod_id;
+  ASSERT_OK(cri.run_pod(config, &pod_id));
+  std::atomic<int> created{0}, refused{0};
+  std::vector<std::future<void>> calls;
+  for (int w = 0; w < 4; ++w)
+    calls.push_back(std::async(std::launch::async, [&, w] {
+      for (int i = 0; i < 50; ++i) {
+        std::string id;
+        grpc::Status s = cri.create_container(pod_id, shell_container("c" + std::to_string(w) + "-" + std::to_string(i), kServe), &id, config);
+        if (!s.ok()) {
+          // Refused as the pod is going, or gone: never anything else.
+          EXPECT_TRUE(s.error_code() == grpc::StatusCode::FAILED_PRECONDITION || s.error_code() == grpc::StatusCode::NOT_FOUND)
+              << s.error_code() << " " << s.error_message();
+          ++refused;
+          return;
+        }
+        ++created;
+        (void)cri.start_container(id);
+      }
+    }));
+  std::this_thread::sleep_for(300ms);
+  for (int r = 0; r < 3; ++r) {
+    calls.push_back(std::async(std::launch::async, [&] { EXPECT_TRUE(cri.stop_pod(pod_id).ok()); }));
+    calls.push_back(std::async(std::launch::async, [&] { EXPECT_TRUE(cri.remove_pod(pod_id).ok()); }));
+  }
+  for (auto& c : calls) c.get();
+  EXPECT_GT(created.load(), 0);
+  EXPECT_EQ(refused.load(), 4);
+  EXPECT_TRUE(cri.list_pods().empty());
+  EXPECT_TRUE(cri.list_containers().empty());
+  remove_everything(d, true);
+  EXPECT_EQ(d.stop(), 0);
   expect_host_clean(true);
 }
 
