@@ -246,6 +246,38 @@ TEST_F(Crash, StopAndRemoveRacingCreateNeverLeaveAContainerInAGonePod) {
   expect_host_clean(true);
 }
 
+// A running container whose record is gone (deleted by hand; berth's own order writes the record
+// before the monitor starts): at the restart its monitor and container are killed and its runtime
+// state, rootfs mount, bundle and writable layer removed; its pod stays and works.
+TEST_F(Crash, ContainerWhoseRecordIsGoneIsStoppedAndRemovedAtStart) {
+  DaemonProcess& first = berthd();
+  CriClient cri(first);
+  ASSERT_OK(cri.pull_image(image()));
+  v1::PodSandboxConfig config = pod("recordless");
+  std::string pod_id, id;
+  ASSERT_OK(cri.run_pod(config, &pod_id));
+  ASSERT_OK(cri.create_container(pod_id, shell_container("lost", kServe), &id, config));
+  ASSERT_OK(cri.start_container(id));
+  first.stop(SIGKILL);
+  ASSERT_TRUE(fs::remove(root_ + "/container-records/" + id + ".json"));
+  DaemonProcess& second = berthd();
+  ASSERT_TRUE(wait_for_log(second, "recovery: finished")) << second.log();
+  CriClient again(second);
+  EXPECT_TRUE(again.list_containers().empty());
+  EXPECT_NE(second.log().find("of leftover socket"), std::string::npos) << second.log();
+  EXPECT_FALSE(fs::exists(state_ + "/containers/" + id));
+  EXPECT_FALSE(fs::exists(root_ + "/containers/" + id));
+  EXPECT_FALSE(fs::exists(state_ + "/runtime/runc/" + id));
+  for (const auto& l : host_leftovers(scope(false)))
+    EXPECT_EQ(l.find(id), std::string::npos) << l;
+  ASSERT_EQ(again.list_pods().size(), 1u);
+  std::string next;
+  ASSERT_OK(again.create_container(pod_id, shell_container("next", kServe), &next, config));
+  ASSERT_OK(again.start_container(next));
+  remove_everything(second, true);
+  expect_host_clean(true);
+}
+
 class CrashAtFaultPoint : public Crash, public ::testing::WithParamInterface<FaultCase> {};
 
 TEST_P(CrashAtFaultPoint, RecoveryAndKubeletsCleanupLeaveNothing) {

@@ -1,0 +1,169 @@
+// posix/: the leftovers of atomic writes, spawn_child's errors and death signal, the process
+// identity readers and the fault points.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <thread>
+
+#include "berth/atomic_file.h"
+#include "berth/command.h"
+#include "berth/fault_point.h"
+#include "berth/process_identity.h"
+#include "berth/spawn.h"
+#include "berth/test/temp_dir.h"
+
+namespace berth {
+namespace {
+
+using test::TempDir;
+using test::read_file;
+using test::write_file;
+namespace fs = std::filesystem;
+
+TEST(AtomicFile, LeftoversOfCutWritesAreRemovedAndNothingElse) {
+  TempDir dir("posix");
+  ASSERT_TRUE(write_file_atomically(dir / "a.json", "new").ok());
+  write_file(dir / "a.json.tmp-123-4", "half");
+  write_file(dir / "b.tmp-99-0", "half");
+  for (const char* keep : {"c.tmp-", "d.tmp-1", "e.tmp-1-", "f.tmp-x-1", "g.tmp-1-2-3", ".tmp-1-2", "h.json"})
+    write_file(dir / keep, "keep");
+  auto removed = remove_atomic_write_leftovers(dir.path());
+  std::sort(removed.begin(), removed.end());
+  EXPECT_EQ(removed, (std::vector<std::string>{dir / "a.json.tmp-123-4", dir / "b.tmp-99-0"}));
+  EXPECT_EQ(read_file(dir / "a.json"), "new");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 8);
+  EXPECT_TRUE(remove_atomic_write_leftovers(dir / "missing").empty());
+}
+
+TEST(SpawnChild, ExecErrorsCarryTheirErrno) {
+  Command missing;
+  missing.argv = {"/nonexistent/berth-no-such-program"};
+  auto r = run_command(missing);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::not_found) << r.status().message();
+  TempDir dir("posix");
+  write_file(dir / "not-executable", "#!/bin/sh\n", 0644);
+  Command denied;
+  denied.argv = {dir / "not-executable"};
+  auto d = run_command(denied);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("Permission denied"), std::string::npos) << d.status().message();
+}
+
+TEST(SpawnChild, RunsWithDefaultSignalsAndItsOwnProcessGroup) {
+  // berthd ignores SIGPIPE; a child must not inherit that, and runs in a group of its own.
+  signal(SIGPIPE, SIG_IGN);
+  Command c;
+  c.argv = {"/bin/sh", "-c", "grep -E '^SigIgn' /proc/self/status; ps -o pgid= -p $$; ps -o pid= -p $$"};
+  auto r = run_command(c);
+  signal(SIGPIPE, SIG_DFL);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NE(r->out.find("SigIgn:\t0000000000000000"), std::string::npos) << r->out;
+  std::istringstream ids(r->out.substr(r->out.find('\n') + 1));
+  long pgid = 0, pid = 0;
+  ids >> pgid >> pid;
+  EXPECT_EQ(pgid, pid);
+}
+
+TEST(SpawnChild, DieWithParentKillsTheChildWhenItsSpawningThreadEnds) {
+  // PR_SET_PDEATHSIG follows the thread that spawned the child: the guarantee berthd relies on
+  // (a runtime or plugin dies with the thread waiting for it, and so with berthd).
+  pid_t pid = 0;
+  std::thread([&] {
+    auto p = spawn_process({.argv = {"/bin/sleep", "100"}, .die_with_parent = true});
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    pid = *p;
+  }).join();
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+  auto kept = spawn_process({.argv = {"/bin/sleep", "100"}});
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(waitpid(*kept, &status, WNOHANG), 0);  // without it the child lives on
+  kill(*kept, SIGKILL);
+  waitpid(*kept, &status, 0);
+}
+
+TEST(ProcessIdentity, StartTimeCgroupAndPidfdTellALiveProcess) {
+  pid_t child = fork();
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  ASSERT_GT(child, 0);
+  unsigned long long start = process_start_time(child);
+  EXPECT_GT(start, 0u);
+  EXPECT_EQ(process_start_time(child), start);  // stable for one process
+  // The leaf of the deepest cgroup this process is in (any hierarchy), which the child shares.
+  std::istringstream own(read_file("/proc/self/cgroup"));
+  std::string leaf;
+  for (std::string line; std::getline(own, line);)
+    if (line.back() != '/' && line.substr(line.rfind('/') + 1).size() > leaf.size()) leaf = line.substr(line.rfind('/') + 1);
+  if (!leaf.empty()) {
+    EXPECT_TRUE(process_in_cgroup_leaf(child, leaf)) << leaf;
+  }
+  EXPECT_FALSE(process_in_cgroup_leaf(child, "berth-no-such-cgroup"));
+  UniqueFd fd = open_pidfd(child);
+  ASSERT_TRUE(fd);
+  EXPECT_TRUE(pidfd_alive(fd.get()));
+  kill(child, SIGKILL);
+  int status = 0;
+  // A zombie is gone for all three.
+  for (int i = 0; i < 200 && pidfd_alive(fd.get()); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_FALSE(pidfd_alive(fd.get()));
+  EXPECT_EQ(process_start_time(child), 0u);
+  waitpid(child, &status, 0);
+  EXPECT_EQ(process_start_time(child), 0u);
+  EXPECT_FALSE(open_pidfd(child));
+}
+
+TEST(ProcessIdentity, PidFileIsReadStrictly) {
+  TempDir dir("posix");
+  write_file(dir / "pid", "4242");
+  EXPECT_EQ(read_pid_file(dir / "pid"), 4242);
+  for (const char* bad : {"", "-1", "0", "x", "99999999999"}) {
+    write_file(dir / "bad", bad);
+    EXPECT_EQ(read_pid_file(dir / "bad"), 0) << bad;
+  }
+  EXPECT_EQ(read_pid_file(dir / "missing"), 0);
+}
+
+#ifdef BERTH_FAULT_POINTS
+TEST(FaultPointDeathTest, AnArmedPointKillsTheProcessAtItsNthPass) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("BERTH_FAULT_POINT", "pull_image_recorded:3", 1);
+        fault_point(FaultPoint::run_pod_sandbox_checkpoint_created);  // another point: nothing
+        fault_point(FaultPoint::pull_image_recorded);
+        fault_point(FaultPoint::pull_image_recorded);
+        write(2, "two passes survived\n", 20);
+        fault_point(FaultPoint::pull_image_recorded);
+        _exit(0);
+      },
+      ::testing::KilledBySignal(SIGKILL), "two passes survived\n.*fault point pull_image_recorded reached");
+}
+
+TEST(FaultPointDeathTest, AnUnknownNameIsReportedAndArmsNothing) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("BERTH_FAULT_POINT", "no_such_point", 1);
+        fault_point(FaultPoint::pull_image_recorded);
+        _exit(3);
+      },
+      ::testing::ExitedWithCode(3), "names no fault point: no_such_point");
+}
+#endif
+
+}  // namespace
+}  // namespace berth
