@@ -1,10 +1,6 @@
 // A container's uid, gid and groups from run_as_* and the image's User, looked up in the image's
-// own passwd and group files. The files are opened with openat2(RESOLVE_IN_ROOT) so a symlink in
-// an image can never make berthd read a host file.
-#include <fcntl.h>
-#include <linux/openat2.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+// own passwd and group files, read with read_regular_file_in_root: a symlink in an image can never
+// make berthd read a host file, and a FIFO or device there cannot block it.
 
 #include <algorithm>
 #include <cerrno>
@@ -12,7 +8,7 @@
 #include <sstream>
 
 #include "berth/container_process.h"
-#include "berth/unique_fd.h"
+#include "berth/bounded_read.h"
 
 namespace berth {
 
@@ -25,28 +21,10 @@ struct FileLines {
 
 Result<FileLines> read_colon_file(const std::string& rootfs, const char* rel) {
   FileLines out;
-  UniqueFd root(::open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!root) return errno_status(errno, "open rootfs " + rootfs);
-  open_how how{};
-  how.flags = O_RDONLY | O_CLOEXEC;
-  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-  UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, root.get(), rel, &how, sizeof how)));
-  if (!fd) {
-    if (errno == ENOENT || errno == ENOTDIR) return out;
-    return errno_status(errno, std::string("open ") + rel + " in the image");
-  }
+  auto text = read_regular_file_in_root(rootfs, rel, 16u << 20, std::string(rel) + " in the image");
+  if (!text.ok()) return text.status().code() == Code::not_found ? Result<FileLines>(out) : text.status();
   out.exists = true;
-  std::string text;
-  char buf[8192];
-  for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) != 0;) {
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno_status(errno, std::string("read ") + rel + " in the image");
-    }
-    text.append(buf, static_cast<size_t>(n));
-    if (text.size() > (16u << 20)) return invalid_argument(std::string(rel) + " in the image is larger than 16 MiB");
-  }
-  std::istringstream in(text);
+  std::istringstream in(*text);
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
