@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "berth/cgroups_path.h"
 #include "berth/command.h"
 #include "berth/file_text.h"
 #include "berth/atomic_file.h"

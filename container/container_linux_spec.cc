@@ -1,11 +1,10 @@
 // The linux section of a container's spec: which of the pod's namespaces it joins (by the pause's
-// /proc/<pid>/ns files and the pinned netns), its cgroup, resources, devices, seccomp and the
-// masked and read-only paths (passed as the CRI request gives them: kubelet sends its defaults,
-// and an empty list means none, as with containerd since 1.5).
+// /proc/<pid>/ns files and the pinned netns; a cgroup namespace of its own on cgroup v2 hosts), its
+// cgroup, resources, devices, seccomp and the masked and read-only paths: the request's lists, or
+// berth's defaults when a list is empty. kubelet sends its defaults, and empty lists only for
+// procMount Unmasked, which it allows only in a user namespace; berth has none yet, so an empty
+// list always gets the defaults (a client leaving them out must not unmask the host's /proc).
 #include "container_linux_spec.h"
-
-#include <sys/statfs.h>
-#include <linux/magic.h>
 
 #include "berth/container_devices.h"
 #include "berth/container_security.h"
@@ -20,9 +19,18 @@ namespace {
 
 std::string ns_path(int pid, const char* ns) { return "/proc/" + std::to_string(pid) + "/ns/" + ns; }
 
+template <class List>
+std::vector<std::string> or_default(const List& asked, const std::vector<std::string>& defaults) {
+  if (asked.empty()) return defaults;
+  return {asked.begin(), asked.end()};
+}
+
 Result<json> namespaces(const v1::ContainerConfig& c, const PodForContainer& pod, const ContainerSpecInputs& in) {
   const auto& opt = c.linux().security_context().namespace_options();
   json ns = json::array({{{"type", "mount"}}});
+  // On cgroup v2 the container sees its own cgroup as the root of /sys/fs/cgroup, as containerd
+  // and CRI-O do; on v1 hosts runtimes keep the host's cgroup namespace.
+  if (in.cgroup_v2) ns.push_back({{"type", "cgroup"}});
   if (!pod.host_network) {
     ns.push_back({{"type", "network"}, {"path", pod.netns_path}});
     ns.push_back({{"type", "uts"}, {"path", ns_path(pod.pid, "uts")}});
@@ -73,11 +81,6 @@ Result<json> devices(const v1::ContainerConfig& c, bool privileged, json* rules)
 
 }  // namespace
 
-bool host_cgroup_v2() {
-  struct statfs fs {};
-  return ::statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
-}
-
 Result<json> oci_resources(const v1::LinuxContainerResources& r, bool cgroup_v2) {
   const std::string field = "config.linux.resources.";
   json res = json::object();
@@ -120,7 +123,7 @@ Result<json> linux_section(const v1::ContainerConfig& c, const PodForContainer& 
   const auto& sc = c.linux().security_context();
   auto ns = namespaces(c, pod, in);
   if (!ns.ok()) return ns.status();
-  auto res = oci_resources(c.linux().resources(), host_cgroup_v2());
+  auto res = oci_resources(c.linux().resources(), in.cgroup_v2);
   if (!res.ok()) return res.status();
   json rules;
   auto devs = devices(c, privileged, &rules);
@@ -134,8 +137,8 @@ Result<json> linux_section(const v1::ContainerConfig& c, const PodForContainer& 
     auto seccomp = seccomp_section(*sreq);
     if (!seccomp.ok()) return seccomp.status();
     if (*seccomp) linux["seccomp"] = **seccomp;
-    linux["maskedPaths"] = std::vector<std::string>(sc.masked_paths().begin(), sc.masked_paths().end());
-    linux["readonlyPaths"] = std::vector<std::string>(sc.readonly_paths().begin(), sc.readonly_paths().end());
+    linux["maskedPaths"] = or_default(sc.masked_paths(), default_masked_paths());
+    linux["readonlyPaths"] = or_default(sc.readonly_paths(), default_readonly_paths());
   }
   return linux;
 }

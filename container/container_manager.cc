@@ -6,6 +6,8 @@
 #include "berth/container_manager.h"
 #include "berth/file_text.h"
 #include "berth/object_id.h"
+#include "berth/private_dir.h"
+#include "berth/open_beneath.h"
 #include "berth/rollback.h"
 #include "berth/wall_clock.h"
 
@@ -107,10 +109,8 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
   impl->records_dir = impl->opt.root_dir + "/container-records";
   impl->quarantine_dir = impl->opt.root_dir + "/container-records-quarantine";
   std::error_code ec;
-  for (const auto& d : {impl->containers_state, impl->monitors_dir, impl->layers_dir, impl->records_dir}) {
-    fs::create_directories(d, ec);
-    if (ec) return internal_error("containers: mkdir " + d + ": " + ec.message());
-  }
+  for (const auto& d : {impl->containers_state, impl->monitors_dir, impl->layers_dir, impl->records_dir})
+    if (Status s = make_private_dir(d); !s.ok()) return s.context("containers");
   int own = std::atoi(read_text_file("/proc/self/oom_score_adj").c_str());
   std::string status = read_text_file("/proc/self/status");
   if (size_t at = status.find("CapEff:"); at != std::string::npos) {
@@ -159,7 +159,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   c->exit_file = c->bundle + "/exit.json";
   c->stop_signal = stop_signal_of(config, image->config.stop_signal);
   std::error_code ec;
-  if (!fs::create_directories(c->bundle, ec) || ec) return fail(internal_error("mkdir " + c->bundle + ": " + ec.message()));
+  if (::mkdir(c->bundle.c_str(), 0700) != 0) return fail(errno_status(errno, "mkdir " + c->bundle));
   undo.add([this, id] {
     std::error_code e;
     fs::remove_all(impl_->containers_state + "/" + id, e);
@@ -187,7 +187,10 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   c->cgroups_path = *cgroups;
   int target_pid = 0;
   if (config.linux().security_context().namespace_options().pid() == v1::TARGET) {
-    auto target = impl_->find(config.linux().security_context().namespace_options().target_id(), nullptr);
+    Status ambiguous;
+    auto target = impl_->find(config.linux().security_context().namespace_options().target_id(), &ambiguous);
+    if (ambiguous.code() == Code::invalid_argument)
+      return fail(invalid_argument("config.linux.security_context.namespace_options.target_id: " + ambiguous.message()));
     if (target && target->state() == v1::CONTAINER_RUNNING && target->rec.sandbox_id == pod->id) {
       std::lock_guard lock(target->mu);
       target_pid = target->rec.pid;
@@ -200,7 +203,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
                         image->config.stop_signal};
   ContainerSpecInputs in{.id = id, .rootfs = c->rootfs, .cgroups_path = c->cgroups_path, .mountinfo = read_text_file("/proc/self/mountinfo"),
                          .min_oom_score_adj = impl_->min_oom_score_adj, .target_pid = target_pid,
-                         .host_apparmor = host_apparmor_enabled()};
+                         .host_apparmor = host_apparmor_enabled(), .cgroup_v2 = host_cgroup_v2()};
   if (in.host_apparmor && !config.linux().security_context().privileged()) {
     auto profile = ensure_apparmor_default_profile(impl_->opt.state_dir);
     if (!profile.ok()) return fail(profile.status());
@@ -214,9 +217,14 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   std::string log_path;
   if (!pod->log_directory.empty() && !config.log_path().empty()) {
     log_path = pod->log_directory + "/" + config.log_path();
-    fs::create_directories(fs::path(log_path).parent_path(), ec);
-    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-    if (fd < 0) return fail(errno_status(errno, "create log file " + log_path));
+    fs::create_directories(pod->log_directory, ec);
+    // Beneath the log directory and following no symlink: one planted there (the directory is
+    // kubelet's and log agents') must not turn the container's output into a write to a host file.
+    int fd = open_beneath(pod->log_directory.c_str(), config.log_path().c_str(), O_WRONLY | O_CREAT | O_APPEND, 0640);
+    if (fd < 0)
+      return fail(errno_status(-fd, "config.log_path: create log file " + log_path +
+                                        (-fd == ELOOP || -fd == EXDEV ? " (a symlink on the way is not followed)" : ""),
+                               Code::invalid_argument));
     ::close(fd);
   }
   fault_point(FaultPoint::create_container_log_created);
@@ -294,6 +302,8 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
                         .exit_file = c->exit_file, .log_path = c->rec.log_path.empty() ? "/dev/null" : c->rec.log_path, .tty = c->config.tty(),
                         .open_stdin = c->config.stdin(), .stdin_once = c->config.stdin_once(), .start = true,
                         .diagnostics_path = c->bundle + "/monitor.log"};
+  const std::string& log_dir = lease->info.log_directory;
+  if (!c->rec.log_path.empty() && !log_dir.empty() && c->rec.log_path.rfind(log_dir + "/", 0) == 0) m.log_dir = log_dir;
   c->runtime_may_exist = true;
   fault_point(FaultPoint::start_container_monitor_spawning);
   auto started = spawn_monitor(m);

@@ -141,6 +141,13 @@ std::optional<ContainerInfo> ContainerManager::info(const std::string& id_or_pre
   return info_of(*impl_, *c);
 }
 
+Result<ContainerInfo> ContainerManager::lookup(const std::string& id_or_prefix) {
+  Status err;
+  auto c = impl_->find(id_or_prefix, &err);
+  if (!c) return err;
+  return info_of(*impl_, *c);
+}
+
 std::vector<ContainerInfo> ContainerManager::infos() {
   std::vector<std::shared_ptr<Container>> all;
   {

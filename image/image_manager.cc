@@ -20,6 +20,7 @@
 #include "image_index.h"
 #include "berth/atomic_file.h"
 #include "berth/fault_point.h"
+#include "berth/private_dir.h"
 #include "layer_unpack.h"
 #include "manifest.h"
 #include "pull_libraries.h"
@@ -270,8 +271,8 @@ ImageManager::~ImageManager() = default;
 Result<std::unique_ptr<ImageManager>> ImageManager::open(ImageManagerOptions options) {
   auto impl = std::make_unique<Impl>(std::move(options));
   std::error_code ec;
-  fs::create_directories(impl->opt.dir + "/snapshots", ec);
-  if (ec) return Status(Code::internal, "open image store " + impl->opt.dir + ": " + ec.message());
+  for (const auto& d : {impl->opt.dir, impl->opt.dir + "/snapshots"})
+    if (Status s = make_private_dir(d); !s.ok()) return s.context("open image store");
   if (!impl->opt.containers_dir.empty()) fs::create_directories(impl->opt.containers_dir, ec);
   // Unpacks a crash interrupted.
   for (const auto& e : fs::directory_iterator(impl->opt.dir + "/snapshots", ec))

@@ -7,8 +7,10 @@
 #include <curl/curl.h>
 
 #include <cctype>
+#include <utility>
 #include <nlohmann/json.hpp>
 
+#include "bearer_realm.h"
 #include "json_fields.h"
 #include "pull_libraries.h"
 #include "sha256.h"
@@ -38,14 +40,6 @@ constexpr const char* kManifestAccept =
     "application/vnd.docker.distribution.manifest.v2+json, "
     "application/vnd.docker.distribution.manifest.list.v2+json, "
     "application/vnd.docker.distribution.manifest.v1+prettyjws;q=0.1, application/json;q=0.1";
-
-bool is_loopback_host(std::string host) {
-  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.find(']') - 1);
-  else if (size_t c = host.rfind(':'); c != std::string::npos && host.find(':') == c) host = host.substr(0, c);
-  if (host == "localhost" || host == "::1") return true;
-  in_addr a{};
-  return ::inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
-}
 
 std::string base64(const std::string& in) {
   static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -239,6 +233,10 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
     api.easy_setopt(curl, CURLOPT_URL, url.c_str());
     api.easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
     api.easy_setopt(curl, CURLOPT_USERAGENT, "berth/" BERTH_VERSION);
+    // Blobs are often redirected to storage elsewhere: never to another scheme than http(s), and
+    // from https only to https. curl sends our Authorization header to the first host alone.
+    api.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    api.easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, t.tls ? "https" : "http,https");
     api.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
     api.easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
     api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -318,6 +316,8 @@ Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
   auto params = challenge_params(challenge);
   std::string realm = params["realm"];
   if (realm.empty()) return Status(Code::unauthenticated, "registry " + ep.host + ": bearer challenge without a realm");
+  if (Status s = check_bearer_realm(ep.base, ep.host, realm, !basic.empty() || !creds_.identity_token.empty()); !s.ok())
+    return s;
   std::string scope = params.count("scope") ? params["scope"] : "repository:" + ref_.repository + ":pull";
   std::string form = "service=" + url_escape(params["service"]) + "&scope=" + url_escape(scope);
 
@@ -338,6 +338,7 @@ Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
     if (!basic.empty()) hdrs = api.slist_append(hdrs, ("Authorization: " + basic).c_str());
   }
   api.easy_setopt(curl, CURLOPT_URL, url.c_str());
+  api.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
   api.easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
   api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutSeconds);

@@ -47,6 +47,7 @@ std::vector<std::string> monitor_argv(const MonitorSpawnOptions& o, const std::s
                              "--exit-file", abs(o.exit_file),
                              "--log-path", abs(o.log_path),
                              "--log-line-max", std::to_string(o.log_line_max)};
+  if (!o.log_dir.empty()) a.insert(a.end(), {"--log-dir", abs(o.log_dir)});
   if (o.systemd_cgroup) a.push_back("--systemd-cgroup");
   if (o.tty) a.push_back("--tty");
   if (o.open_stdin) a.push_back("--stdin");

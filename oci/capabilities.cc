@@ -22,7 +22,7 @@ const std::vector<std::string>& default_masked_paths() {
   static const std::vector<std::string> paths = {
       "/proc/asound",      "/proc/acpi",        "/proc/kcore",       "/proc/keys",
       "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
-      "/proc/scsi",        "/sys/firmware",     "/sys/devices/virtual/powercap"};
+      "/proc/scsi",        "/proc/sysrq-trigger", "/sys/firmware",  "/sys/devices/virtual/powercap"};
   return paths;
 }
 

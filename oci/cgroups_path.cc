@@ -41,6 +41,11 @@ std::string cgroup_dir_of(const std::string& cgroups_path, bool systemd) {
   return dir + "/" + (prefix.empty() ? name : prefix + "-" + name) + ".scope";
 }
 
+bool host_cgroup_v2() {
+  struct statfs fs {};
+  return ::statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
 long cgroup_oom_kills(const std::string& cgroup_dir) {
   struct statfs fs {};
   bool v2 = ::statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;

@@ -95,6 +95,7 @@ Result<json> build_pause_spec(const v1::PodSandboxConfig& config, const PauseSpe
   if (!host_ipc)
     mounts.push_back({{"destination", "/dev/mqueue"}, {"type", "mqueue"}, {"source", "mqueue"}, {"options", {"nosuid", "noexec", "nodev"}}});
   json namespaces = json::array({{{"type", "mount"}}});
+  if (in.cgroup_v2) namespaces.push_back({{"type", "cgroup"}});
   if (!host_pid) namespaces.push_back({{"type", "pid"}});
   if (!host_ipc) namespaces.push_back({{"type", "ipc"}});
   if (!host_net) {

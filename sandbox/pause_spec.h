@@ -18,6 +18,7 @@ struct PauseSpecInputs {
   std::string cgroups_path;
   std::string shm_path;    // the pod's /dev/shm (a tmpfs its containers share), or the host's
   int oom_score_adj = -998;
+  bool cgroup_v2 = false;  // a cgroup namespace of its own, as containers get on cgroup v2
   std::vector<std::string> args = {"/pause"};
 };
 

@@ -16,6 +16,7 @@
 #include "berth/fault_point.h"
 #include "berth/file_text.h"
 #include "berth/object_id.h"
+#include "berth/private_dir.h"
 #include "berth/process_identity.h"
 #include "berth/wall_clock.h"
 #include "netns.h"
@@ -75,10 +76,8 @@ Result<std::unique_ptr<SandboxManager>> SandboxManager::open(SandboxManagerOptio
   impl->checkpoints_dir = impl->opt.root_dir + "/sandboxes";
   impl->quarantine_dir = impl->opt.root_dir + "/sandboxes-quarantine";
   std::error_code ec;
-  for (const auto& d : {impl->netns_dir, impl->bundles_dir, impl->checkpoints_dir}) {
-    fs::create_directories(d, ec);
-    if (ec) return Status(Code::internal, "sandboxes: mkdir " + d + ": " + ec.message());
-  }
+  for (const auto& d : {impl->netns_dir, impl->bundles_dir, impl->checkpoints_dir, impl->opt.state_dir + "/pause"})
+    if (Status s = make_private_dir(d); !s.ok()) return s.context("sandboxes");
   // The pause rootfs: berth-pause and the mount points runc needs, shared read-only by every pause.
   for (const char* d : {"", "/proc", "/dev", "/sys", "/etc"}) fs::create_directories(impl->pause_rootfs + d, ec);
   // Copied then renamed into place: pauses of recovered sandboxes may be running the old file.
@@ -88,6 +87,7 @@ Result<std::unique_ptr<SandboxManager>> SandboxManager::open(SandboxManagerOptio
   if (!ec) fs::rename(next, impl->pause_rootfs + "/pause", ec);
   if (ec) return Status(Code::internal, "sandboxes: install pause binary " + impl->opt.pause_binary + ": " + ec.message());
 
+  impl->cgroup_parents = std::make_unique<CgroupParents>(impl->opt.root_dir + "/cgroup-parents.json");
   impl->own_oom_score_adj = std::atoi(read_text_file("/proc/self/oom_score_adj").c_str());
   std::string status = read_text_file("/proc/self/status");
   if (size_t at = status.find("CapEff:"); at != std::string::npos) {
@@ -160,7 +160,7 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
     return s.context(what);
   }
   fault_point(FaultPoint::run_pod_sandbox_checkpoint_created);
-  if (::mkdir(sb->bundle.c_str(), 0711) != 0) return fail(errno_status(errno, "mkdir " + sb->bundle));
+  if (::mkdir(sb->bundle.c_str(), 0700) != 0) return fail(errno_status(errno, "mkdir " + sb->bundle));
   fault_point(FaultPoint::run_pod_sandbox_bundle_made);
   if (ns.ipc() != v1::NODE)
     if (Status s = mount_pod_shm(sb->shm_path); !s.ok()) return fail(s);
@@ -179,7 +179,7 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   fault_point(FaultPoint::run_pod_sandbox_files_written);
 
   PauseSpecInputs spec_in{.rootfs = impl_->pause_rootfs, .netns_path = cp.netns_path, .cgroups_path = sb->cgroups_path,
-                          .shm_path = sb->shm_path, .oom_score_adj = impl_->oom_score_adj(-998)};
+                          .shm_path = sb->shm_path, .oom_score_adj = impl_->oom_score_adj(-998), .cgroup_v2 = host_cgroup_v2()};
   if (impl_->opt.pause_image) {
     auto image = impl_->opt.pause_image();
     if (!image.ok()) return fail(image.status().context("sandbox image"));
@@ -195,6 +195,8 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   if (Status s = write_file_atomically(sb->bundle + "/config.json", spec->dump(), 0600, false); !s.ok()) return fail(s);
   fault_point(FaultPoint::run_pod_sandbox_spec_written);
 
+  if (!impl_->opt.systemd_cgroup)
+    if (Status s = impl_->cgroup_parents->note_missing(cgroup_dir_of(sb->cgroups_path, false)); !s.ok()) return fail(s);
   sb->runtime_may_exist = true;
   if (Status s = rt->create(id, sb->bundle); !s.ok()) return fail(s);
   fault_point(FaultPoint::run_pod_sandbox_runtime_created);
@@ -369,6 +371,15 @@ std::optional<SandboxInfo> SandboxManager::info(const std::string& id_or_prefix)
   info.host_pid = cp.pid_mode == v1::NODE;
   info.privileged = cp.privileged;
   return info;
+}
+
+Result<SandboxInfo> SandboxManager::lookup(const std::string& id_or_prefix) {
+  Status err;
+  auto s = impl_->find(id_or_prefix, &err);
+  if (!s) return err;
+  auto found = info(s->cp.id);
+  if (!found) return not_found("pod sandbox " + id_or_prefix + " not found");
+  return *found;
 }
 
 size_t SandboxManager::ready_count() {

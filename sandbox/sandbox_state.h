@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "berth/name_reservations.h"
+#include "cgroup_parents.h"
 #include "berth/oci_runtime.h"
 #include "berth/sandbox_checkpoint.h"
 #include "berth/sandbox_manager.h"
@@ -53,6 +54,7 @@ struct SandboxManager::Impl {
   std::mutex mu;
   std::map<std::string, std::shared_ptr<Sandbox>> sandboxes;
   NameReservations names;
+  std::unique_ptr<CgroupParents> cgroup_parents;  // cgroupfs parents made for pods (not with systemd)
 
   Result<OciRuntime> runtime_for(const std::string& handler) const;
   int oom_score_adj(int wanted);

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "berth/cgroup_removal.h"
+#include "berth/cgroups_path.h"
 #include "berth/fault_point.h"
 #include "netns.h"
 #include "pod_mounts.h"
@@ -52,8 +53,10 @@ Status SandboxManager::Impl::release(Sandbox& s) {
   fault_point(FaultPoint::stop_pod_sandbox_runtime_deleted);
   // The runtime's delete removes the cgroup; one it lost (a create killed midway) is removed here,
   // with whatever process it still holds (a `runc init` blocked for good).
-  if (!s.cgroups_path.empty())
+  if (!s.cgroups_path.empty()) {
     if (Status st = remove_cgroup(s.cgroups_path, opt.systemd_cgroup); !st.ok()) return failed_step(s, "cgroup", st);
+    if (!opt.systemd_cgroup) cgroup_parents->release(cgroup_dir_of(s.cgroups_path, false));
+  }
   fault_point(FaultPoint::stop_pod_sandbox_cgroup_removed);
   if (Status st = remove_pinned_netns(cp.netns_path); !st.ok()) return failed_step(s, "netns", st);
   fault_point(FaultPoint::stop_pod_sandbox_netns_unpinned);
@@ -78,6 +81,8 @@ Status SandboxManager::Impl::destroy(Sandbox& s) {
   if (!stopped)
     if (Status st = release(s); !st.ok()) return st;
   fault_point(FaultPoint::remove_pod_sandbox_stopped);
+  // Its containers are gone now: parents made for the pod that they kept busy at stop can go.
+  if (!s.cgroups_path.empty() && !opt.systemd_cgroup) cgroup_parents->release(cgroup_dir_of(s.cgroups_path, false));
   // Stopped in an earlier life of berthd: its mounts went then, but unmounting again is cheap and
   // keeps remove_all from ever descending into a live tmpfs.
   for (const char* m : {"/shm", "/rootfs"})

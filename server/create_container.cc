@@ -1,5 +1,6 @@
 // CreateContainer: the sandbox must exist and be ready; the whole build of the container (image,
 // rootfs, spec, record, log file) lives in ContainerManager.
+#include "request_checks.h"
 #include "rpc_scope.h"
 #include "services.h"
 
@@ -10,6 +11,7 @@ grpc::Status RuntimeServiceImpl::CreateContainer(grpc::ServerContext*, const v1:
   RpcScope scope("CreateContainer", "sandbox=" + req->pod_sandbox_id() + " name=" + req->config().metadata().name());
   if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
   if (!req->has_config()) return scope.done(invalid_argument("config: missing"));
+  if (berth::Status s = check_container_config(req->config()); !s.ok()) return scope.done(s);
   auto id = ctx_.containers.create(req->pod_sandbox_id(), req->config());
   if (!id.ok()) return scope.done(id.status());
   scope.add_id("container", *id);

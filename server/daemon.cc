@@ -44,6 +44,8 @@ int run_daemon(const Config& config) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // Modes for dirs made here; an existing one (which an operator may share) keeps its own. What has
+  // content below them is 0700 whatever they are (each module makes its own with make_private_dir).
   for (auto [dir, mode] : {std::pair{&config.root, 0700}, {&config.state, 0711}}) {
     if (Status s = make_dirs(*dir, static_cast<mode_t>(mode)); !s.ok()) {
       spdlog::critical("berthd: {}", s.message());

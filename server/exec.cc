@@ -1,5 +1,6 @@
 // Exec: checks the request and returns a single-use URL of the streaming server, where the client
 // runs the command (the runtime's exec) over SPDY or WebSocket.
+#include "request_checks.h"
 #include "rpc_scope.h"
 #include "services.h"
 #include "stream_checks.h"
@@ -9,7 +10,7 @@ namespace berth {
 grpc::Status RuntimeServiceImpl::Exec(grpc::ServerContext*, const v1::ExecRequest* req, v1::ExecResponse* resp) {
   RpcScope scope("Exec", "container=" + req->container_id());
   if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
-  if (req->cmd().empty()) return scope.done(invalid_argument("cmd: must not be empty"));
+  if (berth::Status s = check_command({req->cmd().begin(), req->cmd().end()}); !s.ok()) return scope.done(s);
   if (berth::Status s = check_stream_stdio(req->stdin(), req->stdout(), req->stderr(), req->tty()); !s.ok()) return scope.done(s);
   auto info = running_container(ctx_.containers, req->container_id());
   if (!info.ok()) return scope.done(info.status());

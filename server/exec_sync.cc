@@ -1,5 +1,6 @@
 // ExecSync: runs a command in a running container and returns its output and exit code; a
 // timeout kills the command and is DEADLINE_EXCEEDED (kubelet's probes read it so).
+#include "request_checks.h"
 #include "rpc_scope.h"
 #include "services.h"
 
@@ -8,6 +9,7 @@ namespace berth {
 grpc::Status RuntimeServiceImpl::ExecSync(grpc::ServerContext*, const v1::ExecSyncRequest* req, v1::ExecSyncResponse* resp) {
   RpcScope scope("ExecSync", "container=" + req->container_id());
   if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
+  if (berth::Status s = check_command({req->cmd().begin(), req->cmd().end()}); !s.ok()) return scope.done(s);
   auto out = ctx_.containers.exec_sync(req->container_id(), {req->cmd().begin(), req->cmd().end()}, req->timeout());
   if (!out.ok()) return scope.done(out.status());
   resp->set_stdout(std::move(out->out));

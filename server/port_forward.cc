@@ -11,8 +11,8 @@ grpc::Status RuntimeServiceImpl::PortForward(grpc::ServerContext*, const v1::Por
   if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
   for (int32_t p : req->port())
     if (p < 1 || p > 65535) return scope.done(invalid_argument("port: " + std::to_string(p) + " is not a TCP port"));
-  auto info = ctx_.sandboxes.info(req->pod_sandbox_id());
-  if (!info) return scope.done(not_found("pod sandbox " + req->pod_sandbox_id() + " not found"));
+  auto info = ctx_.sandboxes.lookup(req->pod_sandbox_id());
+  if (!info.ok()) return scope.done(info.status());
   if (!info->ready) return scope.done(failed_precondition("pod sandbox " + info->id + " is not ready"));
   auto url = ctx_.streaming.register_port_forward(info->id, {req->port().begin(), req->port().end()});
   if (!url.ok()) return scope.done(url.status());

@@ -1,5 +1,6 @@
 // RunPodSandbox: validation and the whole build of a sandbox live in SandboxManager; the handler
 // maps the result and publishes the sandbox's lifecycle events.
+#include "request_checks.h"
 #include "rpc_scope.h"
 #include "sandbox_events.h"
 #include "services.h"
@@ -10,6 +11,7 @@ grpc::Status RuntimeServiceImpl::RunPodSandbox(grpc::ServerContext*, const v1::R
   const auto& md = req->config().metadata();
   RpcScope scope("RunPodSandbox", "pod=" + md.namespace_() + "/" + md.name());
   if (!req->has_config()) return scope.done(invalid_argument("config: missing"));
+  if (berth::Status s = check_pod_sandbox_config(req->config()); !s.ok()) return scope.done(s);
   auto started = std::chrono::steady_clock::now();
   auto id = ctx_.sandboxes.run(req->config(), req->runtime_handler());
   ctx_.sandbox_start.observe({id.ok() ? "ok" : "error"},

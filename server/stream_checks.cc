@@ -10,8 +10,8 @@ Status check_stream_stdio(bool in, bool out, bool err, bool tty) {
 }
 
 Result<ContainerInfo> running_container(ContainerManager& containers, const std::string& id_or_prefix) {
-  auto info = containers.info(id_or_prefix);
-  if (!info) return not_found("container " + id_or_prefix + " not found");
+  auto info = containers.lookup(id_or_prefix);
+  if (!info.ok()) return info.status();
   if (info->state != runtime::v1::CONTAINER_RUNNING) return failed_precondition("container " + info->id + " is not running");
   return *info;
 }

@@ -185,8 +185,8 @@ StatsCollector::StatsCollector(ContainerManager& containers, SandboxManager& san
 StatsCollector::~StatsCollector() = default;
 
 Result<v1::ContainerStats> StatsCollector::container(const std::string& id_or_prefix) {
-  auto info = impl_->containers.info(id_or_prefix);
-  if (!info) return not_found("container " + id_or_prefix + " not found");
+  auto info = impl_->containers.lookup(id_or_prefix);
+  if (!info.ok()) return info.status();
   return impl_->container_stats(*info);
 }
 
@@ -204,8 +204,8 @@ std::vector<v1::ContainerStats> StatsCollector::containers(const v1::ContainerSt
 }
 
 Result<v1::PodSandboxStats> StatsCollector::pod(const std::string& id_or_prefix) {
-  auto info = impl_->sandboxes.info(id_or_prefix);
-  if (!info) return not_found("pod sandbox " + id_or_prefix + " not found");
+  auto info = impl_->sandboxes.lookup(id_or_prefix);
+  if (!info.ok()) return info.status();
   v1::PodSandboxFilter f;
   f.set_id(info->id);
   auto pods = impl_->sandboxes.list(f);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../cri_log_line.h"
+#include "berth/open_beneath.h"
 #include "child_reaper.h"
 
 namespace berth::monitor {
@@ -29,7 +30,13 @@ int make_parent_dirs(const char* path) {
   return 0;
 }
 
-int open_log(const char* path, UniqueFd* out) {
+int open_log(const char* path, const char* dir, UniqueFd* out) {
+  if (dir) {
+    int fd = open_beneath(dir, path + strlen(dir) + 1, O_WRONLY | O_APPEND | O_CREAT, 0640);
+    if (fd < 0) return -fd;
+    *out = UniqueFd(fd);
+    return 0;
+  }
   int err = make_parent_dirs(path);
   if (err) return err;
   UniqueFd fd(::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640));
@@ -40,17 +47,18 @@ int open_log(const char* path, UniqueFd* out) {
 
 }  // namespace
 
-int LogFile::open(const char* path, size_t line_max) {
+int LogFile::open(const char* path, const char* log_dir, size_t line_max) {
   path_ = path;
+  dir_ = log_dir;
   line_cap_ = line_max + kCriLogHeaderMax;
   line_ = static_cast<char*>(malloc(line_cap_));
   if (!line_) return ENOMEM;
-  return open_log(path_, &fd_);
+  return open_log(path_, dir_, &fd_);
 }
 
 int LogFile::reopen() {
   UniqueFd fresh;
-  int err = open_log(path_, &fresh);
+  int err = open_log(path_, dir_, &fresh);
   if (err) return err;
   fd_ = std::move(fresh);
   return 0;

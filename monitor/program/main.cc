@@ -158,7 +158,7 @@ int run(int argc, char** argv) {
   if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) fail_errno(m, errno, "prctl", "PR_SET_CHILD_SUBREAPER");
   if (int e = m.reaper.open()) fail_errno(m, e, "signalfd", "SIGCHLD");
   m.log_created = access(o.log_path, F_OK) != 0;
-  if (int e = m.log.open(o.log_path, o.log_line_max)) fail_errno(m, e, "open log", o.log_path);
+  if (int e = m.log.open(o.log_path, o.log_dir, o.log_line_max)) fail_errno(m, e, "open log", o.log_path);
   if (int e = m.control.listen(o.socket_path)) fail_errno(m, e, "listen on", o.socket_path);
   if (int e = m.io.prepare(o.tty, o.open_stdin, o.log_line_max, &m.log, &m.control)) fail_errno(m, e, "stdio", "pipes");
 

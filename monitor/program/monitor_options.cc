@@ -27,6 +27,7 @@ bool parse_monitor_options(int argc, char** argv, MonitorOptions* o, char* err, 
       {"--socket", &o->socket_path},
       {"--exit-file", &o->exit_file},
       {"--log-path", &o->log_path},
+      {"--log-dir", &o->log_dir},
       {"--pid-file", &o->pid_file},
       {"--runtime-log", &o->runtime_log},
       {"--console-socket", &o->console_socket},
@@ -88,6 +89,13 @@ bool parse_monitor_options(int argc, char** argv, MonitorOptions* o, char* err, 
   for (auto& r : required) {
     if (!r[1] || !*r[1]) {
       snprintf(err, cap, "missing %s", r[0]);
+      return false;
+    }
+  }
+  if (o->log_dir) {
+    size_t n = strlen(o->log_dir);
+    if (strncmp(o->log_path, o->log_dir, n) != 0 || o->log_path[n] != '/' || !o->log_path[n + 1]) {
+      snprintf(err, cap, "--log-path %s is not below --log-dir %s", o->log_path, o->log_dir);
       return false;
     }
   }

@@ -14,6 +14,7 @@ struct MonitorOptions {
   const char* socket_path = nullptr;    // control socket
   const char* exit_file = nullptr;
   const char* log_path = nullptr;       // CRI log file
+  const char* log_dir = nullptr;        // when set, log_path is below it and opened beneath it
   size_t log_line_max = 16384;
   bool tty = false;
   bool open_stdin = false;

@@ -8,6 +8,8 @@ Test controls (the proxy stands in for a registry misbehaving or slow on cue):
   --hold S           a /v2/ GET whose path ends with S waits until GET /_release
   --serve-instead D=P  a manifest request for digest D is answered with the backend's answer for
                      path P, so the bytes do not hash to D
+  --realm URL        the realm its Bearer challenges name (default: its own /token over http)
+  --redirect-blobs URL  every blob GET is answered with a redirect to URL
 GET /_stats answers {"requests": {"GET /v2/...": count, ...}, "held": requests waiting now}.
 
 Usage: token-proxy.py <listen port> <backend base URL> <user> <password> [options]
@@ -21,6 +23,8 @@ ap.add_argument("user")
 ap.add_argument("password")
 ap.add_argument("--hold", action="append", default=[])
 ap.add_argument("--serve-instead", action="append", default=[])
+ap.add_argument("--realm", default="")
+ap.add_argument("--redirect-blobs", default="")
 ARGS = ap.parse_args()
 PORT, BACKEND, USER, PASSWORD = ARGS.port, ARGS.backend, ARGS.user, ARGS.password
 INSTEAD = dict(s.split("=", 1) for s in ARGS.serve_instead)
@@ -87,7 +91,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         if USER != "-" and not (auth.startswith("Bearer ") and auth[7:] in TOKENS):
             repo = url.path.split("/manifests/")[0].split("/blobs/")[0][len("/v2/"):]
-            challenge = (f'Bearer realm="http://127.0.0.1:{PORT}/token",service="berth-test",'
+            realm = ARGS.realm or f"http://127.0.0.1:{PORT}/token"
+            challenge = (f'Bearer realm="{realm}",service="berth-test",'
                          f'scope="repository:{repo}:pull"')
             return self.reply(401, b'{"errors":[{"code":"UNAUTHORIZED","message":"token required"}]}',
                               {"WWW-Authenticate": challenge, "Content-Type": "application/json"})
@@ -100,6 +105,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             RELEASED.wait(120)
             with LOCK:
                 HELD[0] -= 1
+        if ARGS.redirect_blobs and "/blobs/" in url.path:
+            return self.reply(307, b"", {"Location": ARGS.redirect_blobs})
         path = self.path
         if "/manifests/" in url.path and url.path.rsplit("/", 1)[1] in INSTEAD:
             path = INSTEAD[url.path.rsplit("/", 1)[1]]

@@ -74,9 +74,28 @@ TEST_F(ContainerOciSpec, JoinsThePodsNamespacesAndUsesImageDefaults) {
     if (m["destination"] == "/etc/resolv.conf") resolv = m["source"] == pod_.files_dir + "/resolv.conf";
   }
   EXPECT_TRUE(shm && resolv);
-  // No masked or read-only paths asked for: none (kubelet sends its defaults when it wants them).
-  EXPECT_EQ(s["linux"]["maskedPaths"], json::array());
-  EXPECT_EQ(s["linux"]["readonlyPaths"], json::array());
+  // No masked or read-only paths asked for: berth's defaults, never an unmasked host /proc.
+  for (const char* p : {"/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sysrq-trigger", "/sys/firmware",
+                        "/sys/devices/virtual/powercap"})
+    EXPECT_NE(std::find(s["linux"]["maskedPaths"].begin(), s["linux"]["maskedPaths"].end(), p), s["linux"]["maskedPaths"].end()) << p;
+  EXPECT_EQ(s["linux"]["readonlyPaths"], json({"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}));
+  // A cgroup v1 host: the host's cgroup namespace, as runtimes keep it there.
+  for (const auto& n : ns) EXPECT_NE(n["type"], "cgroup");
+}
+
+TEST_F(ContainerOciSpec, MaskedPathsAsAskedAndACgroupNamespaceOnCgroupV2) {
+  auto c = config();
+  auto* sc = c.mutable_linux()->mutable_security_context();
+  sc->add_masked_paths("/proc/keys");
+  in_.cgroup_v2 = true;
+  auto spec = build(c);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  const json& s = spec->spec;
+  EXPECT_EQ(s["linux"]["maskedPaths"], json({"/proc/keys"}));
+  EXPECT_EQ(s["linux"]["readonlyPaths"].size(), 5u);  // that list left empty: the defaults
+  bool cgroupns = false;
+  for (const auto& n : s["linux"]["namespaces"]) cgroupns |= n["type"] == "cgroup" && !n.contains("path");
+  EXPECT_TRUE(cgroupns);
 }
 
 TEST_F(ContainerOciSpec, PidNamespaceModesAndHostNamespaces) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../../image/bearer_realm.h"
 #include "../../image/image_index.h"
 #include "../../image/manifest.h"
 #include "../../image/registry_client.h"
@@ -261,6 +262,33 @@ TEST(IdleWatch, OnlyTimeWithoutAnyByteCounts) {
   IdleWatch never(0s);
   EXPECT_FALSE(never.stalled(true, 0, t));
   EXPECT_FALSE(never.stalled(true, 0, t + 3600s));
+}
+
+TEST(BearerRealm, FollowedOnlyWhereCredentialsCannotLeakInClear) {
+  auto ok = [](const std::string& base, const std::string& host, const std::string& realm, bool creds) {
+    return check_bearer_realm(base, host, realm, creds).ok();
+  };
+  // https: always, with credentials, to any host.
+  EXPECT_TRUE(ok("https://registry.example", "registry.example", "https://auth.example/token", true));
+  // Other schemes never.
+  for (const char* realm : {"ftp://auth.example/token", "file:///etc/passwd", "gopher://x", "auth.example/token", ""})
+    EXPECT_FALSE(ok("https://registry.example", "registry.example", realm, false)) << realm;
+  // Plain http for an https registry: only to a loopback token service.
+  EXPECT_FALSE(ok("https://registry.example", "registry.example", "http://auth.example/token", false));
+  EXPECT_FALSE(ok("https://registry.example", "registry.example", "http://registry.example/token", true));
+  EXPECT_TRUE(ok("https://registry.example", "registry.example", "http://127.0.0.1:5001/token", true));
+  // An insecure (plain http) or loopback registry: http realms are fine, credentials only to itself.
+  EXPECT_TRUE(ok("http://registry.example", "registry.example", "http://auth.example/token", false));
+  EXPECT_FALSE(ok("http://registry.example", "registry.example", "http://auth.example/token", true));
+  EXPECT_TRUE(ok("http://registry.example", "registry.example", "http://registry.example/token", true));
+  EXPECT_FALSE(ok("https://127.0.0.1:5000", "127.0.0.1:5000", "http://auth.example/token", true));
+  // userinfo in the realm never stands for its host.
+  EXPECT_FALSE(ok("http://registry.example", "registry.example", "http://registry.example@evil.example/t", true));
+  EXPECT_EQ(url_scheme_host("HTTPS://a.example:8443/x?y").first, "https");
+  EXPECT_EQ(url_scheme_host("https://u:p@a.example:8443/x").second, "a.example:8443");
+  EXPECT_TRUE(is_loopback_host("[::1]:5000"));
+  EXPECT_TRUE(is_loopback_host("127.9.9.9"));
+  EXPECT_FALSE(is_loopback_host("127.1"));
 }
 
 }  // namespace

@@ -100,6 +100,8 @@ class ContainerManager {
 
   std::vector<std::string> ids_in_sandbox(const std::string& sandbox_id);
   std::optional<ContainerInfo> info(const std::string& id_or_prefix);
+  // info() for a request's id: NOT_FOUND, or INVALID_ARGUMENT for a prefix of several containers.
+  Result<ContainerInfo> lookup(const std::string& id_or_prefix);
   std::vector<ContainerInfo> infos();
   size_t running_count();
 

@@ -45,6 +45,7 @@ struct ContainerSpecInputs {
   int target_pid = 0;           // for namespace_options.pid TARGET: the target container's init
   bool host_apparmor = false;   // AppArmor enabled on the host
   std::string default_apparmor_profile;  // loaded profile for RuntimeDefault ("" when none)
+  bool cgroup_v2 = false;       // the host runs cgroup v2 (host_cgroup_v2() of cgroups_path.h)
 };
 
 struct ContainerSpec {
@@ -67,7 +68,5 @@ Result<nlohmann::json> exec_process(const nlohmann::json& container_spec, const 
 
 // A signal by name ("SIGTERM", "TERM") or number ("15"); 0 when unknown.
 int signal_number(const std::string& name);
-
-bool host_cgroup_v2();
 
 }  // namespace berth

@@ -24,6 +24,9 @@ struct MonitorSpawnOptions {
   std::string socket_path;       // the monitor's control socket (under 108 bytes)
   std::string exit_file;
   std::string log_path;          // the CRI log file
+  // The pod's log directory, when log_path lies below it: the file is then opened with no symlink
+  // followed and never outside it (a link planted there cannot redirect the container's output).
+  std::string log_dir;
   size_t log_line_max = 16384;   // longer lines are cut into P records
   bool tty = false;
   bool open_stdin = false;

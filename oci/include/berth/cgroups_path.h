@@ -20,4 +20,7 @@ std::string cgroup_dir_of(const std::string& cgroups_path, bool systemd);
 // The kernel's count of OOM kills in that cgroup (v1 memory.oom_control, v2 memory.events).
 long cgroup_oom_kills(const std::string& cgroup_dir);
 
+// True on a cgroup v2 (unified) host.
+bool host_cgroup_v2();
+
 }  // namespace berth

@@ -106,6 +106,8 @@ class SandboxManager {
   Status status(const std::string& id_or_prefix, bool verbose, runtime::v1::PodSandboxStatusResponse* out);
   std::vector<runtime::v1::PodSandbox> list(const runtime::v1::PodSandboxFilter& filter);
   std::optional<SandboxInfo> info(const std::string& id_or_prefix);
+  // info() for a request's id: NOT_FOUND, or INVALID_ARGUMENT for a prefix of several sandboxes.
+  Result<SandboxInfo> lookup(const std::string& id_or_prefix);
   size_t ready_count();
 
   struct Impl;

@@ -1,0 +1,72 @@
+// See cgroup_parents.h.
+#include "cgroup_parents.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+#include <vector>
+
+#include "berth/atomic_file.h"
+#include "berth/cgroup_removal.h"
+#include "berth/file_text.h"
+
+namespace berth {
+namespace {
+
+// "/a/b/<id>" -> {"/a", "/a/b"}
+std::vector<std::string> ancestors(const std::string& cgroup_dir) {
+  std::vector<std::string> out;
+  for (size_t at = cgroup_dir.find('/', 1); at != std::string::npos; at = cgroup_dir.find('/', at + 1))
+    out.push_back(cgroup_dir.substr(0, at));
+  return out;
+}
+
+}  // namespace
+
+CgroupParents::CgroupParents(std::string file) : file_(std::move(file)) {
+  auto j = nlohmann::json::parse(read_text_file(file_), nullptr, false);
+  if (!j.is_array()) return;
+  for (const auto& d : j)
+    if (d.is_string()) dirs_.insert(d.get<std::string>());
+}
+
+Status CgroupParents::save_locked() {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& d : dirs_) j.push_back(d);
+  return write_file_atomically(file_, j.dump() + "\n").context("record cgroup parents");
+}
+
+Status CgroupParents::note_missing(const std::string& cgroup_dir) {
+  std::lock_guard lock(mu_);
+  bool added = false;
+  for (const auto& mount : cgroup_hierarchy_mounts())
+    for (const auto& a : ancestors(cgroup_dir)) {
+      std::string dir = mount + a;
+      if (::access(dir.c_str(), F_OK) != 0 && dirs_.insert(dir).second) added = true;
+    }
+  return added ? save_locked() : ok_status();
+}
+
+void CgroupParents::release(const std::string& cgroup_dir) {
+  std::lock_guard lock(mu_);
+  bool changed = false;
+  auto up = ancestors(cgroup_dir);
+  for (const auto& mount : cgroup_hierarchy_mounts())
+    for (auto it = up.rbegin(); it != up.rend(); ++it) {
+      std::string dir = mount + *it;
+      if (!dirs_.count(dir)) continue;
+      // rmdir of a cgroup fails (EBUSY, ENOTEMPTY) while a child cgroup or a process is in it.
+      if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) {
+        spdlog::info("sandboxes: removed cgroup parent {} (made for a pod, no longer used)", dir);
+        dirs_.erase(dir);
+        changed = true;
+      }
+    }
+  if (changed)
+    if (Status s = save_locked(); !s.ok()) spdlog::warn("sandboxes: {}", s.message());
+}
+
+}  // namespace berth

@@ -1,0 +1,33 @@
+// CgroupParents: the cgroup parent directories that did not exist when a pod asked for them, so
+// the runtime made them for it (a pod's cgroup_parent of "/a/b" on a host without /a). They are
+// berth's to remove once no pod uses them, or they would outlive every pod. Kept durably in
+// <root>/cgroup-parents.json (a JSON array of absolute directory paths, one per hierarchy), so a
+// parent made by a pod removed later, or before a restart, is still known.
+#pragma once
+
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "berth/status.h"
+
+namespace berth {
+
+class CgroupParents {
+ public:
+  explicit CgroupParents(std::string file);  // loads what an earlier berthd recorded
+  // Records, before the runtime makes them, the ancestors of `cgroup_dir` (as cgroup_dir_of gives
+  // it: "/a/b/<id>") that are missing in some hierarchy.
+  Status note_missing(const std::string& cgroup_dir);
+  // Once a pod's cgroup is gone: removes each recorded ancestor of `cgroup_dir` that holds no
+  // cgroup or process any more, deepest first (one in use by another pod stays recorded).
+  void release(const std::string& cgroup_dir);
+
+ private:
+  Status save_locked();
+  std::mutex mu_;
+  std::string file_;
+  std::set<std::string> dirs_;
+};
+
+}  // namespace berth
