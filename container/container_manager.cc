@@ -5,6 +5,7 @@
 // is written leaves only files under berth's own dirs, which recovery removes.
 #include "berth/container_manager.h"
 #include "berth/file_text.h"
+#include "berth/file_tree.h"
 #include "berth/object_id.h"
 #include "berth/private_dir.h"
 #include "berth/open_beneath.h"
@@ -161,11 +162,9 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   std::error_code ec;
   if (::mkdir(c->bundle.c_str(), 0700) != 0) return fail(errno_status(errno, "mkdir " + c->bundle));
   undo.add([this, id] {
-    std::error_code e;
-    fs::remove_all(impl_->containers_state + "/" + id, e);
-    if (!e) fs::remove_all(impl_->layers_dir + "/" + id, e);
-    // Left for the leftover sweep at the next start, which removes dirs no record owns.
-    if (e) spdlog::error("container {}: undo step 'dirs' failed: {}", id, e.message());
+    // Left, on failure, for the leftover sweep at the next start, which removes dirs no record owns.
+    for (const std::string& dir : {impl_->containers_state + "/" + id, impl_->layers_dir + "/" + id})
+      if (Status s = remove_tree(dir); !s.ok()) spdlog::error("container {}: undo step 'dirs' failed: {}", id, s.message());
   });
   fault_point(FaultPoint::create_container_dirs_made);
   impl_->opt.images->hold(image->id);

@@ -18,6 +18,7 @@
 #include "berth/container_rootfs.h"
 #include "berth/fault_point.h"
 #include "berth/file_text.h"
+#include "berth/file_tree.h"
 #include "berth/image_manager.h"
 #include "berth/process_identity.h"
 #include "berth/sandbox_manager.h"
@@ -169,17 +170,15 @@ void ContainerManager::Impl::remove_leftovers() {
     std::string cgroups_path = spec_cgroups_path(e.path());
     Status s = unmount_container_rootfs(e.path() / "rootfs");
     if (s.ok() && !cgroups_path.empty()) s = remove_cgroup(cgroups_path, opt.systemd_cgroup);
-    std::error_code rec;
-    if (s.ok()) fs::remove_all(e.path(), rec);
-    if (!s.ok() || rec) spdlog::warn("containers: cannot remove leftover bundle {}: {}", e.path().string(), s.ok() ? rec.message() : s.message());
+    if (s.ok()) s = remove_tree(e.path());
+    if (!s.ok()) spdlog::warn("containers: cannot remove leftover bundle {}: {}", e.path().string(), s.message());
     else spdlog::info("containers: removed leftover bundle {} of no known container", e.path().string());
   }
   for (const auto& e : fs::directory_iterator(layers_dir, ec)) {
     std::string id = e.path().filename();
     if (containers.count(id) || id.size() != 64) continue;
-    std::error_code rec;
-    fs::remove_all(e.path(), rec);
-    if (rec) spdlog::warn("containers: cannot remove leftover writable layer {}: {}", e.path().string(), rec.message());
+    if (Status s = remove_tree(e.path()); !s.ok())
+      spdlog::warn("containers: cannot remove leftover writable layer {}: {}", e.path().string(), s.message());
     else spdlog::info("containers: removed leftover writable layer {} of no known container", e.path().string());
   }
 }

@@ -8,6 +8,7 @@
 #include "berth/cgroup_removal.h"
 #include "berth/container_rootfs.h"
 #include "berth/fault_point.h"
+#include "berth/file_tree.h"
 #include "berth/image_manager.h"
 #include "container_state.h"
 
@@ -44,10 +45,8 @@ Status ContainerManager::Impl::destroy(Container& c) {
   if (Status s = unmount_container_rootfs(c.rootfs); !s.ok()) return failed_step(id, "rootfs", s);
   fault_point(FaultPoint::remove_container_rootfs_unmounted);
   ::unlink(c.socket.c_str());  // a monitor killed before it could remove it
-  std::error_code ec;
-  fs::remove_all(c.bundle, ec);
-  if (!ec) fs::remove_all(layers_dir + "/" + id, ec);
-  if (ec) return failed_step(id, "files", internal_error(ec.message()));
+  for (const std::string& dir : {c.bundle, layers_dir + "/" + id})
+    if (Status s = remove_tree(dir); !s.ok()) return failed_step(id, "files", s);
   fault_point(FaultPoint::remove_container_dirs_removed);
   if (Status s = remove_container_record(records_dir, id); !s.ok()) return failed_step(id, "record", s);
   fault_point(FaultPoint::remove_container_record_removed);

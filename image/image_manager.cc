@@ -14,7 +14,7 @@
 #include <spdlog/spdlog.h>
 #include <thread>
 
-#include "berth/disk_usage.h"
+#include "berth/file_tree.h"
 #include "berth/image_reference.h"
 #include "blob_store.h"
 #include "image_index.h"
@@ -117,14 +117,14 @@ Status ImageManager::Impl::ensure_layer(RegistryClient& client, const Descriptor
   fetch_slots.release();
   if (!s.ok()) return s;
   std::string temp = snap + ".unpacking";
-  std::error_code ec;
-  fs::remove_all(temp, ec);
+  if (Status r = remove_tree(temp); !r.ok()) return r.context(what);
   if (::mkdir(temp.c_str(), 0755) != 0) return errno_status(errno, what + ": mkdir " + temp);
   fault_point(FaultPoint::pull_image_layer_unpacking);
   s = unpack_layer(blobs->path(d.digest), temp, what);
   if (s.ok() && ::rename(temp.c_str(), snap.c_str()) != 0) s = errno_status(errno, what + ": rename snapshot");
   if (s.ok()) fault_point(FaultPoint::pull_image_layer_unpacked);
-  if (!s.ok()) fs::remove_all(temp, ec);
+  if (!s.ok())
+    if (Status r = remove_tree(temp); !r.ok()) spdlog::warn("images: {}: {}", what, r.message());
   return s;
 }
 
@@ -261,7 +261,8 @@ void ImageManager::Impl::collect_garbage() {
   for (const auto& e : fs::directory_iterator(opt.dir + "/snapshots", ec)) {
     std::string name = e.path().filename();
     if (name.find('.') != std::string::npos) continue;  // in progress
-    if (!live.count("sha256:" + name)) fs::remove_all(e.path(), ec);
+    if (live.count("sha256:" + name)) continue;
+    if (Status r = remove_tree(e.path()); !r.ok()) spdlog::warn("images: removing snapshot {}: {}", name, r.message());
   }
 }
 
@@ -277,8 +278,8 @@ Result<std::unique_ptr<ImageManager>> ImageManager::open(ImageManagerOptions opt
   // Unpacks a crash interrupted.
   for (const auto& e : fs::directory_iterator(impl->opt.dir + "/snapshots", ec))
     if (e.path().filename().string().find(".unpacking") != std::string::npos) {
-      fs::remove_all(e.path(), ec);
-      spdlog::info("images: removed {}, a layer unpack cut short", e.path().string());
+      if (Status r = remove_tree(e.path()); !r.ok()) spdlog::warn("images: {}", r.message());
+      else spdlog::info("images: removed {}, a layer unpack cut short", e.path().string());
     }
   auto blobs = BlobStore::open(impl->opt.dir);
   if (!blobs.ok()) return blobs.status();

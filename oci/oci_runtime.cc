@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "berth/command.h"
+#include "berth/file_tree.h"
 #include "berth/spawn.h"
 
 namespace berth {
@@ -136,11 +137,8 @@ Status OciRuntime::remove(const std::string& id) const {
   Status s = run({"delete", "--force", id}, "delete " + id);
   if (!s.ok() && (s.message().find("does not exist") != std::string::npos || s.message().find("not exist") != std::string::npos)) {
     // A create killed before it wrote its state leaves a directory the runtime does not know.
-    std::error_code ec;
-    if (id.find('/') == std::string::npos && !id.empty() && id != "." && id != "..")
-      std::filesystem::remove_all(root_ + "/" + id, ec);
-    if (ec) return internal_error("delete " + id + ": remove the runtime's leftover state " + root_ + "/" + id + ": " + ec.message());
-    return ok_status();
+    if (id.find('/') != std::string::npos || id.empty() || id == "." || id == "..") return ok_status();
+    return remove_tree(root_ + "/" + id).context("delete " + id + ": the runtime's leftover state");
   }
   return s;
 }

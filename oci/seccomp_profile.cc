@@ -1,72 +1,97 @@
-// Syscall names are resolved with libseccomp (seccomp_syscall_resolve_name) for the native arch.
+// The OCI seccomp section: berth's RuntimeDefault allowlist (names from seccomp_syscalls.cc, resolved
+// with libseccomp for the native ABI) and the reading of Localhost profile files.
 #include "berth/seccomp_profile.h"
 
 #include <seccomp.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
-#include <sstream>
+#include <set>
 #include <string_view>
+
+#include "berth/bounded_read.h"
+#include "berth/seccomp_syscalls.h"
 
 namespace berth {
 
 namespace {
 
-struct Denied {
-  const char* capability;  // the capability that allows them; nullptr: never allowed
-  std::vector<const char*> syscalls;
-};
+// A profile is a few KiB; a file of a megabyte is not one, and berthd holds it in memory.
+constexpr size_t kLocalhostProfileMax = 1 << 20;
 
-const std::vector<Denied>& denied_syscalls() {
-  static const std::vector<Denied> kDenied = {
-      {nullptr,
-       {"add_key", "keyctl", "request_key", "create_module", "get_kernel_syms", "query_module", "kexec_file_load",
-        "kexec_load", "nfsservctl", "pivot_root", "swapon", "swapoff", "sysfs", "_sysctl", "uselib", "userfaultfd",
-        "ustat", "vhangup"}},
-      {"CAP_SYS_ADMIN",
-       {"bpf", "fanotify_init", "fsconfig", "fsmount", "fsopen", "fspick", "lookup_dcookie", "mount", "mount_setattr",
-        "move_mount", "name_to_handle_at", "open_tree", "perf_event_open", "quotactl", "quotactl_fd", "setdomainname",
-        "sethostname", "setns", "umount", "umount2", "unshare"}},
-      {"CAP_SYS_BOOT", {"reboot"}},
-      {"CAP_SYS_MODULE", {"init_module", "finit_module", "delete_module"}},
-      {"CAP_SYS_PTRACE", {"kcmp", "pidfd_getfd", "process_madvise", "process_vm_readv", "process_vm_writev"}},
-      {"CAP_SYS_RAWIO", {"iopl", "ioperm"}},
-      {"CAP_SYS_TIME", {"settimeofday", "stime", "clock_settime", "clock_adjtime"}},
-      {"CAP_SYS_PACCT", {"acct"}},
-      {"CAP_SYS_NICE", {"get_mempolicy", "mbind", "set_mempolicy", "migrate_pages", "move_pages"}},
-      {"CAP_SYSLOG", {"syslog"}},
-      {"CAP_DAC_READ_SEARCH", {"open_by_handle_at"}},
-  };
-  return kDenied;
+// The clone flags that make a namespace: CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+// CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET.
+constexpr uint64_t kNamespaceFlags = 0x7E020000;
+
+// personality(2) values ordinary software sets: PER_LINUX, PER_LINUX32, UNAME26 alone and with
+// PER_LINUX32, and 0xffffffff, which only reads the current persona. Other flags (ADDR_NO_RANDOMIZE,
+// READ_IMPLIES_EXEC, …) weaken the process's own hardening and stay refused.
+constexpr uint64_t kPersonalities[] = {0x0, 0x8, 0x20000, 0x20008, 0xffffffff};
+
+// socket(2) is open to every address family but AF_VSOCK, whose peer is the hypervisor or the host
+// rather than anything the pod's network namespace routes to. Other rarely used families stay
+// open on purpose: the ones that reach hardware or raw frames already need a capability the kernel
+// checks (AF_PACKET: NET_RAW, AF_KEY: NET_ADMIN), real workloads use AF_ALG, AF_CAN, AF_TIPC or
+// AF_RDS, and pods moving between runtimes expect the same RuntimeDefault everywhere; keeping
+// obscure protocol modules from loading is the host's module blacklist, which covers every
+// process. (32-bit x86's socketcall multiplexer cannot be filtered by family.)
+constexpr uint64_t kAfVsock = 40;
+
+bool known(const char* name) { return seccomp_syscall_resolve_name(name) != __NR_SCMP_ERROR; }
+
+nlohmann::json rule(std::vector<std::string> names, const char* action) {
+  return {{"names", std::move(names)}, {"action", action}};
 }
 
-// CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET.
-constexpr uint64_t kNamespaceFlags[] = {0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000};
+nlohmann::json arg0(const char* op, uint64_t value, std::optional<uint64_t> value_two = std::nullopt) {
+  nlohmann::json a = {{"index", 0}, {"value", value}, {"op", op}};
+  if (value_two) a["valueTwo"] = *value_two;
+  return nlohmann::json::array({a});
+}
 
 }  // namespace
 
 nlohmann::json runtime_default_seccomp(const std::vector<std::string>& capabilities) {
   auto has = [&](const char* cap) { return std::find(capabilities.begin(), capabilities.end(), cap) != capabilities.end(); };
-  nlohmann::json names = nlohmann::json::array();
-  for (const Denied& d : denied_syscalls()) {
-    if (d.capability && has(d.capability)) continue;
-    for (const char* n : d.syscalls)
-      if (seccomp_syscall_resolve_name(n) != __NR_SCMP_ERROR) names.push_back(n);
+  const bool admin = has("CAP_SYS_ADMIN");
+
+  // Sorted and without repeats: a name may come from two capabilities.
+  std::set<std::string> allowed;
+  for (const SyscallGroup& g : runtime_default_syscalls()) {
+    if (g.capability && !has(g.capability)) continue;
+    for (const char* n : g.names)
+      if (known(n)) allowed.insert(n);
   }
   nlohmann::json rules = nlohmann::json::array();
-  rules.push_back({{"names", names}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", EPERM}});
-  if (!has("CAP_SYS_ADMIN")) {
-    // One rule per flag: a filter compares masked values for equality, and rules are or'ed.
-    for (uint64_t flag : kNamespaceFlags)
-      rules.push_back({{"names", {"clone"}},
-                       {"action", "SCMP_ACT_ERRNO"},
-                       {"errnoRet", EPERM},
-                       {"args", {{{"index", 0}, {"value", flag}, {"valueTwo", flag}, {"op", "SCMP_CMP_MASKED_EQ"}}}}});
-    if (seccomp_syscall_resolve_name("clone3") != __NR_SCMP_ERROR)
-      rules.push_back({{"names", {"clone3"}}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", ENOSYS}});
+  rules.push_back(rule({allowed.begin(), allowed.end()}, "SCMP_ACT_ALLOW"));
+  for (uint64_t p : kPersonalities) {
+    auto r = rule({"personality"}, "SCMP_ACT_ALLOW");
+    r["args"] = arg0("SCMP_CMP_EQ", p);
+    rules.push_back(std::move(r));
   }
-  return {{"defaultAction", "SCMP_ACT_ALLOW"},
+  auto sock = rule({"socket"}, "SCMP_ACT_ALLOW");
+  sock["args"] = arg0("SCMP_CMP_NE", kAfVsock);
+  rules.push_back(std::move(sock));
+
+  const bool have_clone3 = known("clone3");
+  if (admin) {
+    std::vector<std::string> names{"clone"};
+    if (have_clone3) names.push_back("clone3");
+    rules.push_back(rule(names, "SCMP_ACT_ALLOW"));
+  } else {
+    // Allowed when (flags & namespace flags) == 0.
+    auto c = rule({"clone"}, "SCMP_ACT_ALLOW");
+    c["args"] = arg0("SCMP_CMP_MASKED_EQ", kNamespaceFlags, 0);
+    rules.push_back(std::move(c));
+    // clone3 takes its flags in a struct a filter cannot read; ENOSYS makes libc fall back to clone.
+    if (have_clone3) {
+      auto c3 = rule({"clone3"}, "SCMP_ACT_ERRNO");
+      c3["errnoRet"] = ENOSYS;
+      rules.push_back(std::move(c3));
+    }
+  }
+  return {{"defaultAction", "SCMP_ACT_ERRNO"},
+          {"defaultErrnoRet", EPERM},
           {"architectures", {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32", "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM"}},
           {"syscalls", rules}};
 }
@@ -79,11 +104,11 @@ Result<std::optional<nlohmann::json>> seccomp_section(const SeccompRequest& req)
   }
   if (req.localhost_path.empty() || req.localhost_path[0] != '/')
     return invalid_argument(req.field + ": localhost profile '" + req.localhost_path + "' is not an absolute path");
-  std::ifstream in(req.localhost_path);
-  if (!in) return errno_status(errno, req.field + ": localhost profile " + req.localhost_path, Code::invalid_argument);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  // The path comes from the request: a FIFO or device there must not hold a gRPC thread.
+  auto text = read_regular_file(req.localhost_path, kLocalhostProfileMax, req.field + ": localhost profile " + req.localhost_path);
+  // A profile that is not there is a bad request, as any other unusable one.
+  if (!text.ok()) return Status(Code::invalid_argument, text.status().message(), text.status().sys_errno());
+  auto j = nlohmann::json::parse(*text, nullptr, false);
   if (!j.is_object() || !j.contains("defaultAction"))
     return invalid_argument(req.field + ": localhost profile " + req.localhost_path + " is not a seccomp profile (no defaultAction)");
   // The profile goes to the runtime as it is; its top-level shape is checked here so a wrong

@@ -11,6 +11,7 @@
 #include "berth/cgroup_removal.h"
 #include "berth/cgroups_path.h"
 #include "berth/file_text.h"
+#include "berth/file_tree.h"
 #include "berth/process_identity.h"
 #include "netns.h"
 #include "pod_mounts.h"
@@ -91,9 +92,8 @@ void SandboxManager::Impl::remove_leftovers() {
     Status s = unmount_path(e.path() / "rootfs");
     if (s.ok()) s = unmount_path(e.path() / "shm");
     if (s.ok() && !cgroups_path.empty()) s = remove_cgroup(cgroups_path, opt.systemd_cgroup);
-    std::error_code rec;
-    if (s.ok()) fs::remove_all(e.path(), rec);
-    if (!s.ok() || rec) spdlog::warn("sandboxes: cannot remove leftover bundle {}: {}", e.path().string(), s.ok() ? rec.message() : s.message());
+    if (s.ok()) s = remove_tree(e.path());
+    if (!s.ok()) spdlog::warn("sandboxes: cannot remove leftover bundle {}: {}", e.path().string(), s.message());
     else spdlog::info("sandboxes: removed leftover bundle {} of no known sandbox", e.path().string());
   }
 }

@@ -11,6 +11,7 @@
 #include "berth/cgroup_removal.h"
 #include "berth/cgroups_path.h"
 #include "berth/fault_point.h"
+#include "berth/file_tree.h"
 #include "netns.h"
 #include "pod_mounts.h"
 #include "sandbox_state.h"
@@ -84,12 +85,10 @@ Status SandboxManager::Impl::destroy(Sandbox& s) {
   // Its containers are gone now: parents made for the pod that they kept busy at stop can go.
   if (!s.cgroups_path.empty() && !opt.systemd_cgroup) cgroup_parents->release(cgroup_dir_of(s.cgroups_path, false));
   // Stopped in an earlier life of berthd: its mounts went then, but unmounting again is cheap and
-  // keeps remove_all from ever descending into a live tmpfs.
+  // is belt and braces: remove_tree refuses to cross a mount anyway.
   for (const char* m : {"/shm", "/rootfs"})
     if (Status st = unmount_path(s.bundle + m); !st.ok()) return failed_step(s, "mounts", st);
-  std::error_code ec;
-  fs::remove_all(s.bundle, ec);
-  if (ec) return failed_step(s, "files", internal_error("remove " + s.bundle + ": " + ec.message()));
+  if (Status st = remove_tree(s.bundle); !st.ok()) return failed_step(s, "files", st);
   fault_point(FaultPoint::remove_pod_sandbox_files_removed);
   if (Status st = remove_checkpoint(checkpoints_dir, s.cp.id); !st.ok()) return failed_step(s, "checkpoint", st);
   fault_point(FaultPoint::remove_pod_sandbox_checkpoint_removed);

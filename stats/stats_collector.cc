@@ -12,7 +12,7 @@
 #include "berth/cgroups_path.h"
 #include "berth/container_manager.h"
 #include "berth/cpu_rate.h"
-#include "berth/disk_usage.h"
+#include "berth/file_tree.h"
 #include "berth/net_dev.h"
 #include "berth/sandbox_manager.h"
 

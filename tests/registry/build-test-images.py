@@ -2,6 +2,7 @@
 """Builds berth's test images from Debian's busybox-static and pushes them to a registry.
 
 Usage: build-test-images.py <registry base URL> [--user U --password P] [--big MiB]
+                            [--pause-binary FILE] [--probe-binary FILE]
 Prints a JSON object with the digests the tests check against. Every image is made here from
 /bin/busybox: no image comes from the internet.
 """
@@ -147,6 +148,7 @@ def main():
     ap.add_argument("--only", default="all", help="all, busybox or big")
     ap.add_argument("--big", type=int, default=100, help="MiB of the big image")
     ap.add_argument("--pause-binary", help="also push test/pause:v1 holding this binary as /pause")
+    ap.add_argument("--probe-binary", help="also push test/probe:v1, busybox plus this binary as /bin/syscall-probe")
     a = ap.parse_args()
     reg = Registry(a.registry, a.user, a.password)
     out = {}
@@ -213,6 +215,10 @@ def main():
                            entry("proc", tarfile.DIRTYPE, mode=0o755), entry("dev", tarfile.DIRTYPE, mode=0o755),
                            entry("sys", tarfile.DIRTYPE, mode=0o755)])
         out["pause"] = push_image(reg, "test/pause", ["v1"], [(pause, gz(pause), LAYER_GZIP)], cmd=["/pause"])
+    if a.probe_binary:
+        probe = tar_bytes([entry("bin", tarfile.DIRTYPE, mode=0o755),
+                           entry("bin/syscall-probe", data=open(a.probe_binary, "rb").read(), mode=0o755)])
+        out["probe"] = push_image(reg, "test/probe", ["v1"], [base_layer_blob, (probe, gz(probe), LAYER_GZIP)])
     if a.only == "big":
         layers = []
         per = max(1, a.big // 4)

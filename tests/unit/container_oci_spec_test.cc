@@ -127,19 +127,17 @@ TEST_F(ContainerOciSpec, PrivilegedNeedsAPrivilegedPod) {
   EXPECT_EQ(spec->spec["linux"]["resources"]["devices"], json({{{"allow", true}, {"access", "rwm"}}}));
 }
 
-// The names RuntimeDefault refuses, and whether clone is held to no namespaces.
+// The names RuntimeDefault allows outright (it refuses the rest), and whether clone is held to no
+// namespaces.
 std::pair<std::set<std::string>, bool> runtime_default_of(const json& spec) {
-  std::set<std::string> denied;
+  std::set<std::string> allowed;
   bool clone_checked = false;
   for (const auto& rule : spec["linux"]["seccomp"]["syscalls"]) {
-    if (rule.contains("args")) {
-      clone_checked = true;
-      continue;
-    }
-    if (rule.value("errnoRet", 0) == EPERM)
-      for (const auto& n : rule["names"]) denied.insert(n.get<std::string>());
+    if (rule["names"] == json({"clone"}) && rule.contains("args")) clone_checked = true;
+    if (rule["action"] == "SCMP_ACT_ALLOW" && !rule.contains("args"))
+      for (const auto& n : rule["names"]) allowed.insert(n.get<std::string>());
   }
-  return {denied, clone_checked};
+  return {allowed, clone_checked};
 }
 
 TEST_F(ContainerOciSpec, RuntimeDefaultSeccompFollowsTheCapabilities) {
@@ -147,11 +145,12 @@ TEST_F(ContainerOciSpec, RuntimeDefaultSeccompFollowsTheCapabilities) {
   c.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(v1::SecurityProfile::RuntimeDefault);
   auto spec = build(c);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
-  EXPECT_EQ(spec->spec["linux"]["seccomp"]["defaultAction"], "SCMP_ACT_ALLOW");
-  auto [denied, clone_checked] = runtime_default_of(spec->spec);
+  EXPECT_EQ(spec->spec["linux"]["seccomp"]["defaultAction"], "SCMP_ACT_ERRNO");
+  auto [allowed, clone_checked] = runtime_default_of(spec->spec);
   for (const char* n : {"mount", "unshare", "setns", "reboot", "init_module", "kexec_load", "keyctl", "bpf"})
-    EXPECT_EQ(denied.count(n), 1u) << n;
-  EXPECT_EQ(denied.count("read"), 0u);
+    EXPECT_EQ(allowed.count(n), 0u) << n;
+  EXPECT_EQ(allowed.count("read"), 1u);
+  EXPECT_EQ(allowed.count("chroot"), 1u);  // CAP_SYS_CHROOT is in the default set
   EXPECT_TRUE(clone_checked);
   bool clone3_enosys = false;
   for (const auto& rule : spec->spec["linux"]["seccomp"]["syscalls"])
@@ -163,9 +162,9 @@ TEST_F(ContainerOciSpec, RuntimeDefaultSeccompFollowsTheCapabilities) {
   c.mutable_linux()->mutable_security_context()->mutable_capabilities()->add_add_capabilities("SYS_BOOT");
   spec = build(c);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
-  auto [admin_denied, admin_clone_checked] = runtime_default_of(spec->spec);
-  for (const char* n : {"mount", "unshare", "setns", "umount2", "reboot"}) EXPECT_EQ(admin_denied.count(n), 0u) << n;
-  for (const char* n : {"init_module", "kexec_load", "keyctl"}) EXPECT_EQ(admin_denied.count(n), 1u) << n;
+  auto [admin_allowed, admin_clone_checked] = runtime_default_of(spec->spec);
+  for (const char* n : {"mount", "unshare", "setns", "umount2", "reboot", "clone", "clone3"}) EXPECT_EQ(admin_allowed.count(n), 1u) << n;
+  for (const char* n : {"init_module", "kexec_load", "keyctl"}) EXPECT_EQ(admin_allowed.count(n), 0u) << n;
   EXPECT_FALSE(admin_clone_checked);
 }
 

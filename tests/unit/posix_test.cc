@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include "berth/atomic_file.h"
 #include "berth/command.h"
 #include "berth/fault_point.h"
+#include "berth/file_tree.h"
 #include "berth/process_identity.h"
 #include "berth/spawn.h"
 #include "berth/test/temp_dir.h"
@@ -135,6 +138,81 @@ TEST(ProcessIdentity, PidFileIsReadStrictly) {
     EXPECT_EQ(read_pid_file(dir / "bad"), 0) << bad;
   }
   EXPECT_EQ(read_pid_file(dir / "missing"), 0);
+}
+
+// A chain of `depth` directories, built as a container could (mkdir, then rename the chain under a
+// new top), so no path is ever longer than PATH_MAX; each level holds one 1-block file.
+void deep_tree(const std::string& root, int depth) {
+  ASSERT_EQ(::mkdir((root + "/chain").c_str(), 0755), 0);
+  for (int i = 0; i < depth; ++i) {
+    int fd = ::open((root + "/chain/f").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "x", 1), 1);
+    ::close(fd);
+    ASSERT_EQ(::mkdir((root + "/up").c_str(), 0755), 0);
+    ASSERT_EQ(::rename((root + "/chain").c_str(), (root + "/up/d").c_str()), 0);
+    ASSERT_EQ(::rename((root + "/up").c_str(), (root + "/chain").c_str()), 0);
+  }
+}
+
+TEST(FileTree, MeasuresAndRemovesATwentyThousandLevelTreeWithFewDescriptors) {
+  TempDir dir("posix");
+  deep_tree(dir.path(), 20000);
+  // With a budget of 16 descriptors, as if the daemon were near its limit.
+  struct rlimit old {};
+  ::getrlimit(RLIMIT_NOFILE, &old);
+  struct rlimit low = old;
+  low.rlim_cur = 16;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  auto usage = measure_disk_usage(dir / "chain");
+  Status removed = remove_tree(dir / "chain");
+  ::setrlimit(RLIMIT_NOFILE, &old);
+  ASSERT_TRUE(usage.ok()) << usage.status().message();
+  EXPECT_EQ(usage->inodes, 40001u);  // 20 001 directories and 20 000 files
+  EXPECT_GE(usage->bytes, 20000u * 4096);
+  ASSERT_TRUE(removed.ok()) << removed.message();
+  EXPECT_FALSE(fs::exists(dir / "chain"));
+}
+
+TEST(FileTree, RemovalNeverCrossesAMountOrFollowsASymlink) {
+  TempDir dir("posix"), outside("posix");
+  write_file(outside / "keep", "k");
+  fs::create_directories(dir / "t/a/mnt");
+  fs::create_symlink(outside.path(), dir / "t/a/link");
+  write_file(dir / "t/a/file", "f");
+  ASSERT_EQ(::mount("tmpfs", (dir / "t/a/mnt").c_str(), "tmpfs", 0, nullptr), 0);
+  write_file(dir / "t/a/mnt/inside", "i");
+  Status s = remove_tree(dir / "t");
+  EXPECT_EQ(s.code(), Code::failed_precondition) << s.message();
+  EXPECT_NE(s.message().find("mount point"), std::string::npos) << s.message();
+  EXPECT_TRUE(fs::exists(dir / "t/a/mnt/inside"));
+  ::umount2((dir / "t/a/mnt").c_str(), MNT_DETACH);
+  ASSERT_TRUE(remove_tree(dir / "t").ok());
+  EXPECT_FALSE(fs::exists(dir / "t"));
+  EXPECT_EQ(read_file(outside / "keep"), "k");
+  EXPECT_TRUE(remove_tree(dir / "t").ok());  // gone already: fine
+  write_file(dir / "plain", "p");
+  EXPECT_TRUE(remove_tree(dir / "plain").ok());
+  EXPECT_FALSE(fs::exists(dir / "plain"));
+}
+
+TEST(FileTree, UsageCountsHardLinksOnceAndStaysOnItsFilesystem) {
+  TempDir dir("posix");
+  fs::create_directories(dir / "t/mnt");
+  write_file(dir / "t/a", std::string(10000, 'x'));
+  fs::create_hard_link(dir / "t/a", dir / "t/b");
+  auto before = measure_disk_usage(dir / "t");
+  ASSERT_TRUE(before.ok());
+  EXPECT_EQ(before->inodes, 3u);  // t, mnt, a (= b)
+  ASSERT_EQ(::mount("tmpfs", (dir / "t/mnt").c_str(), "tmpfs", 0, nullptr), 0);
+  write_file(dir / "t/mnt/big", std::string(100000, 'y'));
+  auto after = measure_disk_usage(dir / "t");
+  ::umount2((dir / "t/mnt").c_str(), MNT_DETACH);
+  ASSERT_TRUE(after.ok());
+  // The mounted filesystem is not the tree's (its root shows in place of the mount point, as du -x).
+  EXPECT_EQ(after->inodes, before->inodes - 1);
+  EXPECT_LT(after->bytes, before->bytes + 100000);
+  EXPECT_EQ(measure_disk_usage(dir / "missing").status().code(), Code::not_found);
 }
 
 #ifdef BERTH_FAULT_POINTS

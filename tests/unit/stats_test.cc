@@ -15,7 +15,7 @@
 
 #include "berth/cgroup_stats.h"
 #include "berth/cpu_rate.h"
-#include "berth/disk_usage.h"
+#include "berth/file_tree.h"
 #include "berth/net_dev.h"
 #include "berth/test/temp_dir.h"
 
