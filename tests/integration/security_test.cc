@@ -454,5 +454,34 @@ TEST_F(Security, RegistryChallengesAndRedirectsCannotLeadBerthAstray) {
   EXPECT_NE(s.error_message().find("Unsupported protocol"), std::string::npos) << s.error_message();
 }
 
+// An image whose /etc/passwd is a FIFO (reading would block a gRPC thread for ever) or a symlink
+// out of the image onto the host: CreateContainer that looks a user up there answers at once with
+// INVALID_ARGUMENT, reads nothing of the host, and leaves nothing behind.
+TEST_F(Security, HostileImageFilesNeitherBlockNorReachTheHost) {
+  auto& cri = ready();
+  push_test_images(registry_->url(), {"--only", "hostile"});
+  const std::string fifo = registry_->host() + "/test/hostile-etc:fifo", links = registry_->host() + "/test/hostile-etc:links";
+  ASSERT_OK(cri.pull_image(fifo));
+  ASSERT_OK(cri.pull_image(links));
+  auto host_before = census(*d_);
+  struct Case {
+    std::string image, expect;
+  } cases[] = {{fifo, "etc/passwd in the image is not a regular file"},
+               // Resolved inside the image, the link points at itself: a loop, never the host's file.
+               {links, "open etc/passwd in the image: ELOOP"}};
+  for (const auto& k : cases) {
+    auto c = test_container("lookup", k.image, {"/bin/sh", "-c", "id"});
+    c.mutable_linux()->mutable_security_context()->set_run_as_username("root");
+    std::string id;
+    auto started = std::chrono::steady_clock::now();
+    grpc::Status s = cri.create_container(pod_, c, &id, pod_config_);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 10s) << k.image;
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << k.image << ": " << s.error_message();
+    EXPECT_NE(s.error_message().find(k.expect), std::string::npos) << s.error_message();
+  }
+  EXPECT_TRUE(cri.list_containers().empty());
+  EXPECT_EQ(census(*d_), host_before);
+}
+
 }  // namespace
 }  // namespace berth::test

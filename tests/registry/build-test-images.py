@@ -145,7 +145,7 @@ def main():
     ap.add_argument("registry")
     ap.add_argument("--user")
     ap.add_argument("--password")
-    ap.add_argument("--only", default="all", help="all, busybox or big")
+    ap.add_argument("--only", default="all", help="all, busybox, hostile or big")
     ap.add_argument("--big", type=int, default=100, help="MiB of the big image")
     ap.add_argument("--pause-binary", help="also push test/pause:v1 holding this binary as /pause")
     ap.add_argument("--probe-binary", help="also push test/probe:v1, busybox plus this binary as /bin/syscall-probe")
@@ -157,6 +157,15 @@ def main():
 
     if a.only in ("all", "busybox"):
         out["busybox"] = push_image(reg, "test/busybox", ["latest", "other"], [base_layer_blob], docker=True)
+    if a.only in ("all", "hostile"):
+        # Images whose /etc/passwd is a FIFO (reading it would block) or a symlink out of the image
+        # onto the host's files: berth must neither hang nor read the host's.
+        fifo = tar_bytes([entry("etc", tarfile.DIRTYPE, mode=0o755), entry("etc/passwd", tarfile.FIFOTYPE)])
+        links = tar_bytes([entry("etc", tarfile.DIRTYPE, mode=0o755),
+                           entry("etc/passwd", tarfile.SYMTYPE, link="../../../../../../etc/passwd", mode=0o777),
+                           entry("etc/group", tarfile.SYMTYPE, link="/proc/self/root/etc/group", mode=0o777)])
+        out["hostile-fifo"] = push_image(reg, "test/hostile-etc", ["fifo"], [base_layer_blob, (fifo, gz(fifo), LAYER_GZIP)])
+        out["hostile-links"] = push_image(reg, "test/hostile-etc", ["links"], [base_layer_blob, (links, gz(links), LAYER_GZIP)])
     if a.only == "all":
         # Layer 2 adds files, a hardlink, a symlink, a device node, an owned file with an xattr;
         # layer 3 whites out one file and makes /opq opaque; layer 4 (zstd) adds one more file.
