@@ -62,15 +62,15 @@ Result<SandboxCheckpoint> from_json(const json& j) {
     c.name = f.at(m, "name", "metadata").get<std::string>();
     c.namespace_ = f.at(m, "namespace", "metadata").get<std::string>();
     c.uid = f.at(m, "uid", "metadata").get<std::string>();
-    c.attempt = f.at(m, "attempt", "metadata").get<uint32_t>();
+    c.attempt = f.integer<uint32_t>(m, "attempt", "metadata");
     c.netns_path = f.at(j, "netns_path").get<std::string>();
     c.host_network = f.at(j, "host_network").get<bool>();
     c.privileged = j.contains("privileged") && f.at(j, "privileged").get<bool>();
     c.image_id = j.contains("image_id") ? f.at(j, "image_id").get<std::string>() : "";
     const json& modes = f.at(j, "namespace_modes");
-    c.network_mode = f.at(modes, "network", "namespace_modes").get<int>();
-    c.pid_mode = f.at(modes, "pid", "namespace_modes").get<int>();
-    c.ipc_mode = f.at(modes, "ipc", "namespace_modes").get<int>();
+    c.network_mode = f.integer<int>(modes, "network", "namespace_modes");
+    c.pid_mode = f.integer<int>(modes, "pid", "namespace_modes");
+    c.ipc_mode = f.integer<int>(modes, "ipc", "namespace_modes");
     c.cgroup_parent = f.at(j, "cgroup_parent").get<std::string>();
     c.runtime_handler = f.at(j, "runtime_handler").get<std::string>();
     c.hostname = f.at(j, "hostname").get<std::string>();
@@ -80,12 +80,12 @@ Result<SandboxCheckpoint> from_json(const json& j) {
     for (size_t i = 0; i < ports.size(); ++i) {
       const json& p = ports[i];
       const std::string at = "port_mappings[" + std::to_string(i) + "]";
-      c.port_mappings.push_back({f.at(p, "protocol", at).get<std::string>(), f.at(p, "container_port", at).get<int32_t>(),
-                                 f.at(p, "host_port", at).get<int32_t>(), f.at(p, "host_ip", at).get<std::string>()});
+      c.port_mappings.push_back({f.at(p, "protocol", at).get<std::string>(), f.integer<int32_t>(p, "container_port", at),
+                                 f.integer<int32_t>(p, "host_port", at), f.at(p, "host_ip", at).get<std::string>()});
     }
     c.labels = f.at(j, "labels").get<std::map<std::string, std::string>>();
     c.annotations = f.at(j, "annotations").get<std::map<std::string, std::string>>();
-    c.created_at = f.at(j, "created_at").get<int64_t>();
+    c.created_at = f.integer<int64_t>(j, "created_at");
     return c;
   } catch (const json::exception& e) {
     return f.error(e);

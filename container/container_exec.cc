@@ -13,6 +13,7 @@
 #include "berth/cgroups_path.h"
 #include "berth/command.h"
 #include "berth/file_text.h"
+#include "berth/process_identity.h"
 #include "berth/atomic_file.h"
 #include "berth/container_spec.h"
 #include "container_state.h"
@@ -84,10 +85,12 @@ Result<ExecSyncOutput> ContainerManager::exec_sync(const std::string& id_or_pref
   if (r->timed_out) {
     // runc was killed with its process group; the process it started runs in the container's
     // pid namespace and may not be in that group.
-    int pid = std::atoi(read_text_file(base + ".pid").c_str());
-    if (pid > 0) ::kill(pid, SIGKILL);
-    return deadline_exceeded("exec in container " + id + ": timed out after " + std::to_string(timeout_seconds) +
-                             "s; the command was killed");
+    // Killed through a pidfd, and only while it is one of the container's: its pid may have been
+    // reused by now. The rpc answers once it is gone.
+    pid_t pid = read_pid_file(base + ".pid");
+    bool gone = pid <= 0 || kill_container_process(pid, id, std::chrono::seconds(10));
+    return deadline_exceeded("exec in container " + id + ": timed out after " + std::to_string(timeout_seconds) + "s; " +
+                             (gone ? "the command was killed" : "the command was killed but has not exited yet"));
   }
   if (std::string msg = runtime_log_error(base + ".log"); !msg.empty())
     return internal_error("exec in container " + id + ": " + rt->binary() + ": " + msg);

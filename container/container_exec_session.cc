@@ -20,6 +20,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "berth/process_identity.h"
 #include "berth/atomic_file.h"
 #include "berth/file_text.h"
 #include "berth/container_spec.h"
@@ -44,6 +45,7 @@ std::string random_hex() {
 struct ExecProcess {
   pid_t pid = -1;
   std::string base;  // <bundle>/exec-<hex>: .json (process), .pid, .log
+  std::string container_id;  // the cgroup the exec'd process runs in
   std::mutex mu;
   bool reaped = false;
   int status = 0;
@@ -59,14 +61,15 @@ struct ExecProcess {
     // The process runs (and may already have talked to the client) a moment before the runtime
     // writes its pid file, so wait for the file while the runtime lives; killing only the runtime
     // would leave the process running in the container.
-    int exec_pid = 0;
+    pid_t exec_pid = 0;
     for (int i = 0; i < 200; ++i) {
-      exec_pid = std::atoi(read_text_file(base + ".pid").c_str());
+      exec_pid = read_pid_file(base + ".pid");
       if (exec_pid > 0 || runtime_exited()) break;
       ::usleep(10'000);
     }
-    if (exec_pid > 0) ::kill(exec_pid, SIGKILL);
-    ::kill(pid, SIGKILL);
+    // Through a pidfd and only while it is the container's (its pid may be reused once it ended).
+    if (exec_pid > 0) kill_container_process(exec_pid, container_id, std::chrono::seconds(10));
+    ::kill(pid, SIGKILL);  // the runtime: berthd's own unreaped child, so its pid cannot be reused
   }
   int wait() {
     std::lock_guard lock(mu);
@@ -114,6 +117,7 @@ Result<ExecSession> ContainerManager::exec_session(const std::string& id_or_pref
   auto proc = std::make_shared<ExecProcess>();
   std::string hex = random_hex();
   proc->base = c->bundle + "/exec-" + hex;
+  proc->container_id = c->rec.id;
   if (Status s = write_file_atomically(proc->base + ".json", process.dump(), 0600, false); !s.ok()) return s;
   std::vector<std::string> args{"--log", proc->base + ".log", "--log-format", "json", "exec", "--process", proc->base + ".json",
                                 "--pid-file", proc->base + ".pid"};

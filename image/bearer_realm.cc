@@ -7,6 +7,31 @@
 
 namespace berth {
 
+std::map<std::string, std::string> challenge_params(const std::string& s) {
+  std::map<std::string, std::string> out;
+  size_t i = s.find(' ');
+  while (i != std::string::npos && i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == ',')) ++i;
+    size_t eq = s.find('=', i);
+    if (eq == std::string::npos) break;
+    std::string key = s.substr(i, eq - i);
+    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string value;
+    i = eq + 1;
+    if (i < s.size() && s[i] == '"') {
+      size_t end = s.find('"', i + 1);
+      value = s.substr(i + 1, end == std::string::npos ? std::string::npos : end - i - 1);
+      i = end == std::string::npos ? s.size() : end + 1;
+    } else {
+      size_t end = s.find(',', i);
+      value = s.substr(i, end == std::string::npos ? std::string::npos : end - i);
+      i = end;
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
 bool is_loopback_host(std::string host) {
   if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.find(']') - 1);
   else if (size_t c = host.rfind(':'); c != std::string::npos && host.find(':') == c) host = host.substr(0, c);

@@ -1,13 +1,19 @@
-// Where berth may go for a registry token, and with what: the realm of a Bearer challenge is the
-// registry's word, so it is trusted no further than the registry itself. Internal to image/.
+// A registry's WWW-Authenticate challenge read, and where berth may go for a token and with what:
+// the realm of a Bearer challenge is the registry's word, so it is trusted no further than the
+// registry itself. Internal to image/.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 
 #include "berth/status.h"
 
 namespace berth {
+
+// The key="value" (or key=value) pairs of a WWW-Authenticate challenge after its scheme, keys
+// lowercased: outside bytes, parsed without ever reading past the end.
+std::map<std::string, std::string> challenge_params(const std::string& challenge);
 
 // "localhost", 127.0.0.0/8 or ::1, with or without a port ("127.0.0.1:5000", "[::1]:5000").
 bool is_loopback_host(std::string host);

@@ -59,32 +59,6 @@ std::string base64(const std::string& in) {
   return out;
 }
 
-// key="value" pairs of a WWW-Authenticate challenge after its scheme.
-std::map<std::string, std::string> challenge_params(const std::string& s) {
-  std::map<std::string, std::string> out;
-  size_t i = s.find(' ');
-  while (i != std::string::npos && i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == ',')) ++i;
-    size_t eq = s.find('=', i);
-    if (eq == std::string::npos) break;
-    std::string key = s.substr(i, eq - i);
-    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    std::string value;
-    i = eq + 1;
-    if (i < s.size() && s[i] == '"') {
-      size_t end = s.find('"', i + 1);
-      value = s.substr(i + 1, end == std::string::npos ? std::string::npos : end - i - 1);
-      i = end == std::string::npos ? s.size() : end + 1;
-    } else {
-      size_t end = s.find(',', i);
-      value = s.substr(i, end == std::string::npos ? std::string::npos : end - i);
-      i = end;
-    }
-    out[key] = value;
-  }
-  return out;
-}
-
 std::string url_escape(const std::string& s) {
   std::string out;
   for (unsigned char c : s) {
@@ -112,6 +86,12 @@ std::string registry_error_text(const std::string& body) {
   return code.empty() ? msg : code + ": " + msg;
 }
 
+// Answers berth reads whole are capped while they stream: a manifest, index or token answer
+// larger than this is refused, an error body is cut (its start says enough).
+constexpr size_t kMaxDocumentBytes = 8u << 20;
+constexpr size_t kMaxErrorBodyBytes = 64u << 10;
+constexpr size_t kMaxTokenAnswerBytes = 1u << 20;
+
 struct Transfer {
   RegistryClient::Response* resp;
   const std::function<Status(const char*, size_t)>* sink;
@@ -124,6 +104,10 @@ struct Transfer {
   bool tls = false;
   uint64_t received = 0;
   bool idle_expired = false;
+  const std::function<Status()>* stop = nullptr;
+  Status stop_status;
+  bool stopped = false;
+  bool error_body_cut = false;
 };
 
 size_t on_header(char* data, size_t size, size_t n, void* user) {
@@ -155,12 +139,31 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
     t->sink_status = (*t->sink)(data, len);
     return t->sink_status.ok() ? len : 0;  // 0 aborts the transfer
   }
-  if (t->resp->body.size() < (code == 200 ? (8u << 20) : (64u << 10))) t->resp->body.append(data, len);
+  if (code != 200) {
+    size_t room = kMaxErrorBodyBytes - std::min(kMaxErrorBodyBytes, t->resp->body.size());
+    t->resp->body.append(data, std::min(room, len));
+    if (len <= room) return len;
+    t->error_body_cut = true;
+    return 0;  // enough of it: the transfer ends here
+  }
+  if (t->resp->body.size() + len > kMaxDocumentBytes) {
+    t->sink_status = Status(Code::resource_exhausted, "answer larger than " + std::to_string(kMaxDocumentBytes >> 20) +
+                                                          " MiB (not a manifest berth accepts)");
+    return 0;
+  }
+  t->resp->body.append(data, len);
   return len;
 }
 
 int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   auto* t = static_cast<Transfer*>(user);
+  if (t->stop && *t->stop) {
+    t->stop_status = (*t->stop)();
+    if (!t->stop_status.ok()) {
+      t->stopped = true;
+      return 1;
+    }
+  }
   auto now = IdleWatch::Clock::now();
   curl_off_t connected_us = 0;
   t->api->easy_getinfo(t->curl, t->tls ? CURLINFO_APPCONNECT_TIME_T : CURLINFO_CONNECT_TIME_T, &connected_us);
@@ -184,8 +187,9 @@ bool IdleWatch::stalled(bool connected, uint64_t received, Clock::time_point now
   return timeout_ > Clock::duration::zero() && now - last_ >= timeout_;
 }
 
-RegistryClient::RegistryClient(const RegistryOptions& options, ImageReference ref, RegistryCredentials creds)
-    : options_(options), ref_(std::move(ref)), creds_(std::move(creds)) {
+RegistryClient::RegistryClient(const RegistryOptions& options, ImageReference ref, RegistryCredentials creds,
+                               std::function<Status()> stop)
+    : options_(options), ref_(std::move(ref)), creds_(std::move(creds)), stop_(std::move(stop)) {
   auto it = options_.hosts.find(ref_.domain);
   const RegistryHostSettings settings = it == options_.hosts.end() ? RegistryHostSettings{} : it->second;
   for (std::string m : settings.mirrors) {
@@ -227,6 +231,7 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
     Transfer t{&resp, sink, &api, curl, ok_status(), &options_.on_bytes, IdleWatch(std::chrono::seconds(options_.idle_timeout_seconds))};
     t.tls = url.rfind("https://", 0) == 0;
     t.started = IdleWatch::Clock::now();
+    t.stop = &stop_;
     curl_slist* hdrs = nullptr;
     for (const auto& h : headers) hdrs = api.slist_append(hdrs, h.c_str());
     if (!auth.empty()) hdrs = api.slist_append(hdrs, ("Authorization: " + auth).c_str());
@@ -258,7 +263,9 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
     api.slist_free_all(hdrs);
     api.easy_cleanup(curl);
 
-    if (!t.sink_status.ok()) return t.sink_status;
+    if (t.stopped) return t.stop_status;
+    if (!t.sink_status.ok()) return t.sink_status.context("registry " + ep.host);
+    if (rc == CURLE_WRITE_ERROR && t.error_body_cut) rc = CURLE_OK;
     if (rc != CURLE_OK) {
       // A plain-HTTP server answers the ClientHello with HTTP text (OpenSSL: "wrong version
       // number") or drops the connection: only that earns the retry over HTTP. A server that did
@@ -344,9 +351,10 @@ Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
   api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutSeconds);
   api.easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
   if (!ep.ca_file.empty()) api.easy_setopt(curl, CURLOPT_CAINFO, ep.ca_file.c_str());
-  api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* u) {
+  api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* u) -> size_t {
     auto* b = static_cast<std::string*>(u);
-    if (b->size() < (1u << 20)) b->append(d, s * n);
+    if (b->size() + s * n > kMaxTokenAnswerBytes) return 0;  // aborts: no token answer is that large
+    b->append(d, s * n);
     return s * n;
   });
   api.easy_setopt(curl, CURLOPT_WRITEDATA, &body);
@@ -390,6 +398,7 @@ Result<FetchedManifest> RegistryClient::get_manifest(const std::string& tag_or_d
     auto resp = request(*ep, "/manifests/" + tag_or_digest, {kManifestAccept}, nullptr);
     if (!resp.ok()) {
       last = resp.status();
+      if (stopped()) return last;
       continue;
     }
     if (resp->code != 200) {
@@ -421,7 +430,7 @@ Status RegistryClient::get_blob(const std::string& digest, const std::function<S
     auto resp = request(*ep, "/blobs/" + digest, {}, &counting);
     if (!resp.ok()) {
       last = resp.status();
-      if (delivered > 0) return last;  // the sink holds partial data: the caller restarts the blob
+      if (delivered > 0 || stopped()) return last;  // partial data: the caller restarts the blob
       continue;
     }
     if (resp->code == 200) return ok_status();

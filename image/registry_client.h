@@ -44,7 +44,10 @@ class IdleWatch {
 
 class RegistryClient {
  public:
-  RegistryClient(const RegistryOptions& options, ImageReference ref, RegistryCredentials creds);
+  // `stop`, when set, is asked about once a second during every transfer: a status other than OK
+  // (the pull was cancelled or ran out of time) aborts the transfer and is what the call returns.
+  RegistryClient(const RegistryOptions& options, ImageReference ref, RegistryCredentials creds,
+                 std::function<Status()> stop = {});
   ~RegistryClient();
 
   // tag or digest; a digest is verified against the body.
@@ -59,10 +62,12 @@ class RegistryClient {
   Result<Response> request(Endpoint& ep, const std::string& path, const std::vector<std::string>& headers,
                            const std::function<Status(const char*, size_t)>* sink);
   Status authorize(Endpoint& ep, const std::string& challenge);
+  bool stopped() const { return stop_ && !stop_().ok(); }
 
   const RegistryOptions& options_;
   ImageReference ref_;
   RegistryCredentials creds_;
+  std::function<Status()> stop_;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;  // mirrors then upstream
   std::mutex mu_;
 };

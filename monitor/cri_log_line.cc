@@ -97,7 +97,10 @@ void CriLineSplitter::commit(size_t n) {
       size_t line = static_cast<size_t>(nl - (buf_ + start));
       size_t content = line;
       if (content > 0 && buf_[start + content - 1] == '\r') --content;
-      emit_(ctx_, false, buf_ + start, content);
+      // A line one byte over the limit whose '\n' came in the same read is cut like any longer one.
+      size_t at = 0;
+      for (; content - at > line_max_; at += line_max_) emit_(ctx_, true, buf_ + start + at, line_max_);
+      emit_(ctx_, false, buf_ + start + at, content - at);
       start += line + 1;
       scanned = start;
       continue;

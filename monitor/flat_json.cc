@@ -117,7 +117,11 @@ size_t json_string_value(const JsonField& f, char* out, size_t cap) {
         case 'b': tmp[0] = '\b'; break;
         case 'f': tmp[0] = '\f'; break;
         case 'u': {
-          if (end - p < 4) return n;
+          if (end - p < 4) {  // a cut escape ends the value; the output is still terminated below
+            p = end;
+            k = 0;
+            break;
+          }
           char hex[5] = {p[0], p[1], p[2], p[3], 0};
           p += 4;
           k = put_utf8(static_cast<unsigned>(strtoul(hex, nullptr, 16)), tmp);

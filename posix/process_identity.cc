@@ -3,6 +3,7 @@
 #include "berth/process_identity.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <poll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -56,6 +57,17 @@ bool pidfd_alive(int pidfd) {
   if (pidfd < 0) return false;
   pollfd p{pidfd, POLLIN, 0};
   return ::poll(&p, 1, 0) == 0;
+}
+
+bool kill_container_process(pid_t pid, const std::string& cgroup_leaf, std::chrono::milliseconds wait) {
+  UniqueFd fd = open_pidfd(pid);
+  if (!fd) return true;  // no such process
+  // Checked after the pidfd is open: while the process behind it is alive, its pid is not reused,
+  // so what /proc says of the pid is what the pidfd names.
+  if (!process_in_cgroup_leaf(pid, cgroup_leaf) || !pidfd_alive(fd.get())) return !pidfd_alive(fd.get());
+  ::syscall(SYS_pidfd_send_signal, fd.get(), SIGKILL, nullptr, 0);
+  pollfd p{fd.get(), POLLIN, 0};
+  return ::poll(&p, 1, static_cast<int>(wait.count())) > 0;
 }
 
 pid_t read_pid_file(const std::string& path) {

@@ -4,10 +4,15 @@
 
 #include <sys/stat.h>
 
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+// toml++ 3.3.0 (Debian 12) asserts on a table header without a key ("[" then a newline): with
+// assertions on that would abort berthd on a typo. Its parser reports the error itself when the
+// assertion is a no-op, as in release builds.
+#define TOML_ASSERT(expr) static_cast<void>(0)
 #include <toml++/toml.h>
 
 namespace berth {
@@ -126,6 +131,9 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
   r.integer("streaming_idle_timeout_seconds", c.streaming_idle_timeout_seconds, 1, 86400 * 7);
   r.integer("image_pull_idle_timeout_seconds", c.image_pull_idle_timeout_seconds, 1, 3600);
   r.integer("max_parallel_layer_fetches", c.max_parallel_layer_fetches, 1, 64);
+  r.integer("image_pull_timeout_seconds", c.image_pull_timeout_seconds, 0, 86400);
+  r.integer("max_image_layers", c.max_image_layers, 1, 500);
+  r.integer("disk_usage_refresh_seconds", c.disk_usage_refresh_seconds, 1, 3600);
   r.integer("event_subscriber_backlog", c.event_subscriber_backlog, 1, 1000000);
   r.str("sandbox_image", c.sandbox_image);
   r.str("cni_conf_dir", c.cni_conf_dir);
@@ -199,7 +207,57 @@ Status validate_config(const Config& c) {
   return {};
 }
 
+namespace {
+
+// toml++ 3.3.0 reaches __builtin_unreachable when it meets some non-ASCII characters
+// (U+00A1..U+0499, U+FB06..U+FEFE) outside a string or a comment. berth.toml's keys and bare
+// values are all ASCII, so any non-ASCII byte there is refused before toml++ sees the text. A
+// quote opens a string only where TOML allows one (after '=', '[', ',', '{', '.' or at the start
+// of a line); elsewhere it is a stray byte of a bare value, and what follows stays checked.
+Status check_ascii_outside_strings(const std::string& text, const std::string& source) {
+  size_t line = 1, line_start = 0;
+  char prev = '\n';  // the last byte outside strings, blanks skipped
+  auto starts = [&](size_t i, const char* s) { return text.compare(i, strlen(s), s) == 0; };
+  for (size_t i = 0; i < text.size();) {
+    char ch = text[i];
+    bool opens_string = (ch == '"' || ch == '\'') && prev != 0 && std::strchr("\n=[,{.", prev) != nullptr;
+    if (ch == '\n') {
+      ++line;
+      line_start = ++i;
+      prev = '\n';
+    } else if (ch == '#') {
+      while (i < text.size() && text[i] != '\n') ++i;
+    } else if (opens_string) {
+      // Basic and literal, single- or multi-line; an unterminated one is toml++'s to report.
+      std::string close = starts(i, ch == '"' ? "\"\"\"" : "'''") ? std::string(3, ch) : std::string(1, ch);
+      i += close.size();
+      while (i < text.size() && !starts(i, close.c_str())) {
+        if (close.size() == 1 && text[i] == '\n') break;
+        if (text[i] == '\n') {
+          ++line;
+          line_start = i + 1;
+        }
+        bool escape = ch == '"' && text[i] == '\\' && i + 1 < text.size() && text[i + 1] != '\n';
+        i += escape ? 2 : 1;
+      }
+      if (i < text.size() && text[i] != '\n') i += close.size();
+      prev = ch;
+    } else if (static_cast<unsigned char>(ch) >= 0x80) {
+      return invalid_argument("config " + source + ": line " + std::to_string(line) + ", column " +
+                              std::to_string(i - line_start + 1) +
+                              ": only ASCII is allowed outside strings and comments");
+    } else {
+      if (ch != ' ' && ch != '\t' && ch != '\r') prev = ch;
+      ++i;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<Config> parse_config(const std::string& text, const std::string& source) {
+  if (Status s = check_ascii_outside_strings(text, source); !s.ok()) return s;
   Config c;
   c.source = source;
   toml::table root;
@@ -251,6 +309,9 @@ nlohmann::json config_to_json(const Config& c) {
           {"streaming_idle_timeout_seconds", c.streaming_idle_timeout_seconds},
           {"image_pull_idle_timeout_seconds", c.image_pull_idle_timeout_seconds},
           {"max_parallel_layer_fetches", c.max_parallel_layer_fetches},
+          {"image_pull_timeout_seconds", c.image_pull_timeout_seconds},
+          {"max_image_layers", c.max_image_layers},
+          {"disk_usage_refresh_seconds", c.disk_usage_refresh_seconds},
           {"event_subscriber_backlog", c.event_subscriber_backlog},
           {"registries", registries},
           {"sandbox_image", c.sandbox_image},

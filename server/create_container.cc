@@ -9,6 +9,8 @@ namespace berth {
 grpc::Status RuntimeServiceImpl::CreateContainer(grpc::ServerContext*, const v1::CreateContainerRequest* req,
                                                  v1::CreateContainerResponse* resp) {
   RpcScope scope("CreateContainer", "sandbox=" + req->pod_sandbox_id() + " name=" + req->config().metadata().name());
+  auto slot = ctx_.call_limits.enter(CallClass::lifecycle);
+  if (!slot.ok()) return scope.done(slot.status());
   if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
   if (!req->has_config()) return scope.done(invalid_argument("config: missing"));
   if (berth::Status s = check_container_config(req->config()); !s.ok()) return scope.done(s);

@@ -91,12 +91,17 @@ int run_daemon(const Config& config) {
   });
 
   CounterFamily& pull_bytes = metrics.counter("berth_image_pull_bytes_total", "Bytes received from registries by image pulls.", {});
+  // Writable layers and the image store, measured in the background (stats and ImageFsInfo).
+  DiskUsageCache disk_usage({.refresh_interval = std::chrono::seconds(config.disk_usage_refresh_seconds)});
   auto images = ImageManager::open({.dir = config.root + "/images",
                                     .containers_dir = config.root + "/containers",
                                     .registry = {.hosts = config.registries,
                                                  .idle_timeout_seconds = config.image_pull_idle_timeout_seconds,
                                                  .on_bytes = [&pull_bytes](size_t n) { pull_bytes.add({}, static_cast<double>(n)); }},
-                                    .max_parallel_layer_fetches = config.max_parallel_layer_fetches});
+                                    .max_parallel_layer_fetches = config.max_parallel_layer_fetches,
+                                    .max_layers = config.max_image_layers,
+                                    .pull_timeout = std::chrono::seconds(config.image_pull_timeout_seconds),
+                                    .usage_cache = &disk_usage});
   if (!images.ok()) {
     spdlog::critical("berthd: {}", images.status().message());
     return 1;
@@ -204,7 +209,7 @@ int run_daemon(const Config& config) {
   metrics.gauge("berth_containers_running", "Containers whose process is running.",
                 [&c = **containers] { return static_cast<double>(c.running_count()); });
 
-  StatsCollector stats(**containers, **sandboxes, config.cgroup_driver == "systemd", config.root + "/containers");
+  StatsCollector stats(**containers, **sandboxes, disk_usage, config.cgroup_driver == "systemd", config.root + "/containers");
   HistogramFamily& pull_duration = metrics.histogram("berth_image_pull_duration_seconds", "PullImage durations, by result.",
                                                      {"result"}, MetricsRegistry::latency_buckets());
   HistogramFamily& sandbox_start = metrics.histogram("berth_sandbox_start_duration_seconds", "RunPodSandbox durations, by result.",
@@ -222,8 +227,9 @@ int run_daemon(const Config& config) {
   spdlog::info("berthd: streaming server on http://{}", (*streaming)->address());
 
   RuntimeProbe probe(config.runtimes.at(config.default_runtime).path);
+  CallLimits call_limits(config.max_concurrent_rpcs);
   ServiceContext ctx{config, probe, metrics, container_events, **images, **sandboxes, cni, **containers, stats, **streaming,
-                     pull_duration, sandbox_start};
+                     pull_duration, sandbox_start, call_limits};
   {
     std::lock_guard lock(event_ctx_mu);
     event_ctx = &ctx;
@@ -247,6 +253,8 @@ int run_daemon(const Config& config) {
   builder.RegisterService(&runtime_service);
   builder.RegisterService(&image_service);
   builder.SetMaxReceiveMessageSize(16 << 20);
+  // One connection (kubelet has one) may not open more streams than berthd has threads.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config.max_concurrent_rpcs);
   builder.SetMaxSendMessageSize(16 << 20);
   // The socket must never be reachable with a wider mode than 0660, not even for a moment.
   mode_t old_umask = umask(0117);

@@ -8,6 +8,8 @@ namespace berth {
 
 grpc::Status RuntimeServiceImpl::ExecSync(grpc::ServerContext*, const v1::ExecSyncRequest* req, v1::ExecSyncResponse* resp) {
   RpcScope scope("ExecSync", "container=" + req->container_id());
+  auto slot = ctx_.call_limits.enter(CallClass::exec_sync);
+  if (!slot.ok()) return scope.done(slot.status());
   if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
   if (berth::Status s = check_command({req->cmd().begin(), req->cmd().end()}); !s.ok()) return scope.done(s);
   auto out = ctx_.containers.exec_sync(req->container_id(), {req->cmd().begin(), req->cmd().end()}, req->timeout());

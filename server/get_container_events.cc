@@ -12,6 +12,8 @@ namespace berth {
 grpc::Status RuntimeServiceImpl::GetContainerEvents(grpc::ServerContext* ctx, const v1::GetEventsRequest*,
                                                     grpc::ServerWriter<v1::ContainerEventResponse>* writer) {
   RpcScope scope("GetContainerEvents");
+  auto slot = ctx_.call_limits.enter(CallClass::events);
+  if (!slot.ok()) return scope.done(slot.status());
   auto sub = ctx_.container_events.subscribe();
   scope.add_id("subscriber", std::to_string(sub->id()));
   // The handler may be blocked in Write on a client that stopped reading: cancelling the call

@@ -27,13 +27,16 @@ static Result<RegistryCredentials> credentials_of(const v1::AuthConfig& a) {
   return c;
 }
 
-grpc::Status ImageServiceImpl::PullImage(grpc::ServerContext*, const v1::PullImageRequest* req, v1::PullImageResponse* resp) {
+grpc::Status ImageServiceImpl::PullImage(grpc::ServerContext* call, const v1::PullImageRequest* req, v1::PullImageResponse* resp) {
   RpcScope scope("PullImage", "image=" + req->image().image());
+  auto slot = ctx_.call_limits.enter(CallClass::pull);
+  if (!slot.ok()) return scope.done(slot.status());
   if (req->image().image().empty()) return scope.done(invalid_argument("image.image: no image reference given"));
   auto creds = credentials_of(req->auth());
   if (!creds.ok()) return scope.done(creds.status());
   auto started = std::chrono::steady_clock::now();
-  auto r = ctx_.images.pull(req->image().image(), *creds);
+  // A client that gives up (kubelet's timeout, a ^C) takes its share of the pull with it.
+  auto r = ctx_.images.pull(req->image().image(), *creds, false, [call] { return call->IsCancelled(); });
   ctx_.image_pull_duration.observe({r.ok() ? "ok" : "error"},
                                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   if (!r.ok()) return scope.done(r.status());

@@ -6,6 +6,8 @@ namespace berth {
 
 grpc::Status RuntimeServiceImpl::RemoveContainer(grpc::ServerContext*, const v1::RemoveContainerRequest* req, v1::RemoveContainerResponse*) {
   RpcScope scope("RemoveContainer", "container=" + req->container_id());
+  auto slot = ctx_.call_limits.enter(CallClass::lifecycle);
+  if (!slot.ok()) return scope.done(slot.status());
   if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
   return scope.done(ctx_.containers.remove(req->container_id()));
 }

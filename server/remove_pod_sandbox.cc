@@ -8,6 +8,8 @@ namespace berth {
 
 grpc::Status RuntimeServiceImpl::RemovePodSandbox(grpc::ServerContext*, const v1::RemovePodSandboxRequest* req, v1::RemovePodSandboxResponse*) {
   RpcScope scope("RemovePodSandbox", "sandbox=" + req->pod_sandbox_id());
+  auto slot = ctx_.call_limits.enter(CallClass::lifecycle);
+  if (!slot.ok()) return scope.done(slot.status());
   if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
   auto before = ctx_.sandboxes.info(req->pod_sandbox_id());
   berth::Status s = ctx_.sandboxes.remove(req->pod_sandbox_id(), [this](const std::string& id) -> berth::Status {

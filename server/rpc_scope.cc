@@ -20,6 +20,7 @@ grpc::Status to_grpc(const Status& s) {
     case Code::unauthenticated: return {grpc::StatusCode::UNAUTHENTICATED, s.message()};
     case Code::unimplemented: return {grpc::StatusCode::UNIMPLEMENTED, s.message()};
     case Code::internal: return {grpc::StatusCode::INTERNAL, s.message()};
+    case Code::cancelled: return {grpc::StatusCode::CANCELLED, s.message()};
   }
   return {grpc::StatusCode::UNKNOWN, s.message()};
 }

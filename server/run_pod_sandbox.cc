@@ -10,6 +10,8 @@ namespace berth {
 grpc::Status RuntimeServiceImpl::RunPodSandbox(grpc::ServerContext*, const v1::RunPodSandboxRequest* req, v1::RunPodSandboxResponse* resp) {
   const auto& md = req->config().metadata();
   RpcScope scope("RunPodSandbox", "pod=" + md.namespace_() + "/" + md.name());
+  auto slot = ctx_.call_limits.enter(CallClass::lifecycle);
+  if (!slot.ok()) return scope.done(slot.status());
   if (!req->has_config()) return scope.done(invalid_argument("config: missing"));
   if (berth::Status s = check_pod_sandbox_config(req->config()); !s.ok()) return scope.done(s);
   auto started = std::chrono::steady_clock::now();

@@ -15,6 +15,7 @@
 #include "berth/stats_collector.h"
 #include "berth/streaming_server.h"
 #include "berth/cri_api.h"
+#include "call_limits.h"
 
 namespace berth {
 
@@ -36,6 +37,7 @@ struct ServiceContext {
   // Families the handlers record into (pull bytes are counted by the registry client itself).
   HistogramFamily& image_pull_duration;  // berth_image_pull_duration_seconds{result}
   HistogramFamily& sandbox_start;        // berth_sandbox_start_duration_seconds{result}
+  CallLimits& call_limits;               // shares of the gRPC threads for calls that can run long
 };
 
 class RuntimeServiceImpl final : public v1::RuntimeService::Service {

@@ -6,6 +6,8 @@ namespace berth {
 
 grpc::Status RuntimeServiceImpl::StartContainer(grpc::ServerContext*, const v1::StartContainerRequest* req, v1::StartContainerResponse*) {
   RpcScope scope("StartContainer", "container=" + req->container_id());
+  auto slot = ctx_.call_limits.enter(CallClass::lifecycle);
+  if (!slot.ok()) return scope.done(slot.status());
   if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
   return scope.done(ctx_.containers.start(req->container_id()));
 }

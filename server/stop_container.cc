@@ -7,6 +7,8 @@ namespace berth {
 
 grpc::Status RuntimeServiceImpl::StopContainer(grpc::ServerContext*, const v1::StopContainerRequest* req, v1::StopContainerResponse*) {
   RpcScope scope("StopContainer", "container=" + req->container_id());
+  auto slot = ctx_.call_limits.enter(CallClass::lifecycle);
+  if (!slot.ok()) return scope.done(slot.status());
   if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
   if (req->timeout() < 0) return scope.done(invalid_argument("timeout: must not be negative"));
   return scope.done(ctx_.containers.stop(req->container_id(), req->timeout()));

@@ -9,6 +9,8 @@ namespace berth {
 
 grpc::Status RuntimeServiceImpl::StopPodSandbox(grpc::ServerContext*, const v1::StopPodSandboxRequest* req, v1::StopPodSandboxResponse*) {
   RpcScope scope("StopPodSandbox", "sandbox=" + req->pod_sandbox_id());
+  auto slot = ctx_.call_limits.enter(CallClass::lifecycle);
+  if (!slot.ok()) return scope.done(slot.status());
   if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
   auto before = ctx_.sandboxes.info(req->pod_sandbox_id());
   berth::Status s = ctx_.sandboxes.stop(req->pod_sandbox_id(), [this](const std::string& id) -> berth::Status {

@@ -12,7 +12,7 @@
 #include "berth/cgroups_path.h"
 #include "berth/container_manager.h"
 #include "berth/cpu_rate.h"
-#include "berth/file_tree.h"
+#include "berth/disk_usage_cache.h"
 #include "berth/net_dev.h"
 #include "berth/sandbox_manager.h"
 
@@ -52,6 +52,7 @@ std::string parent_dir(const std::string& dir) {
 struct StatsCollector::Impl {
   ContainerManager& containers;
   SandboxManager& sandboxes;
+  DiskUsageCache& usage;
   bool systemd;
   std::string layers_mountpoint;
   CgroupLayout layout = detect_cgroup_layout();
@@ -108,11 +109,13 @@ struct StatsCollector::Impl {
     }
     if (!with_disk) return st;
     auto* fs = st.mutable_writable_layer();
-    fs->set_timestamp(wall_clock_ns());
     fs->mutable_fs_id()->set_mountpoint(layers_mountpoint);
-    if (auto du = measure_disk_usage(c.upper_dir); du.ok()) {
-      fs->mutable_used_bytes()->set_value(du->bytes);
-      fs->mutable_inodes_used()->set_value(du->inodes);
+    if (auto du = usage.get(c.upper_dir); du.ok()) {
+      fs->set_timestamp(du->measured_at_ns);
+      fs->mutable_used_bytes()->set_value(du->usage.bytes);
+      fs->mutable_inodes_used()->set_value(du->usage.inodes);
+    } else {
+      fs->set_timestamp(wall_clock_ns());
     }
     return st;
   }
@@ -179,8 +182,9 @@ struct StatsCollector::Impl {
   }
 };
 
-StatsCollector::StatsCollector(ContainerManager& containers, SandboxManager& sandboxes, bool systemd_cgroup, std::string layers_mountpoint)
-    : impl_(new Impl{containers, sandboxes, systemd_cgroup, std::move(layers_mountpoint)}) {}
+StatsCollector::StatsCollector(ContainerManager& containers, SandboxManager& sandboxes, DiskUsageCache& usage,
+                               bool systemd_cgroup, std::string layers_mountpoint)
+    : impl_(new Impl{containers, sandboxes, usage, systemd_cgroup, std::move(layers_mountpoint)}) {}
 
 StatsCollector::~StatsCollector() = default;
 

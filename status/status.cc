@@ -29,6 +29,7 @@ const char* code_name(Code code) {
     case Code::unauthenticated: return "UNAUTHENTICATED";
     case Code::unimplemented: return "UNIMPLEMENTED";
     case Code::internal: return "INTERNAL";
+    case Code::cancelled: return "CANCELLED";
   }
   return "UNKNOWN";
 }

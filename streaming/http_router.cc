@@ -1,7 +1,9 @@
 // Reads the request, consumes its token (unknown, expired, reused or of another kind: 404), and
 // upgrades: WebSocket with the first subprotocol of the client's that is supported (403 when
 // none), SPDY/3.1 after X-Stream-Protocol-Version negotiation (403 with the accepted versions when
-// none matches), 400 for anything that is not an upgrade.
+// none matches), 400 for anything that is not an upgrade. The request is bounded
+// (session_limits.h): a header or body too large is answered 431 or 413, and at most
+// kMaxPendingRequests connections wait for their request at once.
 #include "http_router.h"
 
 #include <spdlog/spdlog.h>
@@ -12,6 +14,7 @@
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <charconv>
 
+#include "session_limits.h"
 #include "sessions.h"
 #include "ws_channel.h"
 
@@ -64,17 +67,31 @@ Result<std::vector<int32_t>> query_ports(std::string_view target) {
   return ports;
 }
 
+// The client sent something that is no HTTP request (as opposed to leaving or timing out).
+bool is_parse_error(const beast::error_code& ec) {
+  static const auto& http_errors = beast::error_code(http::error::bad_method).category();
+  return ec.category() == http_errors && ec != http::error::end_of_stream && ec != http::error::partial_message;
+}
+
 class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
  public:
   HttpExchange(ServerContext& ctx, TokenStore& tokens, tcp::socket socket)
-      : ctx_(ctx), tokens_(tokens), stream_(std::move(socket)) {}
+      : ctx_(ctx), tokens_(tokens), stream_(std::move(socket)), buffer_(limits::kMaxRequestBytes) {
+    ++ctx_.pending_requests;
+  }
+  ~HttpExchange() { --ctx_.pending_requests; }
 
   void run() {
-    parser_.header_limit(16 * 1024);
-    parser_.body_limit(64 * 1024);
+    parser_.header_limit(limits::kMaxRequestHeader);
+    parser_.body_limit(limits::kMaxRequestBody);
     stream_.expires_after(std::chrono::seconds(30));
     http::async_read(stream_, buffer_, parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
-      if (!ec) self->route();
+      if (!ec) return self->route();
+      if (ec == http::error::header_limit || ec == http::error::buffer_overflow)
+        return self->refuse(http::status::request_header_fields_too_large, "request header too large\n");
+      if (ec == http::error::body_limit)
+        return self->refuse(http::status::payload_too_large, "request body too large\n");
+      if (is_parse_error(ec)) return self->refuse(http::status::bad_request, "malformed request\n");
     });
   }
 
@@ -160,8 +177,15 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
     });
   }
 
-  void reply(http::status status, std::string body, const std::vector<std::string>& accepted = {}) {
-    auto res = std::make_shared<http::response<http::string_body>>(status, parser_.get().version());
+  // An answer to a request that was not read whole: the connection closes after it.
+  void refuse(http::status status, std::string body) {
+    spdlog::info("streaming: refusing a request: {}", body.substr(0, body.size() - 1));
+    reply(status, std::move(body), {}, 11);
+  }
+
+  void reply(http::status status, std::string body, const std::vector<std::string>& accepted = {},
+             unsigned version = 0) {
+    auto res = std::make_shared<http::response<http::string_body>>(status, version ? version : parser_.get().version());
     res->set(http::field::content_type, "text/plain; charset=utf-8");
     for (const auto& v : accepted) res->insert("X-Accepted-Stream-Protocol-Versions", v);
     res->keep_alive(false);
@@ -184,6 +208,13 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
 }  // namespace
 
 void serve_http(ServerContext& ctx, TokenStore& tokens, tcp::socket socket) {
+  if (ctx.pending_requests >= limits::kMaxPendingRequests) {
+    if (!ctx.refusing_requests.exchange(true))  // once per episode: the log must not be the next flood
+      spdlog::warn("streaming: {} connections already wait for their request, closing new ones",
+                   limits::kMaxPendingRequests);
+    return;  // the socket closes here
+  }
+  ctx.refusing_requests = false;
   std::make_shared<HttpExchange>(ctx, tokens, std::move(socket))->run();
 }
 

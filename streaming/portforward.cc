@@ -26,7 +26,8 @@ ForwardPair::ForwardPair(ServerContext& ctx, boost::asio::any_io_executor strand
 void ForwardPair::start() {
   StreamingBackend* backend = &ctx_.backend;
   run_blocking(
-      ctx_, strand_, [backend, sandbox = sandbox_id_, port = port_] { return backend->connect_port(sandbox, port); },
+      ctx_, ctx_.connectors, strand_,
+      [backend, sandbox = sandbox_id_, port = port_] { return backend->connect_port(sandbox, port); },
       [self = shared_from_this()](Result<UniqueFd> fd) { self->on_connected(std::move(fd)); });
 }
 

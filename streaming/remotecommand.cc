@@ -50,7 +50,7 @@ void CommandSession::launch() {
   }
   StreamingBackend* backend = &ctx_.backend;
   run_blocking(
-      ctx_, strand_,
+      ctx_, ctx_.workers, strand_,
       [backend, req = req_]() -> Result<StreamIo> {
         return req.kind == SessionKind::attach ? backend->attach(req.attach) : backend->exec(req.exec);
       },
@@ -156,7 +156,7 @@ void CommandSession::maybe_finish() {
   drain_timer_.cancel(ignored);
   auto outcome = outcome_;
   run_blocking(
-      ctx_, strand_,
+      ctx_, ctx_.workers, strand_,
       [outcome]() -> Result<int> {
         if (!outcome) return 0;
         return outcome();

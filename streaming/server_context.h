@@ -1,11 +1,10 @@
-// What every connection of the streaming server shares: the backend, the worker pool for blocking
+// What every connection of the streaming server shares: the backend, the thread pools for blocking
 // backend calls, the configuration, and the registry of live connections (for shutdown and
 // active_sessions()).
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -14,6 +13,7 @@
 
 #include "berth/streaming_server.h"
 #include "channel.h"
+#include "worker_pool.h"
 
 namespace berth::streaming {
 
@@ -54,28 +54,34 @@ class SessionRegistry {
 
 struct ServerContext {
   StreamingBackend& backend;
-  boost::asio::thread_pool& workers;
+  // Exec and attach starts, outcomes and cancellations run on `workers`; port-forward connects
+  // (which may wait for a pod's listener up to their timeout) on `connectors`, so that no number
+  // of them can hold up an exec.
+  WorkerPool& workers;
+  WorkerPool& connectors;
   StreamingServerConfig config;
   SessionRegistry registry;
   std::atomic<int> pending_work{0};  // worker tasks not yet finished (shutdown waits for them)
+  std::atomic<int> pending_requests{0};  // connections whose HTTP request is being read or answered
+  std::atomic<bool> refusing_requests{false};
 };
 
 // Runs `work` on a worker thread (backend calls may block).
 template <class Work>
 void post_work(ServerContext& ctx, Work work) {
   ++ctx.pending_work;
-  boost::asio::post(ctx.workers, [&ctx, work = std::move(work)]() mutable {
+  boost::asio::post(ctx.workers.get_executor(), [&ctx, work = std::move(work)]() mutable {
     work();
     --ctx.pending_work;
   });
 }
 
-// Runs `work` on a worker thread, then `then(result)` on `strand`; counted as pending until
+// Runs `work` on a thread of `pool`, then `then(result)` on `strand`; counted as pending until
 // `then` has run, so a shutdown never stops the io threads between the two.
 template <class Work, class Then>
-void run_blocking(ServerContext& ctx, boost::asio::any_io_executor strand, Work work, Then then) {
+void run_blocking(ServerContext& ctx, WorkerPool& pool, boost::asio::any_io_executor strand, Work work, Then then) {
   ++ctx.pending_work;
-  boost::asio::post(ctx.workers, [&ctx, strand, work = std::move(work), then = std::move(then)]() mutable {
+  boost::asio::post(pool.get_executor(), [&ctx, strand, work = std::move(work), then = std::move(then)]() mutable {
     auto result = work();
     boost::asio::post(strand, [&ctx, then = std::move(then), result = std::move(result)]() mutable {
       then(std::move(result));

@@ -1,7 +1,7 @@
 // What a server SPDY connection does with each frame the client sends: SYN_STREAM (a new stream
-// offered to the handler), DATA (to the stream, paced by consumption and WINDOW_UPDATEs),
-// RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE; HEADERS and SYN_REPLY only keep the header
-// decompression in step.
+// offered to the handler), DATA (to the stream piece by piece as it arrives, paced by consumption
+// and WINDOW_UPDATEs), RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE; HEADERS and SYN_REPLY
+// only keep the header decompression in step.
 #include <spdlog/spdlog.h>
 
 #include "spdy_session.h"
@@ -10,26 +10,34 @@ namespace berth::streaming {
 
 using namespace spdy_limits;
 
-bool SpdyConnection::handle_data(const spdy::FrameHeader& h, std::string_view payload) {
+void SpdyConnection::begin_data(const spdy::FrameHeader& h) {
+  in_data_ = true;
+  data_stream_ = h.stream_id;
+  data_flags_ = h.flags;
+  data_left_ = h.length;
   auto it = streams_.find(h.stream_id);
+  if (it != streams_.end() && it->second->remote_fin_)
+    queue_control(spdy::rst_stream_frame(h.stream_id, spdy::kStreamAlreadyClosed));
+}
+
+void SpdyConnection::handle_data(std::string_view chunk, bool last) {
+  auto it = streams_.find(data_stream_);
   if (it == streams_.end() || it->second->remote_fin_) {
     // A stream already closed or reset: drop the bytes but give their session window back.
-    if (it != streams_.end()) queue_control(spdy::rst_stream_frame(h.stream_id, spdy::kStreamAlreadyClosed));
-    inbound_buffered_ += payload.size();
-    consumed(0, payload.size());
-    return true;
+    inbound_buffered_ += chunk.size();
+    consumed(0, chunk.size());
+    return;
   }
   auto s = it->second;
-  if (!payload.empty()) {
-    inbound_buffered_ += payload.size();
-    if (inbound_buffered_ > kInboundHighWater) paused_ = true;
-    s->deliver(std::string(payload));
+  if (!chunk.empty()) {
+    inbound_buffered_ += chunk.size();
+    if (inbound_buffered_ > limits::kInputHighWater) paused_ = true;
+    s->deliver(std::string(chunk));
   }
-  if (h.flags & spdy::kFlagFin) {
+  if (last && (data_flags_ & spdy::kFlagFin)) {
     s->remote_end();
     if (s->fin_sent_ && !s->has_output()) drop_stream(s->id());
   }
-  return true;
 }
 
 bool SpdyConnection::on_syn_stream(const spdy::FrameHeader& h, std::string_view payload) {
@@ -154,7 +162,7 @@ void SpdyConnection::consumed(uint32_t stream_id, size_t n) {
     queue_control(spdy::window_update_frame(0, uint32_t(session_unacked_)));
     session_unacked_ = 0;
   }
-  if (paused_ && inbound_buffered_ <= kInboundLowWater) {
+  if (paused_ && inbound_buffered_ <= limits::kInputLowWater) {
     paused_ = false;
     read_more();
   }

@@ -10,6 +10,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include "heap_trim.h"
+
 namespace berth::streaming {
 
 namespace asio = boost::asio;
@@ -21,7 +23,8 @@ SpdyConnection::SpdyConnection(asio::ip::tcp::socket socket, std::string initial
       rbuf_(std::move(initial_bytes)),
       idle_timeout_(idle_timeout),
       idle_timer_(socket_.get_executor()),
-      linger_timer_(socket_.get_executor()) {}
+      linger_timer_(socket_.get_executor()),
+      decompressor_(limits::kMaxSpdyHeaderBlock) {}
 
 void SpdyConnection::start(std::shared_ptr<SpdyHandler> handler) {
   handler_ = std::move(handler);
@@ -73,19 +76,32 @@ void SpdyConnection::read_more() {
 void SpdyConnection::process() {
   while (!closed_ && !closing_) {
     size_t avail = rbuf_.size() - rpos_;
+    if (in_data_) {  // the payload of a DATA frame goes on in pieces as it arrives
+      if (avail == 0 && data_left_ > 0) break;
+      size_t n = std::min<size_t>(avail, data_left_);
+      std::string_view chunk(rbuf_.data() + rpos_, n);
+      rpos_ += n;
+      data_left_ -= uint32_t(n);
+      in_data_ = data_left_ > 0;
+      handle_data(chunk, !in_data_);
+      continue;
+    }
     if (avail < spdy::kFrameHeaderSize) break;
     auto h = spdy::parse_frame_header(reinterpret_cast<const uint8_t*>(rbuf_.data() + rpos_));
-    if (h.control) {
-      if (h.version != spdy::kVersion) return session_error("spdy version " + std::to_string(h.version));
-      if (h.length > kMaxControlFrame) return session_error("control frame of " + std::to_string(h.length) + " bytes");
-    } else if (h.stream_id == 0 || h.stream_id > last_stream_id_) {
-      return session_error("data frame for stream " + std::to_string(h.stream_id) + " that was never opened");
+    if (!h.control) {
+      if (h.stream_id == 0 || h.stream_id > last_stream_id_)
+        return session_error("data frame for stream " + std::to_string(h.stream_id) + " that was never opened");
+      rpos_ += spdy::kFrameHeaderSize;
+      begin_data(h);
+      continue;
     }
+    if (h.version != spdy::kVersion) return session_error("spdy version " + std::to_string(h.version));
+    if (h.length > limits::kMaxSpdyControlFrame)
+      return session_error("control frame of " + std::to_string(h.length) + " bytes");
     if (avail < spdy::kFrameHeaderSize + h.length) break;
     std::string_view payload(rbuf_.data() + rpos_ + spdy::kFrameHeaderSize, h.length);
     rpos_ += spdy::kFrameHeaderSize + h.length;
-    bool ok = h.control ? handle_control(h, payload) : handle_data(h, payload);
-    if (!ok) return;
+    if (!handle_control(h, payload)) return;
   }
   if (rpos_ > 0 && !closed_) {
     rbuf_.erase(0, rpos_);
@@ -98,16 +114,44 @@ void SpdyConnection::session_error(const std::string& why) {
   protocol_error_ = true;
   if (closing_) return;
   closing_ = true;
-  queue_control(spdy::goaway_frame(last_stream_id_, spdy::kGoAwayProtocolError));
+  queue_control(spdy::goaway_frame(last_stream_id_, spdy::kGoAwayProtocolError), true);
+  close_after(kLinger);  // the GOAWAY may wait behind bytes the client does not read
 }
 
-void SpdyConnection::queue_control(std::string frame) {
+void SpdyConnection::close_after(std::chrono::milliseconds limit) {
   if (closed_) return;
+  linger_timer_.expires_after(limit);
+  linger_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec) self->teardown(self->protocol_error_);
+  });
+}
+
+void SpdyConnection::queue_control(std::string frame, bool last) {
+  if (closed_) return;
+  if (!last && wqueue_bytes_ + frame.size() > limits::kMaxQueuedBytes) return cut_off();
   wqueue_bytes_ += frame.size();
-  OutFrame f;
-  f.head = std::move(frame);
-  wqueue_.push_back(std::move(f));
+  // Control frames queued one after another share a buffer, so a queue of replies costs about
+  // what it holds. Only frames after the ones being written may grow.
+  if (wqueue_.size() > writing_frames_ && !wqueue_.back().body && wqueue_.back().done.empty() &&
+      wqueue_.back().head.size() + frame.size() <= kControlRun) {
+    wqueue_.back().head += frame;
+  } else {
+    OutFrame f;
+    f.head = std::move(frame);
+    wqueue_.push_back(std::move(f));
+  }
   write_more();
+}
+
+void SpdyConnection::cut_off() {
+  // The client sends frames that need replies and reads none of them. A GOAWAY would wait behind
+  // the bytes it does not read, so the connection is closed now and all it held is freed.
+  spdlog::warn("streaming: spdy client does not read its replies ({} bytes queued, cap {}), closing the connection",
+               wqueue_bytes_, limits::kMaxQueuedBytes);
+  protocol_error_ = true;
+  closing_ = true;
+  teardown(true);
+  trim_heap_soon(executor());
 }
 
 void SpdyConnection::mark_ready(const std::shared_ptr<SpdyStream>& s) {
@@ -117,7 +161,7 @@ void SpdyConnection::mark_ready(const std::shared_ptr<SpdyStream>& s) {
 }
 
 void SpdyConnection::schedule(bool flush) {
-  while (!closed_ && !ready_.empty() && (flush || wqueue_bytes_ < kWriteHighWater)) {
+  while (!closed_ && !ready_.empty() && (flush || wqueue_bytes_ < limits::kWriteHighWater)) {
     uint32_t id = ready_.front();
     ready_.pop_front();
     auto it = streams_.find(id);
@@ -220,7 +264,8 @@ void SpdyConnection::close() {
   if (closing_ || closed_) return;
   schedule(true);  // the streams' last frames (their FINs) go before the GOAWAY
   closing_ = true;
-  queue_control(spdy::goaway_frame(last_stream_id_, spdy::kGoAwayOk));
+  queue_control(spdy::goaway_frame(last_stream_id_, spdy::kGoAwayOk), true);
+  if (!lingering_) close_after(limits::kCloseDrainTimeout);
 }
 
 void SpdyConnection::abort() { teardown(true); }
@@ -232,10 +277,7 @@ void SpdyConnection::begin_linger() {
   for (auto& [id, s] : streams_) s->fail_outbound();
   boost::system::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-  linger_timer_.expires_after(kLinger);
-  linger_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-    if (!ec) self->teardown(self->protocol_error_);
-  });
+  close_after(kLinger);
   read_more();
 }
 

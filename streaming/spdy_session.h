@@ -8,6 +8,11 @@
 // held to the 64 KiB default window (it would stall forever). Inbound, berth announces its windows,
 // sends WINDOW_UPDATEs as the session consumes data, and stops reading the socket while too much
 // unconsumed data is buffered, whether or not the client respects the windows.
+//
+// Bounds (session_limits.h): DATA frames are handed to their streams as their bytes arrive,
+// control frames are capped in length, and the write queue has a byte cap: a client that keeps
+// sending frames that need replies (PING, or DATA on a closed stream) without reading them is cut
+// off.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
@@ -20,6 +25,7 @@
 #include <vector>
 
 #include "channel.h"
+#include "session_limits.h"
 #include "spdy_frame.h"
 #include "spdy_headers.h"
 
@@ -29,14 +35,11 @@ class SpdyConnection;
 
 namespace spdy_limits {
 constexpr size_t kReadChunk = 64 * 1024;
-constexpr uint32_t kMaxControlFrame = 1 << 20;
-constexpr size_t kMaxDataFrame = 64 * 1024;
-constexpr size_t kWriteHighWater = 512 * 1024;  // bytes queued for the socket before streams wait
+constexpr size_t kMaxDataFrame = 64 * 1024;     // what berth sends
 constexpr size_t kWriteBatchBytes = 1 << 20;
+constexpr size_t kControlRun = 64 * 1024;       // small control frames share buffers of this size
 constexpr int64_t kOurStreamWindow = 1 << 20;   // announced in SETTINGS
 constexpr int64_t kOurSessionWindow = 8 << 20;  // announced with a WINDOW_UPDATE for stream 0
-constexpr uint64_t kInboundHighWater = 8 << 20; // unconsumed bytes that pause socket reads
-constexpr uint64_t kInboundLowWater = 2 << 20;
 constexpr size_t kMaxStreams = 1024;            // open at once per connection
 constexpr auto kLinger = std::chrono::seconds(5);
 }  // namespace spdy_limits
@@ -110,10 +113,13 @@ class SpdyConnection : public Connection, public std::enable_shared_from_this<Sp
   void read_more();
   void process();
   bool handle_control(const spdy::FrameHeader& h, std::string_view payload);
-  bool handle_data(const spdy::FrameHeader& h, std::string_view payload);
+  void begin_data(const spdy::FrameHeader& h);
+  void handle_data(std::string_view chunk, bool last);
   bool on_syn_stream(const spdy::FrameHeader& h, std::string_view payload);
   void session_error(const std::string& why);
-  void queue_control(std::string frame);
+  // `last`: the GOAWAY that ends the connection, which may pass the write-queue cap.
+  void queue_control(std::string frame, bool last = false);
+  void cut_off();
   void mark_ready(const std::shared_ptr<SpdyStream>& stream);
   void schedule(bool flush = false);
   bool emit(SpdyStream& s);
@@ -121,6 +127,7 @@ class SpdyConnection : public Connection, public std::enable_shared_from_this<Sp
   void consumed(uint32_t stream_id, size_t n);
   void drop_stream(uint32_t id);
   void begin_linger();
+  void close_after(std::chrono::milliseconds limit);  // a deadline for a connection that is closing
   void teardown(bool lost);
   void arm_idle();
   bool strict_flow() const { return flow_control_seen_; }
@@ -129,6 +136,11 @@ class SpdyConnection : public Connection, public std::enable_shared_from_this<Sp
   std::string rbuf_;  // received bytes not yet parsed
   size_t rpos_ = 0;
   std::vector<char> rtmp_;  // the buffer of the one read in flight
+  // The DATA frame being received: its stream, flags, and payload bytes still to come.
+  uint32_t data_stream_ = 0;
+  uint8_t data_flags_ = 0;
+  uint32_t data_left_ = 0;
+  bool in_data_ = false;
   std::chrono::milliseconds idle_timeout_;
   boost::asio::steady_timer idle_timer_, linger_timer_;
   std::chrono::steady_clock::time_point last_activity_;

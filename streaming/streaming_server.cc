@@ -1,5 +1,6 @@
-// StreamingServer: the listener, the io threads and worker pool, URL registration and shutdown.
-// Nothing is persisted; a restart invalidates every outstanding URL.
+// StreamingServer: the listener, the io threads and worker pools, URL registration and shutdown.
+// Nothing is persisted; a restart invalidates every outstanding URL. A thread that cannot be
+// started makes start() fail; it never throws.
 #include "berth/streaming_server.h"
 #include "berth/host_port.h"
 
@@ -10,6 +11,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
+#include <system_error>
 #include <thread>
 
 #include "http_router.h"
@@ -59,13 +61,10 @@ Status check_stdio(bool tty, bool in, bool out, bool err) {
 
 struct StreamingServer::Impl {
   Impl(StreamingServerConfig cfg, StreamingBackend& backend)
-      : workers(size_t(std::max(1, cfg.worker_threads))),
-        ctx{backend, workers, cfg, {}, {}},
-        tokens(cfg.token_ttl, cfg.max_tokens),
-        acceptor(ioc) {}
+      : ctx{backend, workers, connectors, cfg, {}, {}, {}, {}}, tokens(cfg.token_ttl, cfg.max_tokens), acceptor(ioc) {}
 
   asio::io_context ioc;
-  asio::thread_pool workers;
+  WorkerPool workers, connectors;
   ServerContext ctx;
   TokenStore tokens;
   tcp::acceptor acceptor;
@@ -109,9 +108,18 @@ Result<std::unique_ptr<StreamingServer>> StreamingServer::start(StreamingServerC
                 ":" + std::to_string(local.port());
   impl->base_url = config.base_url.empty() ? "http://" + impl->bound : config.base_url;
   while (!impl->base_url.empty() && impl->base_url.back() == '/') impl->base_url.pop_back();
+  if (auto s = impl->workers.start(std::max(1, config.worker_threads), "streaming worker"); !s.ok()) return s;
+  if (auto s = impl->connectors.start(std::max(1, config.connect_threads), "port-forward connect"); !s.ok()) return s;
   impl->accept();
-  for (int i = 0; i < std::max(1, config.io_threads); ++i)
-    impl->threads.emplace_back([i = impl.get()] { i->ioc.run(); });
+  for (int i = 0; i < std::max(1, config.io_threads); ++i) {
+    try {
+      impl->threads.emplace_back([i = impl.get()] { i->ioc.run(); });
+    } catch (const std::system_error& e) {
+      impl->ioc.stop();
+      for (auto& t : impl->threads) t.join();
+      return Status(Code::resource_exhausted, std::string("cannot start the streaming io threads: ") + e.what());
+    }
+  }
   spdlog::info("streaming server listening on {}", impl->bound);
   return std::unique_ptr<StreamingServer>(new StreamingServer(std::move(impl)));
 }
@@ -133,6 +141,7 @@ StreamingServer::~StreamingServer() {
   impl_->ioc.stop();
   for (auto& t : impl_->threads) t.join();
   impl_->workers.join();
+  impl_->connectors.join();
 }
 
 const std::string& StreamingServer::address() const { return impl_->bound; }

@@ -1,5 +1,5 @@
 // WebSocket connections of exec, attach and port-forward sessions: Beast does the framing,
-// masking, ping/pong and close handshake; this file adds the channels, pacing and timeouts.
+// masking, ping/pong and close handshake; this file adds the channels, pacing, caps and timeouts.
 #include "ws_session.h"
 
 #include <spdlog/spdlog.h>
@@ -8,11 +8,18 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include "heap_trim.h"
+#include "session_limits.h"
+
 namespace berth::streaming {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace websocket = beast::websocket;
+
+namespace {
+constexpr size_t kKeptReadBuffer = 64 * 1024;
+}  // namespace
 
 void WsChannel::on_receive(DataHandler data, std::function<void()> end) {
   on_data_ = std::move(data);
@@ -51,10 +58,11 @@ void WsChannel::send(std::string data, std::function<void(bool)> done) {
 }
 
 WsConnection::WsConnection(beast::tcp_stream stream, ws::Subprotocol protocol, std::chrono::milliseconds idle_timeout)
-    : ws_(std::move(stream)),
+    : ws_(std::move(stream), limits::kMaxQueuedBytes),
       protocol_(std::move(protocol)),
       idle_timeout_(idle_timeout),
-      idle_timer_(ws_.get_executor()) {}
+      idle_timer_(ws_.get_executor()),
+      close_timer_(ws_.get_executor()) {}
 
 void WsConnection::accept(const Request& request, std::function<void(bool)> ready) {
   beast::get_lowest_layer(ws_).expires_never();
@@ -67,8 +75,12 @@ void WsConnection::accept(const Request& request, std::function<void(bool)> read
     res.set(beast::http::field::server, "berth");
     if (!name.empty()) res.set(beast::http::field::sec_websocket_protocol, name);
   }));
-  ws_.read_message_max(16 << 20);
+  ws_.read_message_max(limits::kMaxWsMessage);
   ws_.auto_fragment(false);
+  // A client's pings are traffic too (Beast answers them itself).
+  ws_.control_callback([this](websocket::frame_type, beast::string_view) {
+    last_activity_ = std::chrono::steady_clock::now();
+  });
   ws_.async_accept(request, [self = shared_from_this(), ready = std::move(ready)](const beast::error_code& ec) {
     if (ec) {
       spdlog::info("streaming: websocket handshake failed: {}", ec.message());
@@ -108,14 +120,21 @@ void WsConnection::arm_idle() {
 }
 
 void WsConnection::read_more() {
-  // Messages keep coming while the channels hold less than 1 MiB unconsumed.
-  if (reading_ || closed_ || unconsumed_ >= (1u << 20) || !started_) return;
+  // Messages keep coming while the channels hold less than kWsInputHighWater unconsumed.
+  if (reading_ || closed_ || unconsumed_ >= limits::kWsInputHighWater || !started_) return;
   reading_ = true;
   ws_.async_read(rbuf_, [self = shared_from_this()](const beast::error_code& ec, size_t) {
     self->reading_ = false;
     if (self->closed_) return;
     if (ec) {
+      bool cut_off = self->ws_.next_layer().overflowed();
+      if (cut_off)
+        spdlog::warn("streaming: websocket client does not read its replies (queue cap {} bytes), closing",
+                     limits::kMaxQueuedBytes);
+      else if (ec == websocket::error::message_too_big)
+        spdlog::info("streaming: websocket message larger than {} bytes, closing", limits::kMaxWsMessage);
       self->teardown(!self->closing_);
+      if (cut_off) trim_heap_soon(self->executor());
       return;
     }
     self->last_activity_ = std::chrono::steady_clock::now();
@@ -123,6 +142,8 @@ void WsConnection::read_more() {
     auto message = ws::decode(self->protocol_, std::string_view(static_cast<const char*>(data.data()), data.size()));
     // Emptied before dispatching: a consumer may start the next read, which fills rbuf_ at once.
     self->rbuf_.consume(self->rbuf_.size());
+    // One big message is no reason to keep its buffer for the life of the session.
+    if (self->rbuf_.capacity() > kKeptReadBuffer) self->rbuf_.shrink_to_fit();
     self->dispatch(std::move(message));
     self->read_more();
   });
@@ -161,6 +182,12 @@ void WsConnection::enqueue(uint8_t channel, std::string_view data, std::function
 
 void WsConnection::write_more() {
   if (writing_ || closed_ || close_sent_ || !started_) return;
+  if (ws_.next_layer().queued() >= limits::kWriteHighWater) {  // the client is slow: data waits here
+    ws_.next_layer().when_below(limits::kWriteHighWater, [weak = weak_from_this()] {
+      if (auto self = weak.lock()) self->write_more();
+    });
+    return;
+  }
   if (wqueue_.empty()) {
     if (!closing_) return;
     close_sent_ = true;
@@ -189,6 +216,11 @@ void WsConnection::write_more() {
 void WsConnection::close() {
   if (closing_ || closed_) return;
   closing_ = true;
+  // A client that stops reading now would keep the connection and its queue for good.
+  close_timer_.expires_after(limits::kCloseDrainTimeout);
+  close_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec) self->teardown(false);
+  });
   write_more();
 }
 
@@ -199,6 +231,7 @@ void WsConnection::teardown(bool lost) {
   closed_ = true;
   boost::system::error_code ignored;
   idle_timer_.cancel(ignored);
+  close_timer_.cancel(ignored);
   beast::get_lowest_layer(ws_).socket().close(ignored);
   for (auto& m : wqueue_)
     if (m.done) asio::post(executor(), [done = std::move(m.done)] { done(false); });

@@ -1,6 +1,7 @@
 // A server-side WebSocket connection (Boost.Beast) carrying numbered channels: the handshake with
 // the negotiated subprotocol, a read loop paced by the channels' consumption, a write queue (one
-// message in flight), the v5 close signal, the idle timeout and the closing handshake.
+// message in flight, over QueuedStream's capped byte queue), the v5 close signal, the idle timeout
+// and the closing handshake. Messages are capped at limits::kMaxWsMessage.
 // Everything runs on the connection's strand.
 #pragma once
 
@@ -18,6 +19,7 @@
 
 #include "channel.h"
 #include "ws_channel.h"
+#include "ws_queued_stream.h"
 
 namespace berth::streaming {
 
@@ -77,10 +79,10 @@ class WsConnection : public Connection, public std::enable_shared_from_this<WsCo
   void arm_idle();
   void teardown(bool lost);
 
-  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
+  boost::beast::websocket::stream<QueuedStream> ws_;
   ws::Subprotocol protocol_;
   std::chrono::milliseconds idle_timeout_;
-  boost::asio::steady_timer idle_timer_;
+  boost::asio::steady_timer idle_timer_, close_timer_;
   std::chrono::steady_clock::time_point last_activity_;
   boost::beast::flat_buffer rbuf_;
   std::map<uint8_t, std::shared_ptr<WsChannel>> channels_;

@@ -1,6 +1,7 @@
 // Exec, Attach and PortForward through a real berthd: the rpcs hand out URLs, and the tests' own
 // streaming client (SPDY framing written apart from the server's, WebSocket through Beast) talks
-// to them against real containers (runc exec, berth-monitor attach, a listener in the pod's netns).
+// to them against real containers (runc exec, berth-monitor attach, a listener in the pod's netns);
+// and hostile clients, whose floods must leave berthd's memory where it was.
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -8,9 +9,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <random>
 #include <thread>
 
+#include "berth/test/hostile_peer.h"
 #include "berth/test/streaming_client.h"
 #include "pod_fixture.h"
 
@@ -338,6 +343,62 @@ TEST_F(BerthdStreaming, BadRequestsAndGarbage) {
   stopped.set_stdout(true);
   grpc::Status s = cri_->runtime().Exec(&ctx4, stopped, &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+}
+
+TEST_F(BerthdStreaming, PingFloodsLeaveBerthdsMemoryAlone) {
+  ready();
+  std::string id = run(test_container("box", image(), {"sleep", "1000"}));
+  auto warm = run_command(exec_url(id, {"true"}, false, true, true), {});
+  ASSERT_TRUE(warm.ok()) << warm.status().message();
+  const pid_t berthd = d_->pid();
+  const uint64_t before = vm_rss_kib(berthd);
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> peak{before};
+  std::thread sampler([&] {
+    while (!done) {
+      peak = std::max<uint64_t>(peak, vm_rss_kib(berthd));
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  // Clients that open an exec, then send PINGs (SPDY) or pings (WebSocket) without ever reading
+  // the answers, one after another.
+  for (int round = 0; round < 8; ++round) {
+    for (bool websocket : {false, true}) {
+      std::string pid_file = "/tmp/flood-" + std::to_string(round) + (websocket ? "w" : "s") + ".pid";
+      std::string url = exec_url(id, {"/bin/sh", "-c", "echo $$ > " + pid_file + "; exec sleep 2000"}, true, true,
+                                 true);
+      auto peer = websocket ? HostilePeer::websocket(url, "v5.channel.k8s.io")  //
+                            : HostilePeer::spdy(url, "v4.channel.k8s.io");
+      ASSERT_TRUE(peer.ok()) << peer.status().message();
+      if (!websocket) {
+        ASSERT_TRUE((*peer)->open_command_streams(true, true, true).ok());
+      }
+      auto f = (*peer)->flood(websocket ? HostilePeer::ws_frame(0x9, std::string(125, 'p')) : HostilePeer::spdy_ping(1),
+                              1ull << 30, kWait);
+      EXPECT_TRUE(f.cut_off) << f.how << " after " << f.sent << " bytes";
+      EXPECT_LT(f.sent, 64ull << 20);
+    }
+  }
+  // The floods' execs are killed, as for clients that vanished.
+  std::string alive;
+  for (int i = 0; i < 200; ++i) {
+    alive = exec_out(id, {"/bin/sh", "-c",
+                          "for f in /tmp/flood-*.pid; do "
+                          "grep -q sleeping /proc/$(cat $f)/status 2>/dev/null && echo $f; done; true"});
+    if (alive.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(alive, "");
+  auto still = run_command(exec_url(id, {"echo", "still here"}, false, true, true), {});
+  ASSERT_TRUE(still.ok()) << still.status().message();
+  EXPECT_EQ(still->out, "still here\n");
+  done = true;
+  sampler.join();
+  const uint64_t after = vm_rss_kib(berthd);
+  std::printf("  [berthd VmRSS: before %.1f MiB, peak %.1f MiB, after %.1f MiB]\n", double(before) / 1024,
+              double(peak) / 1024, double(after) / 1024);
+  EXPECT_LT(peak - before, 64u * 1024) << "KiB of growth during the floods";
+  EXPECT_LT(std::max(after, before) - before, 64u * 1024) << "KiB of growth after the floods";
 }
 
 }  // namespace

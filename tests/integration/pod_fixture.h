@@ -43,6 +43,7 @@ class PodFixture : public DaemonTest {
     cri_ = std::make_unique<CriClient>(*d_);
     EXPECT_TRUE(cri_->pull_image(image()).ok());
     pod_config_ = test_pod(pod_name);
+    if (!cgroup_parent_.empty()) pod_config_.mutable_linux()->set_cgroup_parent(cgroup_parent_);
     pod_config_.set_log_directory(logs_->path());
     grpc::Status s = cri_->run_pod(pod_config_, &pod_);
     EXPECT_TRUE(s.ok()) << s.error_message();
@@ -96,6 +97,8 @@ class PodFixture : public DaemonTest {
   DaemonProcess* d_ = nullptr;
   std::unique_ptr<CriClient> cri_;
   v1::PodSandboxConfig pod_config_;
+  // The pods' cgroup parent when not test_pod's shared one (a test that takes a census of it).
+  std::string cgroup_parent_;
   std::string pod_;
 };
 

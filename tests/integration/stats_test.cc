@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "berth/test/cri_client.h"
+#include "berth/wall_clock.h"
 #include "berth/test/helper_process.h"
 #include "pod_fixture.h"
 
@@ -226,15 +227,28 @@ TEST_F(Stats, CpuAndMemoryOfABusyContainerMatchTheKernel) {
   EXPECT_GT(pod_stats(pod_).linux().cpu().usage_nano_cores().value(), 50'000'000u);
 }
 
+// The writable layer's figure as the background refresh (every second here) next gives it: the
+// first answer after the timestamp moved past `after`.
 TEST_F(Stats, WritableLayerGrowsWithWrittenFiles) {
-  auto& cri = ready();
+  auto& cri = ready("pod", {.config_toml = "disk_usage_refresh_seconds = 1\n"});
   std::string id = run(shell_container("writer", "sleep 100000"));
   auto a = container_stats(id).writable_layer();
   EXPECT_EQ(a.fs_id().mountpoint(), d_->root() + "/containers");
   EXPECT_GT(a.timestamp(), 0);
   EXPECT_GT(a.inodes_used().value(), 0u);  // the upper dir itself at least
+  auto remeasured = [&](int64_t after) {
+    v1::FilesystemUsage u;
+    for (int i = 0; i < 100; ++i) {
+      u = container_stats(id).writable_layer();
+      if (u.timestamp() > after) break;
+      std::this_thread::sleep_for(100ms);
+    }
+    EXPECT_GT(u.timestamp(), after) << "the writable layer was not measured again";
+    return u;
+  };
   exec_out(id, {"/bin/sh", "-c", "mkdir /w && dd if=/dev/zero of=/w/data bs=1048576 count=8 && touch /w/a /w/b"});
-  auto b = container_stats(id).writable_layer();
+  int64_t written = wall_clock_ns();
+  auto b = remeasured(written);
   EXPECT_GE(b.used_bytes().value(), a.used_bytes().value() + 8 * MiB);
   EXPECT_LE(b.used_bytes().value(), a.used_bytes().value() + 9 * MiB);
   EXPECT_EQ(b.inodes_used().value(), a.inodes_used().value() + 4);  // /w, data, a, b
@@ -243,7 +257,7 @@ TEST_F(Stats, WritableLayerGrowsWithWrittenFiles) {
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_EQ(listed[0].writable_layer().used_bytes().value(), b.used_bytes().value());
   exec_out(id, {"rm", "-r", "/w"});
-  auto c = container_stats(id).writable_layer();
+  auto c = remeasured(wall_clock_ns());
   EXPECT_LE(c.used_bytes().value(), a.used_bytes().value() + MiB);
   EXPECT_EQ(c.inodes_used().value(), a.inodes_used().value());
   // A stopped container keeps its layer, and its stats say so without cpu or memory.

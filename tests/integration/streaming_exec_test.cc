@@ -1,9 +1,13 @@
 // Exec and attach through the streaming server end to end, over SPDY/3.1 and WebSocket as
-// kubectl, crictl and kubelet speak them; tokens, refusals, garbage, vanishing clients, timeouts.
+// kubectl, crictl and kubelet speak them; tokens, refusals, garbage, vanishing clients, timeouts,
+// and hostile clients (floods of frames that need replies, output nobody reads).
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 
+#include <cstdio>
+
+#include "berth/test/hostile_peer.h"
 #include "streaming_fixture.h"
 
 using namespace berth;
@@ -342,6 +346,99 @@ TEST_F(StreamingTest, ClientThatVanishesCancelsTheProcess) {
     EXPECT_TRUE(eventually([&] { return backend_.cancelled() == cancelled; }));
     EXPECT_TRUE(eventually([&] { return ::kill(pid, 0) != 0; })) << "pid " << pid << " still runs";
   }
+}
+
+// A flood may send this much before the test gives up on the server cutting it off.
+constexpr uint64_t kFloodLimit = 1ull << 30;
+// What a cut-off client may have got in: the write-queue cap (4 MiB of unread replies) plus the
+// kernel's socket buffers both ways, generously.
+constexpr uint64_t kAcceptedBound = 64ull << 20;
+
+// Floods `unit` from `peer` while another exec runs; the flooder is cut off, the exec is not.
+void flood_while_another_exec_runs(HostilePeer& peer, const std::string& unit, const std::string& other) {
+  HostilePeer::Flood f;
+  std::thread flooder([&] { f = peer.flood(unit, kFloodLimit, kWait); });
+  auto r = run_command(other, spdy("v4.channel.k8s.io"));
+  flooder.join();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->out, "meanwhile\n");
+  EXPECT_TRUE(f.cut_off) << f.how << " after " << f.sent << " bytes";
+  EXPECT_LT(f.sent, kAcceptedBound);
+  std::printf("  [flood of %zu-byte frames: %.1f MiB sent, %s]\n", unit.size(), double(f.sent) / (1 << 20),
+              f.how.c_str());
+}
+
+TEST_F(StreamingTest, ClientsThatFloodRepliesAndNeverReadAreCutOff) {
+  struct Case {
+    const char* name;
+    bool websocket;
+    std::string unit;
+  };
+  // SPDY: PINGs (12 bytes, a 12-byte reply each) and empty DATA frames on the stdin stream the
+  // client already closed (8 bytes, a 16-byte RST_STREAM each); WebSocket: pings with 125 bytes of
+  // payload (Beast pongs each).
+  for (const auto& c : {Case{"spdy ping", false, HostilePeer::spdy_ping(1)},
+                        Case{"spdy data on a closed stream", false, HostilePeer::spdy_data(3, 0, "")},
+                        Case{"websocket ping", true, HostilePeer::ws_frame(0x9, std::string(125, 'p'))}}) {
+    SCOPED_TRACE(c.name);
+    size_t procs = backend_.started().size();
+    int cancelled = backend_.cancelled();
+    std::string url = exec_url({"/bin/sh", "-c", "exec sleep 1000"}, true, true, true);
+    auto peer = c.websocket ? HostilePeer::websocket(url, "v5.channel.k8s.io")  //
+                            : HostilePeer::spdy(url, "v4.channel.k8s.io");
+    ASSERT_TRUE(peer.ok()) << peer.status().message();
+    if (!c.websocket) {
+      ASSERT_TRUE((*peer)->open_command_streams(true, true, true).ok());
+      ASSERT_TRUE((*peer)->send(HostilePeer::spdy_data(3, 1, "")).ok());  // FIN on stdin
+    }
+    ASSERT_TRUE(eventually([&] { return backend_.started().size() == procs + 1; }));
+    pid_t pid = backend_.started().back();
+    flood_while_another_exec_runs(**peer, c.unit, sh("echo meanwhile"));
+    // The flooder's exec is killed as for a client that vanished.
+    EXPECT_TRUE(eventually([&] { return backend_.cancelled() == cancelled + 1; }));
+    EXPECT_TRUE(eventually([&] { return ::kill(pid, 0) != 0; })) << "pid " << pid << " still runs";
+  }
+}
+
+TEST_F(StreamingTest, OutputNobodyReadsWaitsInThePipe) {
+  // `cat /dev/zero` writes as fast as it can; a client that reads nothing must stop it after the
+  // few MiB that fit on the way (pipe, session queue, socket buffers).
+  backend_.set_attach_command("zero", {"cat", "/dev/zero"});
+  for (bool attach : {false, true}) {
+    for (bool websocket : {false, true}) {
+      SCOPED_TRACE(std::string(attach ? "attach" : "exec") + (websocket ? " over websocket" : " over spdy"));
+      size_t procs = backend_.started().size();
+      std::string url = attach ? *server_->register_attach({"zero", false, false, true, false})
+                               : exec_url({"cat", "/dev/zero"}, false, true, false);
+      auto peer = websocket ? HostilePeer::websocket(url, "v5.channel.k8s.io")  //
+                            : HostilePeer::spdy(url, "v4.channel.k8s.io");
+      ASSERT_TRUE(peer.ok()) << peer.status().message();
+      if (!websocket) {
+        ASSERT_TRUE((*peer)->open_command_streams(false, true, false).ok());
+      }
+      ASSERT_TRUE(eventually([&] { return backend_.started().size() == procs + 1; }));
+      pid_t pid = backend_.started().back();
+      std::this_thread::sleep_for(1s);  // time to fill every buffer on the way
+      EXPECT_LT(bytes_written(pid), kAcceptedBound);
+      std::printf("  [the process wrote %.1f MiB, then waited]\n", double(bytes_written(pid)) / (1 << 20));
+      peer->reset();
+      EXPECT_TRUE(eventually([&] { return ::kill(pid, 0) != 0; })) << "pid " << pid << " still runs";
+    }
+  }
+}
+
+TEST_F(StreamingTest, ABigDataFrameIsHandedOnAsItArrives) {
+  // One 8 MiB DATA frame on stdin (a Go client writing a whole buffer does this): the server
+  // passes it on in pieces instead of waiting for it whole.
+  auto peer = HostilePeer::spdy(exec_url({"wc", "-c"}, true, true, true), "v4.channel.k8s.io");
+  ASSERT_TRUE(peer.ok()) << peer.status().message();
+  ASSERT_TRUE((*peer)->open_command_streams(true, true, true).ok());
+  std::string frame = HostilePeer::spdy_data(3, 1, std::string(8 << 20, 'x'));
+  std::thread writer([&] { EXPECT_TRUE((*peer)->send(frame).ok()); });
+  auto in = (*peer)->read_until_closed(kWait);
+  writer.join();
+  ASSERT_TRUE(in.ok()) << in.status().message();
+  EXPECT_NE(in->find("8388608"), std::string::npos);
 }
 
 }  // namespace

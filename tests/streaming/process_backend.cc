@@ -149,7 +149,24 @@ Result<StreamIo> ProcessBackend::attach(const AttachTarget& t) {
 }
 
 Result<UniqueFd> ProcessBackend::connect_port(const std::string& sandbox_id, int32_t port) {
+  {
+    std::unique_lock lock(mu_);
+    ++waiting_;
+    held_cv_.wait(lock, [&] { return !hold_; });
+    --waiting_;
+  }
   return connect_in_netns(sandbox_id == "host" ? "" : "/run/netns/" + sandbox_id, port);
+}
+
+void ProcessBackend::hold_connects(bool hold) {
+  std::lock_guard lock(mu_);
+  hold_ = hold;
+  held_cv_.notify_all();
+}
+
+int ProcessBackend::connects_waiting() {
+  std::lock_guard lock(mu_);
+  return waiting_;
 }
 
 void ProcessBackend::set_attach_command(const std::string& container_id, std::vector<std::string> argv) {

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -24,6 +25,9 @@ class ProcessBackend : public StreamingBackend {
   Result<UniqueFd> connect_port(const std::string& sandbox_id, int32_t port) override;
 
   void set_attach_command(const std::string& container_id, std::vector<std::string> argv);
+  // While held, connect_port waits (as a connect to a pod's full listener would) until released.
+  void hold_connects(bool hold);
+  int connects_waiting();
   int cancelled() const { return cancelled_; }
   std::vector<pid_t> started();  // pids of every process started, in order
 
@@ -34,6 +38,9 @@ class ProcessBackend : public StreamingBackend {
   std::map<std::string, std::vector<std::string>> attach_;
   std::vector<pid_t> started_;
   std::atomic<int> cancelled_{0};
+  std::condition_variable held_cv_;
+  bool hold_ = false;
+  int waiting_ = 0;
 };
 
 }  // namespace berth::test

@@ -6,10 +6,12 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
 #include <random>
 #include <stdexcept>
 
@@ -123,6 +125,7 @@ void TestServer::serve(UniqueFd conn) {
         while (n > 0) {
           size_t k = size_t(std::min<uint64_t>(n, chunk.size()));
           if (!send_all(conn.get(), chunk.data(), k)) break;
+          sent_ += k;
           n -= k;
         }
       }
@@ -142,6 +145,39 @@ Netns::Netns() {
 }
 
 Netns::~Netns() { (void)std::system(("ip netns del " + name_ + " 2>/dev/null").c_str()); }
+
+namespace {
+
+bool write_file(const std::string& path, const std::string& text) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  return fd && ::write(fd.get(), text.data(), text.size()) == ssize_t(text.size());
+}
+
+}  // namespace
+
+PidsLimit::PidsLimit() {
+  const std::string root = "/sys/fs/cgroup/pids";
+  // Where this process is now, to go back there.
+  std::ifstream cgroups("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(cgroups, line)) {
+    auto first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    if (line.substr(first + 1, second - first - 1) == "pids") home_ = root + line.substr(second + 1);
+  }
+  if (home_.empty()) return;
+  dir_ = root + "/berth-st-" + std::to_string(::getpid());
+  if (::mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) return;
+  // The limit is set before moving in: a cgroup may hold more tasks than its limit, it just
+  // cannot get new ones.
+  ok_ = write_file(dir_ + "/pids.max", "1") && write_file(dir_ + "/cgroup.procs", std::to_string(::getpid()));
+}
+
+PidsLimit::~PidsLimit() {
+  if (dir_.empty()) return;
+  write_file(home_ + "/cgroup.procs", std::to_string(::getpid()));
+  ::rmdir(dir_.c_str());
+}
 
 std::string pseudo_random(size_t n, uint64_t seed) {
   std::string out(n, '\0');

@@ -1,6 +1,7 @@
 // Helpers for streaming tests and benchmarks: a TCP echo/sink server on 127.0.0.1 (optionally in
 // a network namespace), a network namespace made with `ip netns add` and removed on destruction,
-// and deterministic pseudo-random payloads.
+// deterministic pseudo-random payloads, and a pids cgroup that keeps this process from starting
+// threads.
 #pragma once
 
 #include <atomic>
@@ -25,6 +26,7 @@ class TestServer {
   ~TestServer();
   int port() const { return port_; }
   int connections() const { return connections_; }
+  uint64_t bytes_sent() const { return sent_; }  // by 'd' (download) connections so far
 
  private:
   void serve(UniqueFd conn);
@@ -32,6 +34,7 @@ class TestServer {
   UniqueFd listener_;
   int port_ = 0;
   std::atomic<int> connections_{0};
+  std::atomic<uint64_t> sent_{0};
   std::atomic<bool> stopping_{false};
   std::thread acceptor_;
   std::mutex mu_;
@@ -52,5 +55,19 @@ class Netns {
 };
 
 std::string pseudo_random(size_t n, uint64_t seed);
+
+// While it lives, this process sits in a cgroup v1 pids cgroup of its own whose limit is what it
+// already has: no thread or process can be started (clone fails with EAGAIN). ok() is false when
+// the pids hierarchy is not mounted at /sys/fs/cgroup/pids or cannot be written.
+class PidsLimit {
+ public:
+  PidsLimit();
+  ~PidsLimit();
+  bool ok() const { return ok_; }
+
+ private:
+  std::string dir_, home_;
+  bool ok_ = false;
+};
 
 }  // namespace berth::test

@@ -16,6 +16,7 @@
 
 #include "berth/atomic_file.h"
 #include "berth/command.h"
+#include "berth/disk_usage_cache.h"
 #include "berth/fault_point.h"
 #include "berth/file_tree.h"
 #include "berth/process_identity.h"
@@ -129,6 +130,27 @@ TEST(ProcessIdentity, StartTimeCgroupAndPidfdTellALiveProcess) {
   EXPECT_FALSE(open_pidfd(child));
 }
 
+TEST(ProcessIdentity, AContainerProcessIsKilledOnlyInItsOwnCgroup) {
+  std::istringstream own(read_file("/proc/self/cgroup"));
+  std::string leaf;
+  for (std::string line; std::getline(own, line);)
+    if (line.back() != '/' && line.substr(line.rfind('/') + 1).size() > leaf.size()) leaf = line.substr(line.rfind('/') + 1);
+  if (leaf.empty()) GTEST_SKIP() << "this process runs in no named cgroup";
+  pid_t child = fork();
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  // Another cgroup's name: not this container's process, so left alone.
+  EXPECT_FALSE(kill_container_process(child, "berth-no-such-cgroup", std::chrono::milliseconds(200)));
+  EXPECT_GT(process_start_time(child), 0u);
+  EXPECT_TRUE(kill_container_process(child, leaf, std::chrono::seconds(5)));
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_TRUE(kill_container_process(child, leaf, std::chrono::seconds(1)));  // gone: nothing to do
+}
+
 TEST(ProcessIdentity, PidFileIsReadStrictly) {
   TempDir dir("posix");
   write_file(dir / "pid", "4242");
@@ -155,9 +177,9 @@ void deep_tree(const std::string& root, int depth) {
   }
 }
 
-TEST(FileTree, MeasuresAndRemovesATwentyThousandLevelTreeWithFewDescriptors) {
+TEST(FileTree, MeasuresAndRemovesAFiveThousandLevelTreeWithFewDescriptors) {
   TempDir dir("posix");
-  deep_tree(dir.path(), 20000);
+  deep_tree(dir.path(), 5000);
   // With a budget of 16 descriptors, as if the daemon were near its limit.
   struct rlimit old {};
   ::getrlimit(RLIMIT_NOFILE, &old);
@@ -168,8 +190,8 @@ TEST(FileTree, MeasuresAndRemovesATwentyThousandLevelTreeWithFewDescriptors) {
   Status removed = remove_tree(dir / "chain");
   ::setrlimit(RLIMIT_NOFILE, &old);
   ASSERT_TRUE(usage.ok()) << usage.status().message();
-  EXPECT_EQ(usage->inodes, 40001u);  // 20 001 directories and 20 000 files
-  EXPECT_GE(usage->bytes, 20000u * 4096);
+  EXPECT_EQ(usage->inodes, 10001u);  // 5 001 directories and 5 000 files
+  EXPECT_GE(usage->bytes, 5000u * 4096);
   ASSERT_TRUE(removed.ok()) << removed.message();
   EXPECT_FALSE(fs::exists(dir / "chain"));
 }
@@ -213,6 +235,41 @@ TEST(FileTree, UsageCountsHardLinksOnceAndStaysOnItsFilesystem) {
   EXPECT_EQ(after->inodes, before->inodes - 1);
   EXPECT_LT(after->bytes, before->bytes + 100000);
   EXPECT_EQ(measure_disk_usage(dir / "missing").status().code(), Code::not_found);
+}
+
+// Calls answer from memory; the refresh thread brings a changed tree's figure in within about an
+// interval, and a tree that went is reported gone.
+TEST(DiskUsageCache, AnswersFromMemoryAndRefreshesInTheBackground) {
+  using namespace std::chrono_literals;
+  TempDir dir("posix");
+  fs::create_directories(dir / "t");
+  DiskUsageCache cache({.refresh_interval = 300ms, .forget_after = 10s});
+  auto first = cache.get(dir / "t");
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->usage.inodes, 1u);
+  for (int i = 0; i < 5; ++i) write_file(dir / ("t/f" + std::to_string(i)), "x");
+  auto again = cache.get(dir / "t");  // no walk: the same figure, the same stamp
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->usage.inodes, 1u);
+  EXPECT_EQ(again->measured_at_ns, first->measured_at_ns);
+  uint64_t walks = cache.background_walks();
+  Result<CachedDiskUsage> later = first;
+  for (int i = 0; i < 100 && later->usage.inodes != 6; ++i) {
+    std::this_thread::sleep_for(50ms);
+    later = cache.get(dir / "t");
+    ASSERT_TRUE(later.ok());
+  }
+  EXPECT_EQ(later->usage.inodes, 6u);
+  EXPECT_GT(later->measured_at_ns, first->measured_at_ns);
+  EXPECT_GT(cache.background_walks(), walks);
+  ASSERT_TRUE(remove_tree(dir / "t").ok());
+  Status gone = ok_status();
+  for (int i = 0; i < 100 && gone.ok(); ++i) {
+    std::this_thread::sleep_for(50ms);
+    gone = cache.get(dir / "t").status();
+  }
+  EXPECT_EQ(gone.code(), Code::not_found);
+  EXPECT_EQ(cache.get(dir / "missing").status().code(), Code::not_found);
 }
 
 #ifdef BERTH_FAULT_POINTS

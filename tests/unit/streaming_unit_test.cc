@@ -1,12 +1,24 @@
 // Unit tests of the streaming server's pieces: SPDY frames and header blocks (against zlib with
-// the SPDY/3 dictionary), the token store, WebSocket channel framing, Status messages, resizes.
+// the SPDY/3 dictionary), the token store, WebSocket channel framing, Status messages, resizes;
+// and the caps on what the server reads, driven over raw sockets.
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <atomic>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
+#include "berth/streaming_server.h"
 #include "exit_status.h"
+#include "session_limits.h"
 #include "spdy_frame.h"
 #include "spdy_headers.h"
 #include "terminal_size.h"
@@ -285,6 +297,164 @@ TEST(TerminalSize, StreamOfObjects) {
   auto b = d.feed("\n{\"Width\":1,\"Height\":2,\"s\":\"}{\"}");
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(b[0].height, 2);
+}
+
+// Exec sessions that run until their client leaves: no output, no exit.
+class IdleBackend : public StreamingBackend {
+ public:
+  Result<StreamIo> exec(const ExecTarget&) override {
+    int out[2], done[2];
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(done, O_CLOEXEC) != 0) return errno_status(errno, "pipe");
+    auto writers = std::make_shared<std::pair<UniqueFd, UniqueFd>>(UniqueFd(out[1]), UniqueFd(done[1]));
+    StreamIo io;
+    io.stdout_fd = UniqueFd(out[0]);
+    io.done_fd = UniqueFd(done[0]);
+    io.outcome = [writers]() -> Result<int> { return 0; };
+    io.cancel = [this, writers] { ++cancelled; };
+    return io;
+  }
+  Result<StreamIo> attach(const AttachTarget&) override { return not_found("no attach here"); }
+  Result<UniqueFd> connect_port(const std::string&, int32_t) override { return not_found("no ports here"); }
+  std::atomic<int> cancelled{0};
+};
+
+template <class F>
+bool eventually(F cond) {
+  for (int i = 0; i < 6000 && !cond(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return cond();
+}
+
+class ReadCaps : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = StreamingServer::start({}, backend_);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    server_ = std::move(*s);
+  }
+  void TearDown() override { EXPECT_TRUE(eventually([&] { return server_->active_sessions() == 0; })); }
+
+  UniqueFd dial() {
+    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(uint16_t(std::stoi(server_->address().substr(server_->address().rfind(':') + 1))));
+    EXPECT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    return fd;
+  }
+  static void send_all(int fd, std::string_view bytes) {  // errors ignored: the server may close first
+    while (!bytes.empty()) {
+      ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n <= 0) return;
+      bytes.remove_prefix(size_t(n));
+    }
+  }
+  // Everything the server sends until it closes the connection (or a minute passes).
+  static std::string read_to_close(int fd) {
+    std::string in;
+    char buf[65536];
+    pollfd p{fd, POLLIN, 0};
+    while (::poll(&p, 1, 60000) == 1) {
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      in.append(buf, size_t(n));
+    }
+    return in;
+  }
+  // An upgraded exec connection (stdout and stderr); the bytes after the response are dropped.
+  UniqueFd upgrade(bool websocket) {
+    auto url = server_->register_exec({"c", {"true"}, false, false, true, true});
+    std::string path = url->substr(url->find('/', 7));
+    auto fd = dial();
+    send_all(fd.get(), "GET " + path + " HTTP/1.1\r\nHost: x\r\n" +
+                           (websocket ? "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                                        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                                        "Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n"
+                                      : "Upgrade: SPDY/3.1\r\nConnection: Upgrade\r\n"
+                                        "X-Stream-Protocol-Version: v4.channel.k8s.io\r\n\r\n"));
+    std::string head;
+    char c;
+    while (head.find("\r\n\r\n") == std::string::npos && ::recv(fd.get(), &c, 1, 0) == 1) head += c;
+    EXPECT_EQ(head.rfind("HTTP/1.1 101", 0), 0u) << head;
+    return fd;
+  }
+  // The status of the first GOAWAY among SPDY frames, -1 when there is none.
+  static int64_t goaway_status(const std::string& frames) {
+    for (size_t at = 0; at + spdy::kFrameHeaderSize <= frames.size();) {
+      auto h = spdy::parse_frame_header(reinterpret_cast<const uint8_t*>(frames.data() + at));
+      std::string_view payload = std::string_view(frames).substr(at + spdy::kFrameHeaderSize, h.length);
+      if (h.control && h.type == spdy::kGoAway)
+        if (auto g = spdy::parse_goaway(payload)) return g->status;
+      at += spdy::kFrameHeaderSize + h.length;
+    }
+    return -1;
+  }
+
+  IdleBackend backend_;
+  std::unique_ptr<StreamingServer> server_;
+};
+
+TEST_F(ReadCaps, SpdyControlFrameOverTheCapEndsTheSession) {
+  auto fd = upgrade(false);
+  // A SYN_STREAM announcing 16 MiB: refused from its header, before its payload comes.
+  std::string frame = spdy::syn_stream_frame(1, 0, 0, 0, "");
+  frame[5] = frame[6] = frame[7] = '\xff';
+  send_all(fd.get(), frame + std::string(4096, 'x'));
+  EXPECT_EQ(goaway_status(read_to_close(fd.get())), spdy::kGoAwayProtocolError);
+}
+
+TEST_F(ReadCaps, SpdyHeaderBombEndsTheSession) {
+  auto fd = upgrade(false);
+  spdy::HeaderCompressor c;
+  auto block = c.compress({{"streamtype", "error"}, {"x-bomb", std::string(64 << 20, 'a')}});
+  ASSERT_TRUE(block.ok());
+  ASSERT_LT(block->size(), limits::kMaxSpdyControlFrame);
+  send_all(fd.get(), spdy::syn_stream_frame(1, 0, 0, 0, *block));
+  EXPECT_EQ(goaway_status(read_to_close(fd.get())), spdy::kGoAwayProtocolError);
+}
+
+TEST_F(ReadCaps, WebSocketMessageOverTheCapEndsTheSession) {
+  auto fd = upgrade(true);
+  ASSERT_TRUE(eventually([&] { return server_->active_sessions() == 1; }));
+  // A binary frame announcing 64 MiB (masked, as a client's must be), then some of its payload.
+  std::string frame = {'\x82', '\xff', 0, 0, 0, 0, 4, 0, 0, 0, 1, 2, 3, 4};
+  send_all(fd.get(), frame + std::string(65536, 'x'));
+  std::string in = read_to_close(fd.get());
+  EXPECT_NE(in.find(std::string{'\x88', '\x02', '\x03', '\xf1'}), std::string::npos);  // close 1009: too big
+  EXPECT_TRUE(eventually([&] { return backend_.cancelled == 1; }));
+}
+
+TEST_F(ReadCaps, UpgradeRequestOverTheCapIsRefused) {
+  auto fd = dial();
+  std::string request = "GET /exec/x HTTP/1.1\r\nHost: x\r\n";
+  while (request.size() < 4 * limits::kMaxRequestHeader) request += "X-Filler: " + std::string(1000, 'a') + "\r\n";
+  send_all(fd.get(), request);
+  EXPECT_EQ(read_to_close(fd.get()).rfind("HTTP/1.1 431", 0), 0u);
+  auto next = dial();
+  send_all(next.get(), "GET /exec/nope HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(read_to_close(next.get()).rfind("HTTP/1.1 404", 0), 0u);
+}
+
+TEST_F(ReadCaps, ConnectionsWaitingForTheirRequestAreCapped) {
+  std::vector<UniqueFd> idle;
+  for (int i = 0; i < limits::kMaxPendingRequests + 50; ++i) idle.push_back(dial());
+  auto closed = [&] {
+    int n = 0;
+    for (auto& fd : idle) {
+      pollfd p{fd.get(), POLLIN, 0};
+      char c;
+      if (::poll(&p, 1, 0) == 1 && ::recv(fd.get(), &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0) ++n;
+    }
+    return n;
+  };
+  EXPECT_TRUE(eventually([&] { return closed() >= 50; }));
+  EXPECT_EQ(closed(), 50);  // the others still wait for their request
+  idle.clear();
+  EXPECT_TRUE(eventually([&] {
+    auto fd = dial();
+    send_all(fd.get(), "GET /exec/nope HTTP/1.1\r\nHost: x\r\n\r\n");
+    return read_to_close(fd.get()).rfind("HTTP/1.1 404", 0) == 0;
+  }));
 }
 
 }  // namespace

@@ -3,13 +3,16 @@
 // the image records (persisted under <root>/images, reloaded at start).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "berth/disk_usage_cache.h"
 #include "berth/status.h"
 #include "berth/registry_settings.h"
 
@@ -19,7 +22,11 @@ struct ImageManagerOptions {
   std::string dir;                   // <root>/images
   std::string containers_dir;        // writable layers, reported by fs_usage
   RegistryOptions registry;
-  int max_parallel_layer_fetches = 3;
+  int max_parallel_layer_fetches = 3;  // node-wide, and threads per pull at most
+  int max_layers = 128;                // images with more are refused before any fetch
+  std::chrono::seconds pull_timeout{1800};  // a pull is given up after this long; 0: never
+  // Where image_store_usage and container_layers_usage read their figures; null: walked per call.
+  DiskUsageCache* usage_cache = nullptr;
 };
 
 // The parts of the image config containers need.
@@ -52,8 +59,11 @@ class ImageManager {
   ~ImageManager();
 
   // Pulls (or finds complete in the store) and records the image; concurrent pulls of one
-  // reference share the work. `pin` marks it pinned (the sandbox image).
-  Result<ImageRecord> pull(const std::string& reference, const RegistryCredentials& creds, bool pin = false);
+  // reference share the work. `pin` marks it pinned (the sandbox image). `cancelled` (when set)
+  // tells whether this caller's client went away: the caller returns CANCELLED at once, and the
+  // shared work stops once no caller waits for it any more.
+  Result<ImageRecord> pull(const std::string& reference, const RegistryCredentials& creds, bool pin = false,
+                           const std::function<bool()>& cancelled = {});
 
   // By id ("sha256:…" or its hex), a unique id prefix, a tag or digest reference.
   std::optional<ImageRecord> find(const std::string& reference) const;
@@ -85,6 +95,8 @@ class ImageManager {
 
  private:
   explicit ImageManager(std::unique_ptr<Impl> impl);
+  Status remove_locked(const std::string& reference, std::vector<std::string>* trash);
+  Status finish_recovery_locked(std::vector<std::string>* trash);
   std::unique_ptr<Impl> impl_;
 };
 

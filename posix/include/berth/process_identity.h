@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 
 #include "berth/unique_fd.h"
@@ -28,5 +29,10 @@ bool pidfd_alive(int pidfd);
 
 // The pid in a pid file written by a runtime (--pid-file); 0 when absent or unreadable.
 pid_t read_pid_file(const std::string& path);
+
+// SIGKILLs the process `pid` only if it is (still) one in the cgroup named `cgroup_leaf` (a
+// process of that container, not a stranger that got its pid since), through a pidfd, and waits
+// up to `wait` for it to be gone. True when it is gone (or was already).
+bool kill_container_process(pid_t pid, const std::string& cgroup_leaf, std::chrono::milliseconds wait);
 
 }  // namespace berth

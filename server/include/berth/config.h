@@ -38,6 +38,9 @@ struct Config {
   int streaming_idle_timeout_seconds = 14400;      // a streaming session with no traffic is closed (kubelet: 4 h)
   int image_pull_idle_timeout_seconds = 60;  // a pull receiving no bytes this long is aborted
   int max_parallel_layer_fetches = 3;        // layer downloads at once, over all pulls
+  int image_pull_timeout_seconds = 1800;     // a pull still running this long is given up; 0: never
+  int max_image_layers = 128;                // images with more layers are refused before any fetch
+  int disk_usage_refresh_seconds = 10;       // writable layers and the image store are re-measured this often
   int event_subscriber_backlog = 1000;       // GetContainerEvents: a subscriber this far behind is dropped
   std::map<std::string, RegistryHostSettings> registries;
   std::string cni_conf_dir = "/etc/cni/net.d";

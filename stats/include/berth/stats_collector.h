@@ -13,12 +13,15 @@
 namespace berth {
 
 class ContainerManager;
+class DiskUsageCache;
 class SandboxManager;
 
 class StatsCollector {
  public:
-  // `layers_mountpoint` names the filesystem of the writable layers (FilesystemUsage.fs_id).
-  StatsCollector(ContainerManager& containers, SandboxManager& sandboxes, bool systemd_cgroup, std::string layers_mountpoint);
+  // `layers_mountpoint` names the filesystem of the writable layers (FilesystemUsage.fs_id);
+  // their usage is read from `usage` (kept fresh in the background, so stats calls walk nothing).
+  StatsCollector(ContainerManager& containers, SandboxManager& sandboxes, DiskUsageCache& usage, bool systemd_cgroup,
+                 std::string layers_mountpoint);
   ~StatsCollector();
 
   Result<runtime::v1::ContainerStats> container(const std::string& id_or_prefix);

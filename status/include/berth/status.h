@@ -23,6 +23,7 @@ enum class Code {
   unauthenticated,
   unimplemented,
   internal,
+  cancelled,  // the caller's client went away
 };
 
 class [[nodiscard]] Status {

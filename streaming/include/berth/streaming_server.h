@@ -1,7 +1,8 @@
 // StreamingServer: berth's HTTP server behind the URLs that the CRI Exec, Attach and PortForward
 // rpcs return. A client (kubelet's proxy, crictl, kubectl) upgrades the URL's connection to SPDY/3.1
 // or WebSocket and speaks the Kubernetes remote-command or port-forward protocol over it; the
-// server runs the session against a StreamingBackend.
+// server runs the session against a StreamingBackend. Every session is bounded whatever its client
+// does (streaming/session_limits.h): a client that passes a cap is cut off as if it had vanished.
 #pragma once
 
 #include <chrono>
@@ -34,8 +35,9 @@ struct StreamingServerConfig {
   // A tty session waits this long for the client's first terminal size before it starts the
   // process (clients send it at once), so a shell does not start on a 0x0 terminal.
   std::chrono::milliseconds tty_size_wait = std::chrono::seconds(1);
-  int io_threads = 2;      // threads running the sockets and pipes (never block)
-  int worker_threads = 4;  // threads calling the backend (may block)
+  int io_threads = 2;       // threads running the sockets and pipes (never block)
+  int worker_threads = 4;   // threads calling the backend for exec and attach (may block)
+  int connect_threads = 2;  // threads connecting port forwards into pods (a pool of their own)
 };
 
 class StreamingServer {

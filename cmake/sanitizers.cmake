@@ -1,0 +1,32 @@
+# Sanitizer builds of the whole tree (scripts/test's second and third stages): BERTH_SANITIZE is
+# "address,undefined" or "thread". Every report aborts the process, so a finding fails its test.
+# berth-pause and syscall_probe stay uninstrumented and static: they run inside containers, with
+# no libraries there and under seccomp filters a sanitizer runtime's start-up would trip.
+set(BERTH_SANITIZE "" CACHE STRING "Sanitizers for the whole build: address,undefined or thread (GCC)")
+if(BERTH_SANITIZE)
+  if(NOT BERTH_SANITIZE MATCHES "^(address,undefined|address|undefined|thread)$")
+    message(FATAL_ERROR "BERTH_SANITIZE must be address,undefined or thread, not '${BERTH_SANITIZE}'")
+  endif()
+  # vptr needs RTTI, which berth-monitor is built without.
+  add_compile_options(-fsanitize=${BERTH_SANITIZE} -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  if(BERTH_SANITIZE MATCHES "undefined")
+    add_compile_options(-fno-sanitize=vptr)
+  endif()
+  add_link_options(-fsanitize=${BERTH_SANITIZE})
+endif()
+
+# berth_unsanitized(<target>): a program that must stay static and free of any sanitizer runtime.
+function(berth_unsanitized target)
+  if(BERTH_SANITIZE)
+    target_compile_options(${target} PRIVATE -fno-sanitize=all)
+    target_link_options(${target} PRIVATE -fno-sanitize=all)
+  endif()
+endfunction()
+
+# berth_static_program(<target>): linked statically, except in sanitizer builds (the sanitizer
+# runtimes are shared libraries).
+function(berth_static_program target)
+  if(NOT BERTH_SANITIZE)
+    target_link_options(${target} PRIVATE -static)
+  endif()
+endfunction()

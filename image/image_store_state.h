@@ -1,0 +1,112 @@
+// The state ImageManager's files share (internal to image/): the index, the content store, the
+// pulls and layer unpacks in flight, the holds and leases that keep blobs alive. Locking: `mu`
+// guards everything here that changes; it is never held across network work, an unpack or a file
+// deletion (garbage is moved into the trash under it and deleted after, empty_trash).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <semaphore>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "berth/image_manager.h"
+#include "blob_store.h"
+#include "image_index.h"
+#include "manifest.h"
+#include "registry_client.h"
+
+namespace berth {
+
+// One pull of one reference, shared by every PullImage asking for it at the same time. The work
+// stops once no caller waits for it any more (each gave up, or its client cancelled) or its
+// deadline passed, and its result is always set, whatever ends it.
+struct PullJob {
+  std::shared_future<Result<ImageRecord>> done;
+  std::atomic<int> waiting{0};
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // Why the work should stop now, or OK to go on.
+  Status should_stop() const;
+};
+
+struct ImageManager::Impl {
+  ImageManagerOptions opt;
+  std::unique_ptr<BlobStore> blobs;
+  mutable std::mutex mu;
+  ImageIndex index;
+  std::map<std::string, std::shared_ptr<PullJob>> pulls;                  // by reference
+  std::map<std::string, std::shared_future<Status>> layer_work;           // by layer digest
+  std::map<std::string, int> holds;                                       // by image id
+  std::map<std::string, std::vector<std::string>> held_layers;            // by image id
+  std::map<std::string, int> leased;  // digest -> in-flight pulls that fetched, unpacked or reuse it
+  // Removed records loaded at open whose holders may not have been recovered yet: kept until
+  // finish_recovery even when their hold count drops to zero meanwhile.
+  std::set<std::string> unrecovered;
+  std::counting_semaphore<64> fetch_slots;
+  std::atomic<uint64_t> trash_serial{0};
+
+  explicit Impl(ImageManagerOptions o)
+      : opt(std::move(o)), index(opt.dir + "/index.json"), fetch_slots(std::clamp(opt.max_parallel_layer_fetches, 1, 64)) {}
+
+  std::string snapshot_dir(const std::string& digest) const { return opt.dir + "/snapshots/" + digest.substr(7); }
+  std::string trash_dir() const { return opt.dir + "/trash"; }
+  // How many layers one overlay mount of berth's can stack: the mount options (every layer's
+  // snapshot path, and a container's upper and work dirs) must fit in one page.
+  size_t mountable_layers() const;
+
+  class PullLease;
+  using StopCheck = std::function<Status()>;
+  Result<ImageRecord> pull_and_record(const ImageReference& ref, const RegistryCredentials& creds, bool pin, const StopCheck& stop);
+  Result<ImageRecord> do_pull(const ImageReference& ref, const RegistryCredentials& creds, bool pin, PullLease& lease,
+                              const StopCheck& stop);
+  Status fetch_layers(RegistryClient& client, const std::vector<Descriptor>& layers, const StopCheck& stop);
+  Status fetch_blob(RegistryClient& client, const Descriptor& d, const std::string& what);
+  Status ensure_layer(RegistryClient& client, const Descriptor& d, const std::string& what, const StopCheck& stop);
+  Status ensure_layer_once(RegistryClient& client, const Descriptor& d, const std::string& what, const StopCheck& stop);
+  // With mu held: moves what no image, hold or lease uses into the trash; returns the paths there.
+  std::vector<std::string> collect_garbage_locked();
+  // Without mu: deletes what collect_garbage_locked moved aside.
+  void empty_trash(const std::vector<std::string>& paths) const;
+  Status pin_locked(const std::string& id);
+};
+
+// The blobs and snapshots one pull uses stay live for collect_garbage until the pull has recorded
+// its image or failed. A digest is leased *before* the pull looks for it in the store, so a
+// collection (a RemoveImage, a container's release) either ran before the look, which then finds
+// it missing and fetches it, or runs after and spares it.
+class ImageManager::Impl::PullLease {
+ public:
+  explicit PullLease(Impl& impl) : impl_(impl) {}
+  ~PullLease() {
+    std::lock_guard lock(impl_.mu);
+    end_locked();
+  }
+  PullLease(const PullLease&) = delete;
+  PullLease& operator=(const PullLease&) = delete;
+
+  void keep(const std::string& digest) {
+    std::lock_guard lock(impl_.mu);
+    if (std::find(digests_.begin(), digests_.end(), digest) != digests_.end()) return;
+    digests_.push_back(digest);
+    ++impl_.leased[digest];
+  }
+  // With mu held: once the image is in the index (or the pull gave up), it no longer needs this.
+  void end_locked() {
+    for (const auto& d : digests_)
+      if (auto it = impl_.leased.find(d); it != impl_.leased.end() && --it->second == 0) impl_.leased.erase(it);
+    digests_.clear();
+  }
+
+ private:
+  Impl& impl_;
+  std::vector<std::string> digests_;  // guarded by impl_.mu
+};
+
+}  // namespace berth

@@ -1,0 +1,20 @@
+// Giving a cut-off session's memory back to the kernel; see heap_trim.h.
+#include "heap_trim.h"
+
+#include <malloc.h>
+
+#include <atomic>
+#include <boost/asio/post.hpp>
+
+namespace berth::streaming {
+
+void trim_heap_soon(const boost::asio::any_io_executor& ex) {
+  static std::atomic<bool> pending{false};
+  if (pending.exchange(true)) return;
+  boost::asio::post(ex, [] {
+    pending = false;
+    ::malloc_trim(0);
+  });
+}
+
+}  // namespace berth::streaming
