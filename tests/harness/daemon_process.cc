@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <thread>
 
@@ -32,6 +34,22 @@ DaemonProcess::DaemonProcess(DaemonOptions opts, std::string socket, std::string
 
 DaemonProcess::~DaemonProcess() {
   if (pid_ > 0) stop(SIGTERM, std::chrono::seconds(20));
+  expect_no_sanitizer_report();
+}
+
+// In sanitizer builds (scripts/test), a report in berthd ends berthd or only its log: either way
+// the test that drove it fails here, with the report.
+void DaemonProcess::expect_no_sanitizer_report() const {
+  std::string log = read_file(log_path_);
+  for (const char* mark : {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "WARNING: ThreadSanitizer",
+                           "runtime error: "}) {
+    size_t at = log.find(mark);
+    if (at == std::string::npos) continue;
+    size_t from = log.rfind('\n', at);
+    from = from == std::string::npos ? 0 : from + 1;
+    ADD_FAILURE() << "berthd's log holds a sanitizer report:\n" << log.substr(from, 6000);
+    return;
+  }
 }
 
 bool DaemonProcess::start() {

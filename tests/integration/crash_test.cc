@@ -204,8 +204,9 @@ TEST_F(Crash, UnknownCgroupUnderABerthParentIsSweptAtStart) {
   expect_host_clean(true);
 }
 
-// Stop and remove of a pod race CreateContainer and StartContainer into it, and each other: every
-// call ends cleanly (removal is idempotent), and no container outlives its pod.
+// Stop and remove of a pod race CreateContainer and StartContainer into it, and each other, while
+// kubelet's status, list and stats calls read the pod and its containers: every call ends
+// cleanly (removal is idempotent), and no container outlives its pod.
 TEST_F(Crash, StopAndRemoveRacingCreateNeverLeaveAContainerInAGonePod) {
   DaemonProcess& d = berthd();
   CriClient cri(d);
@@ -231,12 +232,31 @@ TEST_F(Crash, StopAndRemoveRacingCreateNeverLeaveAContainerInAGonePod) {
         (void)cri.start_container(id);
       }
     }));
+  std::atomic<bool> done{false};
+  auto reader = std::async(std::launch::async, [&] {
+    while (!done) {
+      v1::PodSandboxStatusResponse ps;
+      (void)cri.pod_status(pod_id, &ps, true);
+      for (const auto& c : cri.list_containers()) {
+        v1::ContainerStatusResponse cs;
+        (void)cri.container_status(c.id(), &cs, true);
+      }
+      (void)cri.list_pods();
+      grpc::ClientContext ctx1, ctx2;
+      v1::ListContainerStatsResponse lcs;
+      (void)cri.runtime().ListContainerStats(&ctx1, v1::ListContainerStatsRequest(), &lcs);
+      v1::ListPodSandboxStatsResponse lps;
+      (void)cri.runtime().ListPodSandboxStats(&ctx2, v1::ListPodSandboxStatsRequest(), &lps);
+    }
+  });
   std::this_thread::sleep_for(300ms);
   for (int r = 0; r < 3; ++r) {
     calls.push_back(std::async(std::launch::async, [&] { EXPECT_TRUE(cri.stop_pod(pod_id).ok()); }));
     calls.push_back(std::async(std::launch::async, [&] { EXPECT_TRUE(cri.remove_pod(pod_id).ok()); }));
   }
   for (auto& c : calls) c.get();
+  done = true;
+  reader.get();
   EXPECT_GT(created.load(), 0);
   EXPECT_EQ(refused.load(), 4);
   EXPECT_TRUE(cri.list_pods().empty());

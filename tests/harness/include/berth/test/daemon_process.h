@@ -58,6 +58,7 @@ class DaemonProcess {
   std::unique_ptr<runtime::v1::ImageService::Stub> images();
 
  private:
+  void expect_no_sanitizer_report() const;
   std::shared_ptr<TestNetwork> network_;  // outlives the daemon (destroyed after it stops)
   TempDir dir_;
   DaemonOptions opts_;
