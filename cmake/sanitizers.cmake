@@ -15,6 +15,9 @@ if(BERTH_SANITIZE)
     add_compile_options(-fno-sanitize=vptr)
   endif()
   add_link_options(-fsanitize=${BERTH_SANITIZE})
+  # Tests that bound berthd's RSS skip those bounds: a sanitizer's quarantine and shadow memory
+  # make RSS meaningless (stage 1 and hostile-bench measure it).
+  add_compile_definitions(BERTH_SANITIZED)
 endif()
 
 # berth_unsanitized(<target>): a program that must stay static and free of any sanitizer runtime.
