@@ -50,17 +50,23 @@ class DirStream {
   DIR* d_ = nullptr;
 };
 
-// Opens the parent of the open directory and checks it is `expected`; the caller then drops the child.
-int open_parent(const DirStream& child, const Level& expected) {
-  int fd = ::openat(child.fd(), "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+// Opens the directory `name` below `dirfd` and checks it is (dev, ino), the one a stat saw or the
+// walk left; -1 with errno ESTALE when another took its place meanwhile.
+int open_dir_checked(int dirfd, const char* name, dev_t dev, ino_t ino) {
+  int fd = ::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return -1;
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || st.st_dev != expected.dev || st.st_ino != expected.ino) {
+  if (::fstat(fd, &st) != 0 || st.st_dev != dev || st.st_ino != ino) {
     ::close(fd);
     errno = ESTALE;
     return -1;
   }
   return fd;
+}
+
+// Opens the parent of the open directory and checks it is `expected`; the caller then drops the child.
+int open_parent(const DirStream& child, const Level& expected) {
+  return open_dir_checked(child.fd(), "..", expected.dev, expected.ino);
 }
 
 constexpr size_t kMaxHardLinksRemembered = 1 << 20;
@@ -98,15 +104,10 @@ Result<DiskUsage> measure_disk_usage(const std::string& dir) {
       if (::fstatat(d.fd(), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != top.st_dev) continue;
       count(st);
       if (!S_ISDIR(st.st_mode)) continue;
-      int child = ::openat(d.fd(), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (child < 0) continue;
-      struct stat cst {};
-      if (::fstat(child, &cst) != 0 || cst.st_dev != st.st_dev || cst.st_ino != st.st_ino) {
-        ::close(child);  // swapped between the stat and the open
-        continue;
-      }
+      int child = open_dir_checked(d.fd(), e->d_name, st.st_dev, st.st_ino);
+      if (child < 0) continue;  // gone, or swapped between the stat and the open
       path.back().resume = ::telldir(d.get());
-      path.push_back({cst.st_dev, cst.st_ino});
+      path.push_back({st.st_dev, st.st_ino});
       if (!d.open(child)) return errno_status(errno, "read a directory below " + dir);
       continue;
     }
@@ -155,17 +156,12 @@ Status remove_tree(const std::string& path) {
       }
       if (st.st_dev != top.st_dev)
         return Status(Code::failed_precondition, "remove " + path + ": " + where(e->d_name) + " is a mount point; not crossing it");
-      int child = ::openat(d.fd(), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (child < 0) {
-        if (errno == ENOENT) continue;
-        return errno_status(errno, "remove " + where(e->d_name));
-      }
-      struct stat cst {};
-      if (::fstat(child, &cst) != 0 || cst.st_dev != st.st_dev || cst.st_ino != st.st_ino) {
-        ::close(child);
+      int child = open_dir_checked(d.fd(), e->d_name, st.st_dev, st.st_ino);
+      if (child < 0 && errno == ENOENT) continue;
+      if (child < 0 && errno == ESTALE)
         return Status(Code::failed_precondition, "remove " + where(e->d_name) + ": it changed during the removal");
-      }
-      stack.push_back({cst.st_dev, cst.st_ino, 0, e->d_name});
+      if (child < 0) return errno_status(errno, "remove " + where(e->d_name));
+      stack.push_back({st.st_dev, st.st_ino, 0, e->d_name});
       if (!d.open(child)) return errno_status(errno, "remove " + where(""));
       continue;
     }

@@ -12,24 +12,6 @@ namespace v1 = runtime::v1;
 
 namespace {
 
-std::string at(const std::string& field, int i) { return field + "[" + std::to_string(i) + "]"; }
-
-template <class List>
-Status check_each_no_nul(const std::string& field, const List& list) {
-  for (int i = 0; i < list.size(); ++i)
-    if (Status s = check_no_nul(at(field, i), list.Get(i)); !s.ok()) return s;
-  return ok_status();
-}
-
-template <class Map>
-Status check_map(const std::string& field, const Map& m) {
-  for (const auto& [k, v] : m) {
-    if (Status s = check_no_nul(field + " key", k); !s.ok()) return s;
-    if (Status s = check_no_nul(field + "[" + k + "]", v); !s.ok()) return s;
-  }
-  return ok_status();
-}
-
 Status check_security_context(const v1::LinuxContainerSecurityContext& sc) {
   const std::string field = "config.linux.security_context";
   for (const auto* p : {&sc.seccomp(), &sc.apparmor()}) {
@@ -43,9 +25,9 @@ Status check_security_context(const v1::LinuxContainerSecurityContext& sc) {
   if (Status s = check_each_no_nul(field + ".capabilities.drop_capabilities", sc.capabilities().drop_capabilities()); !s.ok())
     return s;
   for (int i = 0; i < sc.masked_paths_size(); ++i)
-    if (Status s = check_absolute_path(at(field + ".masked_paths", i), sc.masked_paths(i)); !s.ok()) return s;
+    if (Status s = check_absolute_path(field_at(field + ".masked_paths", i), sc.masked_paths(i)); !s.ok()) return s;
   for (int i = 0; i < sc.readonly_paths_size(); ++i)
-    if (Status s = check_absolute_path(at(field + ".readonly_paths", i), sc.readonly_paths(i)); !s.ok()) return s;
+    if (Status s = check_absolute_path(field_at(field + ".readonly_paths", i), sc.readonly_paths(i)); !s.ok()) return s;
   return ok_status();
 }
 
@@ -59,21 +41,21 @@ Status check_container_config(const v1::ContainerConfig& c) {
   if (!c.working_dir().empty())
     if (Status s = check_absolute_path("config.working_dir", c.working_dir()); !s.ok()) return s;
   for (int i = 0; i < c.envs_size(); ++i) {
-    if (Status s = check_no_control(at("config.envs", i) + ".key", c.envs(i).key()); !s.ok()) return s;
-    if (Status s = check_no_nul(at("config.envs", i) + ".value", c.envs(i).value()); !s.ok()) return s;
+    if (Status s = check_no_control(field_at("config.envs", i) + ".key", c.envs(i).key()); !s.ok()) return s;
+    if (Status s = check_no_nul(field_at("config.envs", i) + ".value", c.envs(i).value()); !s.ok()) return s;
   }
   for (int i = 0; i < c.mounts_size(); ++i) {
     const auto& m = c.mounts(i);
-    if (Status s = check_absolute_path(at("config.mounts", i) + ".container_path", m.container_path()); !s.ok()) return s;
-    if (Status s = check_no_control(at("config.mounts", i) + ".host_path", m.host_path()); !s.ok()) return s;
+    if (Status s = check_absolute_path(field_at("config.mounts", i) + ".container_path", m.container_path()); !s.ok()) return s;
+    if (Status s = check_no_control(field_at("config.mounts", i) + ".host_path", m.host_path()); !s.ok()) return s;
   }
   for (int i = 0; i < c.devices_size(); ++i) {
     const auto& d = c.devices(i);
-    if (Status s = check_absolute_path(at("config.devices", i) + ".container_path", d.container_path()); !s.ok()) return s;
-    if (Status s = check_no_control(at("config.devices", i) + ".host_path", d.host_path()); !s.ok()) return s;
+    if (Status s = check_absolute_path(field_at("config.devices", i) + ".container_path", d.container_path()); !s.ok()) return s;
+    if (Status s = check_no_control(field_at("config.devices", i) + ".host_path", d.host_path()); !s.ok()) return s;
   }
-  if (Status s = check_map("config.labels", c.labels()); !s.ok()) return s;
-  if (Status s = check_map("config.annotations", c.annotations()); !s.ok()) return s;
+  if (Status s = check_map_no_nul("config.labels", c.labels()); !s.ok()) return s;
+  if (Status s = check_map_no_nul("config.annotations", c.annotations()); !s.ok()) return s;
   if (!c.log_path().empty())
     if (Status s = check_relative_path("config.log_path", c.log_path()); !s.ok()) return s;
   return check_security_context(c.linux().security_context());

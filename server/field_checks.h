@@ -30,4 +30,25 @@ Status check_ip_address(const std::string& field, const std::string& value);
 // A value that goes into CNI_ARGS ("K=V;K=V"): no ';' or '=' and no control character.
 Status check_cni_arg(const std::string& field, const std::string& value);
 
+// "field[i]", as the CRI request spells an element.
+inline std::string field_at(const std::string& field, int i) { return field + "[" + std::to_string(i) + "]"; }
+
+// check_no_nul of each element of a repeated string field.
+template <class List>
+Status check_each_no_nul(const std::string& field, const List& list) {
+  for (int i = 0; i < list.size(); ++i)
+    if (Status s = check_no_nul(field_at(field, i), list.Get(i)); !s.ok()) return s;
+  return ok_status();
+}
+
+// check_no_nul of each key and value of a map field (labels, annotations).
+template <class Map>
+Status check_map_no_nul(const std::string& field, const Map& m) {
+  for (const auto& [k, v] : m) {
+    if (Status s = check_no_nul(field + " key", k); !s.ok()) return s;
+    if (Status s = check_no_nul(field + "[" + k + "]", v); !s.ok()) return s;
+  }
+  return ok_status();
+}
+
 }  // namespace berth

@@ -12,17 +12,6 @@ namespace v1 = runtime::v1;
 
 namespace {
 
-std::string at(const std::string& field, int i) { return field + "[" + std::to_string(i) + "]"; }
-
-template <class Map>
-Status check_map(const std::string& field, const Map& m) {
-  for (const auto& [k, v] : m) {
-    if (Status s = check_no_nul(field + " key", k); !s.ok()) return s;
-    if (Status s = check_no_nul(field + "[" + k + "]", v); !s.ok()) return s;
-  }
-  return ok_status();
-}
-
 Status check_profile(const std::string& field, const v1::SecurityProfile& p) {
   if (p.profile_type() != v1::SecurityProfile::Localhost) return check_no_nul(field + ".localhost_ref", p.localhost_ref());
   return check_no_control(field + ".localhost_ref", p.localhost_ref());
@@ -56,14 +45,14 @@ Status check_pod_sandbox_config(const v1::PodSandboxConfig& c) {
     if (Status s = check_absolute_path("config.log_directory", c.log_directory()); !s.ok()) return s;
   const auto& dns = c.dns_config();
   for (int i = 0; i < dns.servers_size(); ++i)
-    if (Status s = check_ip_address(at("config.dns_config.servers", i), dns.servers(i)); !s.ok()) return s;
+    if (Status s = check_ip_address(field_at("config.dns_config.servers", i), dns.servers(i)); !s.ok()) return s;
   for (int i = 0; i < dns.searches_size(); ++i)
-    if (Status s = check_search_domain(at("config.dns_config.searches", i), dns.searches(i)); !s.ok()) return s;
+    if (Status s = check_search_domain(field_at("config.dns_config.searches", i), dns.searches(i)); !s.ok()) return s;
   for (int i = 0; i < dns.options_size(); ++i)
-    if (Status s = check_one_word(at("config.dns_config.options", i), dns.options(i)); !s.ok()) return s;
+    if (Status s = check_one_word(field_at("config.dns_config.options", i), dns.options(i)); !s.ok()) return s;
   for (int i = 0; i < c.port_mappings_size(); ++i) {
     const auto& p = c.port_mappings(i);
-    const std::string field = at("config.port_mappings", i);
+    const std::string field = field_at("config.port_mappings", i);
     if (p.container_port() < 1 || p.container_port() > 65535)
       return invalid_argument(field + ".container_port: " + std::to_string(p.container_port()) + " is not a port");
     if (p.host_port() < 0 || p.host_port() > 65535)
@@ -72,8 +61,8 @@ Status check_pod_sandbox_config(const v1::PodSandboxConfig& c) {
     if (!p.host_ip().empty())
       if (Status s = check_ip_address(field + ".host_ip", p.host_ip()); !s.ok()) return s;
   }
-  if (Status s = check_map("config.labels", c.labels()); !s.ok()) return s;
-  if (Status s = check_map("config.annotations", c.annotations()); !s.ok()) return s;
+  if (Status s = check_map_no_nul("config.labels", c.labels()); !s.ok()) return s;
+  if (Status s = check_map_no_nul("config.annotations", c.annotations()); !s.ok()) return s;
   const auto& linux = c.linux();
   if (Status s = check_no_control("config.linux.cgroup_parent", linux.cgroup_parent()); !s.ok()) return s;
   // cgroupfs form ("/a/b") or a systemd slice ("a-b.slice"): either way no ".." may climb out.

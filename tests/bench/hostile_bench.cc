@@ -18,7 +18,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <future>
 #include <thread>
 
@@ -38,13 +37,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-long status_field(pid_t pid, const std::string& key) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(key + ":", 0) == 0) return std::atol(line.c_str() + key.size() + 1);
-  return -1;
-}
-
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 double quantile(std::vector<double> v, double q) {
@@ -56,13 +48,13 @@ double quantile(std::vector<double> v, double q) {
 // berthd's RSS and threads: before, the peak while a peer runs, and after.
 class Sampler {
  public:
-  explicit Sampler(pid_t pid) : pid_(pid), rss0_(status_field(pid, "VmRSS")), thr0_(status_field(pid, "Threads")) {
+  explicit Sampler(pid_t pid) : pid_(pid), rss0_(long(vm_rss_kib(pid))), thr0_(thread_count(pid)) {
     peak_rss_ = rss0_;
     peak_thr_ = thr0_;
     thread_ = std::thread([this] {
       while (!done_) {
-        peak_rss_ = std::max(peak_rss_.load(), status_field(pid_, "VmRSS"));
-        peak_thr_ = std::max(peak_thr_.load(), status_field(pid_, "Threads"));
+        peak_rss_ = std::max(peak_rss_.load(), long(vm_rss_kib(pid_)));
+        peak_thr_ = std::max(peak_thr_.load(), long(thread_count(pid_)));
         std::this_thread::sleep_for(10ms);
       }
     });
@@ -73,8 +65,8 @@ class Sampler {
     thread_.join();
     std::this_thread::sleep_for(settle);
     std::printf("  %-34s RSS %6.1f -> peak %6.1f -> after %6.1f MiB; threads %3ld -> peak %3ld -> after %3ld\n", what,
-                double(rss0_) / 1024, double(peak_rss_) / 1024, double(status_field(pid_, "VmRSS")) / 1024, thr0_,
-                peak_thr_.load(), status_field(pid_, "Threads"));
+                double(rss0_) / 1024, double(peak_rss_) / 1024, double(long(vm_rss_kib(pid_))) / 1024, thr0_,
+                peak_thr_.load(), long(thread_count(pid_)));
   }
 
  private:
@@ -83,20 +75,6 @@ class Sampler {
   std::atomic<long> peak_rss_, peak_thr_;
   std::atomic<bool> done_{false};
   std::thread thread_;
-};
-
-class HostileRegistry {
- public:
-  explicit HostileRegistry(std::vector<std::string> mode) : port_(free_loopback_port()), server_("hostile-registry.py", with_port(port_, std::move(mode)), port_) {}
-  std::string ref(const std::string& repo) const { return "127.0.0.1:" + std::to_string(port_) + "/test/" + repo + ":v1"; }
-
- private:
-  static std::vector<std::string> with_port(int port, std::vector<std::string> mode) {
-    mode.insert(mode.begin(), std::to_string(port));
-    return mode;
-  }
-  int port_;
-  ScriptServer server_;
 };
 
 grpc::Status pull(DaemonProcess& d, const std::string& ref, std::chrono::milliseconds deadline) {
@@ -109,7 +87,7 @@ grpc::Status pull(DaemonProcess& d, const std::string& ref, std::chrono::millise
 }
 
 void trickling_registry(DaemonProcess& d) {
-  HostileRegistry reg({"--trickle", "2"});
+  HostileRegistryProcess reg({"--trickle", "2"});
   Sampler s(d.pid());
   std::vector<std::future<grpc::Status>> pulls;
   for (int i = 0; i < 40; ++i)
@@ -123,7 +101,7 @@ void trickling_registry(DaemonProcess& d) {
 
 void oversized_manifests(DaemonProcess& d) {
   for (const std::vector<std::string>& mode : {std::vector<std::string>{"--layers", "60000"}, {"--huge", "512"}}) {
-    HostileRegistry reg(mode);
+    HostileRegistryProcess reg(mode);
     Sampler s(d.pid());
     grpc::Status st = pull(d, reg.ref("huge"), 120s);
     std::string what = (mode[0] == "--layers" ? "60 000-layer manifest: " : "512 MiB manifest: ") +
@@ -133,7 +111,7 @@ void oversized_manifests(DaemonProcess& d) {
 }
 
 void stalled_pull_flood(DaemonProcess& d) {
-  HostileRegistry reg({"--trickle", "5"});
+  HostileRegistryProcess reg({"--trickle", "5"});
   Sampler s(d.pid());
   std::vector<std::future<grpc::Status>> pulls;
   for (int i = 0; i < 100; ++i)
@@ -266,8 +244,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "hostile-bench: pull %s failed\n", image.c_str());
     return 1;
   }
-  std::printf("idle after one pull: RSS %.1f MiB, threads %ld\n", double(status_field(d.pid(), "VmRSS")) / 1024,
-              status_field(d.pid(), "Threads"));
+  std::printf("idle after one pull: RSS %.1f MiB, threads %ld\n", double(long(vm_rss_kib(d.pid()))) / 1024,
+              long(thread_count(d.pid())));
   trickling_registry(d);
   oversized_manifests(d);
   stalled_pull_flood(d);

@@ -129,4 +129,20 @@ ScriptServer::ScriptServer(const std::string& script, const std::vector<std::str
   if (!wait_for_port(port_)) throw std::runtime_error(script + " did not start: " + read_file(dir_ / "server.log"));
 }
 
+static std::vector<std::string> with_port(int port, std::vector<std::string> args) {
+  args.insert(args.begin(), std::to_string(port));
+  return args;
+}
+
+static ScriptServer hostile_registry(std::vector<std::string> mode) {
+  int port = free_loopback_port();
+  return ScriptServer("hostile-registry.py", with_port(port, std::move(mode)), port);
+}
+
+HostileRegistryProcess::HostileRegistryProcess(std::vector<std::string> mode) : server_(hostile_registry(std::move(mode))) {}
+
+std::string HostileRegistryProcess::ref(const std::string& repo) const {
+  return "127.0.0.1:" + std::to_string(port()) + "/test/" + repo + ":v1";
+}
+
 }  // namespace berth::test

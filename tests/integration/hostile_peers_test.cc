@@ -7,10 +7,10 @@
 
 #include <atomic>
 #include <filesystem>
-#include <fstream>
 #include <future>
 
 #include "berth/test/host_leftovers.h"
+#include "berth/test/hostile_peer.h"
 #include "pod_fixture.h"
 
 namespace berth::test {
@@ -18,20 +18,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-long status_field(pid_t pid, const std::string& key) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(key + ":", 0) == 0) return std::atol(line.c_str() + key.size() + 1);
-  return -1;
-}
-long threads_of(pid_t pid) { return status_field(pid, "Threads"); }
+long threads_of(pid_t pid) { return thread_count(pid); }
+long rss_kib(pid_t pid) { return long(vm_rss_kib(pid)); }
 // RSS bounds hold in plain builds only: a sanitizer's quarantine keeps freed memory resident.
 #ifdef BERTH_SANITIZED
 constexpr long kRssSlack = 1L << 30;
 #else
 constexpr long kRssSlack = 0;
 #endif
-long rss_kib(pid_t pid) { return status_field(pid, "VmRSS"); }
 
 // Waits until `pred` holds (polling), up to `timeout`.
 template <class P>
@@ -44,20 +38,11 @@ bool eventually(P pred, std::chrono::seconds timeout = 20s) {
   return pred();
 }
 
-class HostileRegistry {
+// The registry's own count of open transfers and blobs served (GET /_stats).
+class HostileRegistry : public HostileRegistryProcess {
  public:
-  explicit HostileRegistry(std::vector<std::string> mode)
-      : port_(free_loopback_port()), server_("hostile-registry.py", with_port(port_, std::move(mode)), port_) {}
-  std::string ref(const std::string& repo) const { return "127.0.0.1:" + std::to_string(port_) + "/test/" + repo + ":v1"; }
-  nlohmann::json stats() const { return nlohmann::json::parse(shell("curl -s http://127.0.0.1:" + std::to_string(port_) + "/_stats")); }
-
- private:
-  static std::vector<std::string> with_port(int port, std::vector<std::string> mode) {
-    mode.insert(mode.begin(), std::to_string(port));
-    return mode;
-  }
-  int port_;
-  ScriptServer server_;
+  using HostileRegistryProcess::HostileRegistryProcess;
+  nlohmann::json stats() const { return nlohmann::json::parse(shell("curl -s http://127.0.0.1:" + std::to_string(port()) + "/_stats")); }
 };
 
 class HostilePeers : public PodFixture {

@@ -71,4 +71,17 @@ class ScriptServer {
   ChildProcess proc_;
 };
 
+// tests/registry/hostile-registry.py on a free loopback port, misbehaving as `mode` says
+// (--trickle SECONDS, --layers N, --huge MiB, ...).
+class HostileRegistryProcess {
+ public:
+  explicit HostileRegistryProcess(std::vector<std::string> mode);
+  int port() const { return server_.port(); }
+  // A reference to an image of it ("127.0.0.1:<port>/test/<repo>:v1").
+  std::string ref(const std::string& repo) const;
+
+ private:
+  ScriptServer server_;
+};
+
 }  // namespace berth::test
