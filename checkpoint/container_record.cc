@@ -11,10 +11,10 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kVersion = 1;
+constexpr int kRecordVersion = 1;
 
 json to_json(const ContainerRecord& r) {
-  return {{"version", kVersion},
+  return {{"version", kRecordVersion},
           {"id", r.id},
           {"sandbox_id", r.sandbox_id},
           {"name", r.name},
@@ -36,7 +36,7 @@ json to_json(const ContainerRecord& r) {
           {"user", {{"uid", r.uid}, {"gid", r.gid}, {"additional_gids", r.additional_gids}}}};
 }
 
-Result<ContainerRecord> from_json(const json& j) {
+Result<ContainerRecord> record_from_json(const json& j) {
   RecordFields f;
   try {
     ContainerRecord r;
@@ -76,12 +76,12 @@ Status write_container_record(const std::string& dir, const ContainerRecord& r) 
   return write_checksummed_json(container_record_path(dir, r.id), to_json(r), "container record of " + r.id);
 }
 
-Result<ContainerRecord> read_container_record(const std::string& path) { return read_record(path, kVersion, from_json, "container record"); }
+Result<ContainerRecord> read_container_record(const std::string& path) { return read_record(path, kRecordVersion, record_from_json, "container record"); }
 
 Status remove_container_record(const std::string& dir, const std::string& id) { return remove_record(dir, id, "container record"); }
 
 LoadedContainerRecords load_container_records(const std::string& dir, const std::string& quarantine_dir) {
-  return load_records<ContainerRecord>(dir, quarantine_dir, kVersion, from_json);
+  return load_records<ContainerRecord>(dir, quarantine_dir, kRecordVersion, record_from_json);
 }
 
 }  // namespace berth

@@ -12,7 +12,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kVersion = 1;
+constexpr int kCheckpointVersion = 1;
 
 const char* phase_name(SandboxPhase p) {
   switch (p) {
@@ -27,7 +27,7 @@ json to_json(const SandboxCheckpoint& c) {
   json ports = json::array();
   for (const auto& p : c.port_mappings)
     ports.push_back({{"protocol", p.protocol}, {"container_port", p.container_port}, {"host_port", p.host_port}, {"host_ip", p.host_ip}});
-  return {{"version", kVersion},
+  return {{"version", kCheckpointVersion},
           {"id", c.id},
           {"phase", phase_name(c.phase)},
           {"metadata", {{"name", c.name}, {"namespace", c.namespace_}, {"uid", c.uid}, {"attempt", c.attempt}}},
@@ -46,7 +46,7 @@ json to_json(const SandboxCheckpoint& c) {
           {"created_at", c.created_at}};
 }
 
-Result<SandboxCheckpoint> from_json(const json& j) {
+Result<SandboxCheckpoint> checkpoint_from_json(const json& j) {
   RecordFields f;
   try {
     SandboxCheckpoint c;
@@ -100,12 +100,12 @@ Status write_checkpoint(const std::string& dir, const SandboxCheckpoint& cp, boo
   return write_checksummed_json(checkpoint_path(dir, cp.id), to_json(cp), "checkpoint of " + cp.id, durable);
 }
 
-Result<SandboxCheckpoint> read_checkpoint(const std::string& path) { return read_record(path, kVersion, from_json, "checkpoint"); }
+Result<SandboxCheckpoint> read_checkpoint(const std::string& path) { return read_record(path, kCheckpointVersion, checkpoint_from_json, "checkpoint"); }
 
 Status remove_checkpoint(const std::string& dir, const std::string& id) { return remove_record(dir, id, "checkpoint"); }
 
 LoadedCheckpoints load_checkpoints(const std::string& dir, const std::string& quarantine_dir) {
-  return load_records<SandboxCheckpoint>(dir, quarantine_dir, kVersion, from_json);
+  return load_records<SandboxCheckpoint>(dir, quarantine_dir, kCheckpointVersion, checkpoint_from_json);
 }
 
 }  // namespace berth

@@ -43,12 +43,10 @@ target_include_directories(berth_libnl_static INTERFACE ${LIBNL_INCLUDE_DIRS})
 berth_static_deps(berth_seccomp_static seccomp)
 berth_static_deps(berth_cap_static cap)
 
-# spdlog and fmt compiled into berth: every target logging links berth_log (never spdlog::spdlog,
-# which would bring the shared build back next to the header-only one).
-add_library(berth_log INTERFACE)
-target_compile_definitions(berth_log INTERFACE SPDLOG_FMT_EXTERNAL)
-target_link_libraries(berth_log INTERFACE fmt::fmt-header-only Threads::Threads)
-target_include_directories(berth_log INTERFACE $<TARGET_PROPERTY:spdlog::spdlog_header_only,INTERFACE_INCLUDE_DIRECTORIES>)
+# spdlog and fmt: the berth_log target of log/ (spdlog compiled once, static; never spdlog::spdlog,
+# which would bring the shared build back). The definitions apply to every file, including those
+# that include spdlog's headers through a library's public headers.
+add_compile_definitions(SPDLOG_FMT_EXTERNAL SPDLOG_COMPILED_LIB)
 
 # sha256 and base64 from nettle rather than OpenSSL's libcrypto: libcrypto costs ~1.4 MiB of RSS
 # from start (relocating it) and ~3.4 MiB once a digest was made (provider set-up); nettle

@@ -13,6 +13,7 @@
 #include "bearer_realm.h"
 #include "json_fields.h"
 #include "pull_libraries.h"
+#include "registry_error.h"
 #include "sha256.h"
 
 namespace berth {
@@ -70,20 +71,6 @@ std::string url_escape(const std::string& s) {
     }
   }
   return out;
-}
-
-// The registry's own error text ({"errors":[{"code":…,"message":…}]}), which never holds secrets.
-std::string registry_error_text(const std::string& body) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
-  if (!j.is_object()) return "";
-  JsonFields top(j);
-  const nlohmann::json* errors = top.array("errors");
-  if (!errors || errors->empty()) return "";
-  JsonFields e((*errors)[0]);
-  std::string code = e.string("code"), msg = e.string("message");
-  // Only detail for the HTTP status the caller reports anyway: a body of another shape adds none.
-  if (!e.ok()) return "";
-  return code.empty() ? msg : code + ": " + msg;
 }
 
 // Answers berth reads whole are capped while they stream: a manifest, index or token answer

@@ -4,11 +4,12 @@
 // for a plugin that did not run.
 #include "plugin_exec.h"
 
+#include "plugin_output.h"
+
 #include <cerrno>
 #include <cstring>
 #include <thread>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "berth/command.h"
@@ -26,13 +27,6 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
   return out;
 }
 
-std::string trim(std::string s) {
-  while (!s.empty() && isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
-
 // berthd's environment without any CNI_* (PATH matters: portmap runs iptables), plus the call's.
 std::vector<std::string> plugin_environment(const PluginCall& call, const std::vector<std::string>& dirs) {
   std::vector<std::string> env;
@@ -46,24 +40,6 @@ std::vector<std::string> plugin_environment(const PluginCall& call, const std::v
   env.push_back("CNI_ARGS=" + call.cni_args);
   env.push_back("CNI_PATH=" + join(dirs, ":"));
   return env;
-}
-
-// The CNI error object ({code, msg, details}) a failed plugin printed on stdout, exactly as it
-// printed it (surrounding whitespace aside): callers and users see the plugin's own words, and
-// tools that parse CNI errors can parse them from our message. Empty when stdout holds none.
-std::string cni_error_json(const CommandResult& r) {
-  std::string text = trim(r.out);
-  nlohmann::json err = nlohmann::json::parse(text, nullptr, false);
-  if (err.is_object() && (err.contains("code") || err.contains("msg"))) return text;
-  return {};
-}
-
-// A failed plugin's words when it printed no CNI error: its output, then its stderr.
-std::string plugin_output_text(const CommandResult& r) {
-  std::string text = trim(r.out);
-  std::string e = trim(r.err);
-  if (!e.empty()) text += (text.empty() ? "" : "; ") + e;
-  return text.empty() ? "no output" : text;
 }
 
 }  // namespace
@@ -115,11 +91,11 @@ Result<std::string> exec_plugin(const ExecSettings& settings, const PluginCall& 
       return deadline_exceeded(what + ": timed out after " + std::to_string(settings.timeout.count()) +
                                "ms; killed");
     if (!r.success()) {
-      if (std::string cni_error = cni_error_json(r); !cni_error.empty()) {
+      if (std::string cni_error = cni_error_json(r.out); !cni_error.empty()) {
         if (!trim(r.err).empty()) spdlog::debug("cni: {} for {} stderr: {}", what, call.container_id, trim(r.err));
         return internal_error(what + ": " + cni_error);
       }
-      return internal_error(what + ": " + plugin_output_text(r) + " [" + r.describe(settings.timeout) + "]");
+      return internal_error(what + ": " + plugin_output_text(r.out, r.err) + " [" + r.describe(settings.timeout) + "]");
     }
     return r.out;
   }

@@ -10,13 +10,6 @@ uint32_t get32(const uint8_t* p) {
 }
 uint32_t get32(std::string_view s, size_t at) { return get32(reinterpret_cast<const uint8_t*>(s.data()) + at); }
 
-void put32(std::string& out, uint32_t v) {
-  out.push_back(char(v >> 24));
-  out.push_back(char(v >> 16));
-  out.push_back(char(v >> 8));
-  out.push_back(char(v));
-}
-
 std::string control_header(uint16_t type, uint8_t flags, uint32_t length) {
   std::string out;
   out.reserve(kFrameHeaderSize + length);
@@ -29,6 +22,14 @@ std::string control_header(uint16_t type, uint8_t flags, uint32_t length) {
 }
 
 }  // namespace
+
+void put32(std::string& out, uint32_t v) {
+  out.push_back(char(v >> 24));
+  out.push_back(char(v >> 16));
+  out.push_back(char(v >> 8));
+  out.push_back(char(v));
+}
+
 
 FrameHeader parse_frame_header(const uint8_t* p) {
   FrameHeader h;

@@ -98,6 +98,9 @@ std::optional<uint32_t> parse_ping(std::string_view payload);
 std::optional<GoAway> parse_goaway(std::string_view payload);
 std::optional<WindowUpdate> parse_window_update(std::string_view payload);
 
+// Appends v in network byte order (SPDY's 32-bit fields; also used by the header-block encoder).
+void put32(std::string& out, uint32_t v);
+
 // Encoders; each returns a whole frame (data_frame_header only the 8 header bytes).
 std::string data_frame_header(uint32_t stream_id, uint8_t flags, uint32_t length);
 std::string data_frame(uint32_t stream_id, uint8_t flags, std::string_view data);

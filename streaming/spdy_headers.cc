@@ -2,6 +2,8 @@
 // the dictionary bytes live in spdy_dictionary.cc.
 #include "spdy_headers.h"
 
+#include "spdy_frame.h"
+
 #include <zlib.h>
 
 #include <algorithm>
@@ -10,13 +12,6 @@
 namespace berth::spdy {
 
 namespace {
-
-void put32(std::string& out, uint32_t v) {
-  out.push_back(char(v >> 24));
-  out.push_back(char(v >> 16));
-  out.push_back(char(v >> 8));
-  out.push_back(char(v));
-}
 
 bool get32(std::string_view s, size_t& at, uint32_t& v) {
   if (s.size() - at < 4 || at > s.size()) return false;

@@ -10,13 +10,11 @@
 
 #include "../../network/cni_result.h"
 #include "../../network/network_config.h"
+#include "../../network/plugin_output.h"
 #include "../../network/result_cache.h"
 #include "berth/checksummed_json.h"
 #include "fuzz_support.h"
 
-// cni_error_json is file-local to plugin_exec.cc: compiled into this target so the real function is
-// fuzzed (this target then takes exec_plugin from here, not from berth_network).
-#include "../../network/plugin_exec.cc"
 
 using namespace berth;
 using namespace berth::cni;
@@ -42,15 +40,12 @@ void result(const std::string& text) {
 }
 
 void error_json(const std::string& text) {
-  CommandResult r;
-  r.exit_code = 1;
-  r.out = text;
-  std::string err = cni_error_json(r);
+  std::string err = cni_error_json(text);
   if (!err.empty()) {
     auto j = nlohmann::json::parse(err, nullptr, false);
     FUZZ_CHECK(j.is_object());
   }
-  (void)plugin_output_text(r);
+  (void)plugin_output_text(text, text);
 }
 
 void config_file(const std::string& text, uint8_t which) {

@@ -94,12 +94,6 @@ std::string with_tokens(std::string text, TokenStore& tokens) {
   return text;
 }
 
-void drain(int fd) {
-  char buf[65536];
-  while (read(fd, buf, sizeof buf) > 0) {
-  }
-}
-
 }  // namespace
 
 BERTH_FUZZ_TARGET(http_upgrade) {
@@ -141,7 +135,7 @@ BERTH_FUZZ_TARGET(http_upgrade) {
     // not end after its client has gone is a finding (libFuzzer reports the hang).
     bool hung_up = false;
     for (;;) {
-      drain(client.get());
+      berth::fuzz::drain(client.get());
       if (ioc.poll_one() > 0) continue;
       if (ctx.pending_work > 0) {
         ioc.restart();

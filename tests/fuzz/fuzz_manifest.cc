@@ -5,12 +5,9 @@
 // the body.
 #include "../../image/image_index.h"
 #include "../../image/manifest.h"
+#include "../../image/registry_error.h"
 #include "berth/image_reference.h"
 #include "fuzz_support.h"
-
-// registry_error_text is file-local to registry_client.cc: compiled into this target so the real
-// function is fuzzed (this target then takes RegistryClient from here, not from berth_image).
-#include "../../image/registry_client.cc"
 
 using namespace berth;
 

@@ -61,12 +61,6 @@ class EchoHandler : public SpdyHandler {
   }
 };
 
-void drain(int fd) {
-  char buf[65536];
-  while (read(fd, buf, sizeof buf) > 0) {
-  }
-}
-
 }  // namespace
 
 BERTH_FUZZ_TARGET(spdy_session) {
@@ -92,14 +86,14 @@ BERTH_FUZZ_TARGET(spdy_session) {
     // The client reads everything and says nothing more than the input; once the connection has
     // nothing left to do it hangs up, which must end the connection whatever state it is in.
     for (;;) {
-      drain(client.get());
+      berth::fuzz::drain(client.get());
       if (ioc.poll_one() > 0) continue;
       break;
     }
     shutdown(client.get(), SHUT_WR);
     ioc.restart();
     for (;;) {
-      drain(client.get());
+      berth::fuzz::drain(client.get());
       if (ioc.run_one_for(std::chrono::milliseconds(2)) > 0) continue;
       if (ioc.stopped()) break;
     }

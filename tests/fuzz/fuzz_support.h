@@ -42,6 +42,13 @@
 
 namespace berth::fuzz {
 
+// Reads fd until EOF or an error (a non-blocking socket's EAGAIN), throwing the bytes away.
+inline void drain(int fd) {
+  char buf[65536];
+  while (read(fd, buf, sizeof buf) > 0) {
+  }
+}
+
 // Reads an input from the front: single bytes steer the target (mode, split points), take()
 // cuts pieces; past the end everything is zero or empty, so every input is a valid program.
 class Reader {

@@ -12,7 +12,7 @@ set(BERTH_FUZZ_HARNESSES
 if(NOT TARGET berth_fuzz_image_parsers)
   set(image ${PROJECT_SOURCE_DIR}/image)
   add_library(berth_fuzz_image_parsers STATIC ${image}/image_reference.cc ${image}/bearer_realm.cc
-              ${image}/manifest.cc ${image}/image_index.cc ${image}/sha256.cc ${image}/pull_libraries.cc)
+              ${image}/manifest.cc ${image}/registry_error.cc ${image}/image_index.cc ${image}/sha256.cc ${image}/pull_libraries.cc)
   target_include_directories(berth_fuzz_image_parsers PUBLIC ${image}/include ${image})
   target_link_libraries(berth_fuzz_image_parsers PUBLIC berth_status berth_posix berth_nettle berth_log
                         nlohmann_json::nlohmann_json Threads::Threads ${CMAKE_DL_LIBS})
@@ -27,10 +27,7 @@ function(berth_fuzz_harness target name)
     target_link_libraries(${target} PRIVATE berth_streaming berth_posix Boost::system berth_log Threads::Threads)
   elseif(name MATCHES "^(image_reference|manifest|www_authenticate)$")
     target_link_libraries(${target} PRIVATE berth_fuzz_image_parsers)
-    # fuzz_manifest compiles image/registry_client.cc in (for its file-local registry_error_text).
-    target_compile_definitions(${target} PRIVATE BERTH_VERSION="${PROJECT_VERSION}")
   elseif(name STREQUAL "cni_result")
-    # Compiles network/plugin_exec.cc in (for its file-local cni_error_json).
     target_link_libraries(${target} PRIVATE berth_network berth_checkpoint berth_posix berth_log
                                             nlohmann_json::nlohmann_json)
   elseif(name STREQUAL "config")
