@@ -1,5 +1,5 @@
 // What every fuzz target shares: the entry macro (libFuzzer's entry in the fuzz build, a plain
-// function for the corpus replay in fuzz_regression_test), an input reader, and FUZZ_CHECK for
+// function for the corpus replay in unit_fuzz_regressions), an input reader, and FUZZ_CHECK for
 // the invariants a target asserts beyond "no sanitizer report".
 #pragma once
 

@@ -70,7 +70,7 @@ TEST(FuzzCorpus, EveryCorpusHasAHarness) {
   for (const auto& e : fs::directory_iterator(BERTH_FUZZ_CORPUS)) {
     std::string name = e.path().filename().string();
     bool known = std::any_of(std::begin(kHarnesses), std::end(kHarnesses), [&](const Harness& h) { return name == h.name; });
-    EXPECT_TRUE(known) << "corpus " << name << " has no harness in fuzz_regression_test";
+    EXPECT_TRUE(known) << "corpus " << name << " has no harness in unit_fuzz_regressions";
   }
 }
 
