@@ -3,6 +3,7 @@
 // pod, so no container is made or started in a pod being stopped or removed. Create keeps a
 // rollback list and undoes every finished step when a later one fails; a crash before its record
 // is written leaves only files under berth's own dirs, which recovery removes.
+#include "berth/own_privileges.h"
 #include "berth/container_manager.h"
 #include "berth/file_text.h"
 #include "berth/file_tree.h"
@@ -73,10 +74,7 @@ std::string name_key(const std::string& sandbox_id, const v1::ContainerMetadata&
 }
 
 Result<OciRuntime> ContainerManager::Impl::runtime_for(const std::string& handler) const {
-  std::string h = handler.empty() ? opt.default_runtime : handler;
-  auto it = opt.runtimes.find(h);
-  if (it == opt.runtimes.end()) return invalid_argument("runtime handler '" + h + "' is not configured");
-  return OciRuntime(it->second.first, it->second.second, opt.systemd_cgroup);
+  return opt.runtimes.runtime_for(handler);
 }
 
 std::shared_ptr<Container> ContainerManager::Impl::find(const std::string& id_or_prefix, Status* err) {
@@ -112,12 +110,6 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
   std::error_code ec;
   for (const auto& d : {impl->containers_state, impl->monitors_dir, impl->layers_dir, impl->records_dir})
     if (Status s = make_private_dir(d); !s.ok()) return s.context("containers");
-  int own = std::atoi(read_text_file("/proc/self/oom_score_adj").c_str());
-  std::string status = read_text_file("/proc/self/status");
-  if (size_t at = status.find("CapEff:"); at != std::string::npos) {
-    unsigned long long eff = std::stoull(status.substr(at + 7), nullptr, 16);
-    if (!((eff >> 24) & 1)) impl->min_oom_score_adj = own;  // no CAP_SYS_RESOURCE: cannot go below our own
-  }
   Impl* raw = impl.get();
   impl->watcher = std::make_unique<MonitorWatcher>([raw](const std::string& id, const ExitInfo& e) { raw->on_exit(id, e); });
 
@@ -201,7 +193,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
                         {image->config.entrypoint, image->config.cmd, image->config.env, image->config.working_dir, image->config.user},
                         image->config.stop_signal};
   ContainerSpecInputs in{.id = id, .rootfs = c->rootfs, .cgroups_path = c->cgroups_path, .mountinfo = read_text_file("/proc/self/mountinfo"),
-                         .min_oom_score_adj = impl_->min_oom_score_adj, .target_pid = target_pid,
+                         .min_oom_score_adj = own_privileges().oom_floor(), .target_pid = target_pid,
                          .host_apparmor = host_apparmor_enabled(), .cgroup_v2 = host_cgroup_v2()};
   if (in.host_apparmor && !config.linux().security_context().privileged()) {
     auto profile = ensure_apparmor_default_profile(impl_->opt.state_dir);

@@ -42,7 +42,6 @@ struct Container {
 struct ContainerManager::Impl {
   ContainerManagerOptions opt;
   std::string containers_state, monitors_dir, layers_dir, records_dir, quarantine_dir;
-  int min_oom_score_adj = -1000;
   std::mutex mu;
   std::map<std::string, std::shared_ptr<Container>> containers;
   NameReservations names;  // sandbox id + name + attempt -> id

@@ -2,6 +2,7 @@
 // memory. RunPodSandbox records the sandbox (phase "creating") before it makes anything, and on
 // any failure releases everything through the same destroy() that RemovePodSandbox uses, so an
 // undo can never miss a step a later version adds. Recovery and tear-down have their own files.
+#include "berth/own_privileges.h"
 #include "berth/sandbox_manager.h"
 
 #include <signal.h>
@@ -40,23 +41,16 @@ std::string sandbox_name_key(const SandboxCheckpoint& cp) {
 }
 
 Result<OciRuntime> SandboxManager::Impl::runtime_for(const std::string& handler) const {
-  std::string h = handler.empty() ? opt.default_runtime : handler;
-  auto it = opt.runtimes.find(h);
-  if (it == opt.runtimes.end()) {
-    std::string known;
-    for (const auto& [k, v] : opt.runtimes) known += (known.empty() ? "" : ", ") + k;
-    return invalid_argument("runtime_handler: unknown handler '" + handler + "' (known: " + known + ")");
-  }
-  return OciRuntime(it->second.first, it->second.second, opt.systemd_cgroup);
+  return opt.runtimes.runtime_for(handler);
 }
 
 int SandboxManager::Impl::oom_score_adj(int wanted) {
-  if (can_lower_oom || wanted >= own_oom_score_adj) return wanted;
+  int floor = own_privileges().oom_floor();
+  if (wanted >= floor) return wanted;
   std::call_once(oom_warning, [&] {
-    spdlog::warn("berthd lacks CAP_SYS_RESOURCE: OOM score adjustments below its own ({}) are raised to {}",
-                 own_oom_score_adj, own_oom_score_adj);
+    spdlog::warn("berthd lacks CAP_SYS_RESOURCE: OOM score adjustments below its own ({}) are raised to {}", floor, floor);
   });
-  return own_oom_score_adj;
+  return floor;
 }
 
 std::shared_ptr<Sandbox> SandboxManager::Impl::find(const std::string& id_or_prefix, Status* err) {
@@ -88,12 +82,6 @@ Result<std::unique_ptr<SandboxManager>> SandboxManager::open(SandboxManagerOptio
   if (ec) return Status(Code::internal, "sandboxes: install pause binary " + impl->opt.pause_binary + ": " + ec.message());
 
   impl->cgroup_parents = std::make_unique<CgroupParents>(impl->opt.root_dir + "/cgroup-parents.json");
-  impl->own_oom_score_adj = std::atoi(read_text_file("/proc/self/oom_score_adj").c_str());
-  std::string status = read_text_file("/proc/self/status");
-  if (size_t at = status.find("CapEff:"); at != std::string::npos) {
-    unsigned long long eff = std::strtoull(status.c_str() + at + 7, nullptr, 16);
-    impl->can_lower_oom = (eff >> 24) & 1;  // CAP_SYS_RESOURCE
-  }
   impl->recover();
   return std::unique_ptr<SandboxManager>(new SandboxManager(std::move(impl)));
 }
@@ -131,7 +119,7 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   cp.pid_mode = ns.pid();
   cp.ipc_mode = ns.ipc();
   cp.cgroup_parent = config.linux().cgroup_parent();
-  cp.runtime_handler = handler.empty() ? impl_->opt.default_runtime : handler;
+  cp.runtime_handler = impl_->opt.runtimes.resolve(handler);
   cp.hostname = host_net || config.hostname().empty() ? std::string(host) : config.hostname();
   cp.log_directory = config.log_directory();
   for (const auto& p : config.port_mappings())

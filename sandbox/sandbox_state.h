@@ -48,8 +48,6 @@ struct Sandbox {
 struct SandboxManager::Impl {
   SandboxManagerOptions opt;
   std::string pause_rootfs, netns_dir, bundles_dir, checkpoints_dir, quarantine_dir;
-  int own_oom_score_adj = 0;
-  bool can_lower_oom = true;
   std::once_flag oom_warning;
   std::mutex mu;
   std::map<std::string, std::shared_ptr<Sandbox>> sandboxes;

@@ -35,6 +35,14 @@ static std::string helper_binary_path(const char* name) {
   return dir.substr(0, dir.rfind('/')) + "/" + name;
 }
 
+// The configured handlers; a handler without a root gets its own under <state>/runtime.
+static RuntimeHandlers runtime_handlers(const Config& config) {
+  std::vector<RuntimeHandler> handlers;
+  for (const auto& [name, h] : config.runtimes)
+    handlers.push_back({name, h.path, h.root.empty() ? config.state + "/runtime/" + name : h.root});
+  return RuntimeHandlers(std::move(handlers), config.default_runtime, config.cgroup_driver == "systemd");
+}
+
 int run_daemon(const Config& config) {
   auto started = std::chrono::steady_clock::now();
   sigset_t stop_signals;
@@ -111,7 +119,7 @@ int run_daemon(const Config& config) {
                                         .root_dir = config.root,
                                         .pause_binary = helper_binary_path("berth-pause"),
                                         .systemd_cgroup = config.cgroup_driver == "systemd",
-                                        .default_runtime = config.default_runtime};
+                                        .runtimes = runtime_handlers(config)};
   HistogramFamily& cni_runs = metrics.histogram("berth_cni_plugin_duration_seconds",
                                                 "CNI plugin execs, by plugin, command and outcome.",
                                                 {"plugin", "command", "result"}, MetricsRegistry::latency_buckets());
@@ -166,8 +174,6 @@ int run_daemon(const Config& config) {
   }
   sandbox_options.hold_image = [&images = **images](const std::string& id) { images.hold(id); };
   sandbox_options.release_image = [&images = **images](const std::string& id) { images.release(id); };
-  for (const auto& [name, h] : config.runtimes)
-    sandbox_options.runtimes[name] = {h.path, h.root.empty() ? config.state + "/runtime/" + name : h.root};
   auto sandboxes = SandboxManager::open(sandbox_options);
   if (!sandboxes.ok()) {
     spdlog::critical("berthd: {}", sandboxes.status().message());
@@ -184,7 +190,6 @@ int run_daemon(const Config& config) {
                                             .root_dir = config.root,
                                             .monitor_binary = helper_binary_path("berth-monitor"),
                                             .systemd_cgroup = config.cgroup_driver == "systemd",
-                                            .default_runtime = config.default_runtime,
                                             .runtimes = sandbox_options.runtimes,
                                             .images = images->get(),
                                             .sandboxes = sandboxes->get(),
@@ -226,9 +231,9 @@ int run_daemon(const Config& config) {
   }
   spdlog::info("berthd: streaming server on http://{}", (*streaming)->address());
 
-  RuntimeProbe probe(config.runtimes.at(config.default_runtime).path);
+  RuntimeProbe probe(sandbox_options.runtimes.find("")->binary);
   CallLimits call_limits(config.max_concurrent_rpcs);
-  ServiceContext ctx{config, probe, metrics, container_events, **images, **sandboxes, cni, **containers, stats, **streaming,
+  ServiceContext ctx{config, sandbox_options.runtimes, probe, metrics, container_events, **images, **sandboxes, cni, **containers, stats, **streaming,
                      pull_duration, sandbox_start, call_limits};
   {
     std::lock_guard lock(event_ctx_mu);

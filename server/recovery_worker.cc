@@ -19,12 +19,11 @@
 
 namespace berth {
 
-std::vector<RuntimeLeftover> find_runtime_leftovers(const std::map<std::string, std::pair<std::string, std::string>>& runtimes,
+std::vector<RuntimeLeftover> find_runtime_leftovers(const RuntimeHandlers& runtimes,
                                                     SandboxManager& sandboxes, ContainerManager& containers) {
   std::vector<RuntimeLeftover> out;
   std::map<std::string, bool> roots_seen;
-  for (const auto& [name, binary_root] : runtimes) {
-    const auto& [binary, root] = binary_root;
+  for (const auto& [name, binary, root] : runtimes.all()) {
     if (roots_seen[root]) continue;
     roots_seen[root] = true;
     for (const auto& id : OciRuntime(binary, root, false).ids_in_root()) {

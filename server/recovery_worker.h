@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "berth/runtime_handlers.h"
+
 namespace berth {
 
 class CniManager;
@@ -23,7 +25,7 @@ struct RuntimeLeftover {
 };
 
 // Reads every runtime root (no runtime is run) for ids neither manager knows.
-std::vector<RuntimeLeftover> find_runtime_leftovers(const std::map<std::string, std::pair<std::string, std::string>>& runtimes,
+std::vector<RuntimeLeftover> find_runtime_leftovers(const RuntimeHandlers& runtimes,
                                                     SandboxManager& sandboxes, ContainerManager& containers);
 
 // The cgroupsPath of every cgroup below a cgroup parent that berth's sandboxes use (their

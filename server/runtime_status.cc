@@ -9,7 +9,7 @@ namespace berth {
 grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRequest* req,
                                         v1::StatusResponse* resp) {
   RpcScope rpc("Status");
-  const auto& handler = ctx_.config.runtimes.at(ctx_.config.default_runtime);
+  const RuntimeHandler& handler = *ctx_.runtimes.find("");
   RuntimeProbeResult probe = ctx_.runtime_probe.check();
 
   auto* runtime = resp->mutable_status()->add_conditions();
@@ -34,8 +34,8 @@ grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRe
     auto dump = [](const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
     nlohmann::json info = config_to_json(ctx_.config);
     (*resp->mutable_info())["config"] = info.dump();
-    nlohmann::json rt = {{"handler", ctx_.config.default_runtime},
-                         {"configured_path", handler.path},
+    nlohmann::json rt = {{"handler", handler.name},
+                         {"configured_path", handler.binary},
                          {"path", probe.path},
                          {"version", probe.version},
                          {"ready", probe.ready}};

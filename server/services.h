@@ -24,6 +24,7 @@ namespace v1 = runtime::v1;
 // What the handlers share: the effective config and the managers the daemon owns.
 struct ServiceContext {
   const Config& config;
+  const RuntimeHandlers& runtimes;  // the handler table sandboxes and containers use
   RuntimeProbe& runtime_probe;
   MetricsRegistry& metrics;
   // Container and sandbox lifecycle events for GetContainerEvents subscribers.

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <thread>
 
+#include "berth/file_text.h"
+#include "berth/own_privileges.h"
 #include "berth/atomic_file.h"
 #include "berth/command.h"
 #include "berth/disk_usage_cache.h"
@@ -302,3 +304,21 @@ TEST(FaultPointDeathTest, AnUnknownNameIsReportedAndArmsNothing) {
 
 }  // namespace
 }  // namespace berth
+
+// berthd's own capabilities and OOM floor, parsed from copies of /proc/self/status.
+TEST(OwnPrivileges, ReadsTheCapabilitySetsAndTheOomFloor) {
+  std::string status = "Name:\tberthd\nCapInh:\t0000000000000000\nCapPrm:\t000001fffeffffff\n"
+                       "CapEff:\t000001fffeffffff\nCapBnd:\t000001fffeffffff\nCapAmb:\t0000000000000000\n";
+  auto p = berth::parse_own_privileges(status, "-500\n");
+  EXPECT_EQ(p.effective, 0x1fffeffffffull);
+  EXPECT_EQ(p.bounding, 0x1fffeffffffull);
+  EXPECT_FALSE(p.effective_has(24));  // CAP_SYS_RESOURCE withheld, as on this machine
+  EXPECT_TRUE(p.effective_has(21));   // CAP_SYS_ADMIN
+  EXPECT_EQ(p.oom_floor(), -500);
+  auto full = berth::parse_own_privileges("CapEff:\t000001ffffffffff\nCapBnd:\t000001ffffffffff\n", "0");
+  EXPECT_EQ(full.oom_floor(), -1000);
+  auto none = berth::parse_own_privileges("Name:\tx\n", "");
+  EXPECT_EQ(none.effective, 0u);
+  EXPECT_EQ(none.oom_floor(), 0);
+  EXPECT_EQ(berth::own_privileges().oom_score_adj, berth::parse_own_privileges("", berth::read_text_file("/proc/self/oom_score_adj")).oom_score_adj);
+}

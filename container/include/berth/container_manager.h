@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/runtime_handlers.h"
 #include "berth/cri_api.h"
 #include "berth/status.h"
 #include "berth/unique_fd.h"
@@ -26,8 +27,7 @@ struct ContainerManagerOptions {
   std::string root_dir;   // <root>: writable layers and records
   std::string monitor_binary;
   bool systemd_cgroup = false;
-  std::string default_runtime;
-  std::map<std::string, std::pair<std::string, std::string>> runtimes;  // handler -> (binary, root)
+  RuntimeHandlers runtimes;
   ImageManager* images = nullptr;
   SandboxManager* sandboxes = nullptr;
   // Told after each lifecycle change (created, started, stopped, deleted); never under a lock.

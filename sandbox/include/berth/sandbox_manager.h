@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/runtime_handlers.h"
 #include "berth/cri_api.h"
 #include "berth/status.h"
 
@@ -47,8 +48,7 @@ struct SandboxManagerOptions {
   std::string root_dir;        // <root>: checkpoints
   std::string pause_binary;    // berth-pause
   bool systemd_cgroup = false;
-  std::string default_runtime;
-  std::map<std::string, std::pair<std::string, std::string>> runtimes;  // handler -> (binary, root)
+  RuntimeHandlers runtimes;
   std::function<Result<PauseImage>()> pause_image;  // unset: the embedded pause
   // A sandbox holds its image's layers from its start to its removal (as a container does), so
   // removing the image never pulls the lower dirs from under a running pause.
