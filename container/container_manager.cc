@@ -126,8 +126,10 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   auto lease = impl_->opt.sandboxes->lease(sandbox_id);
   if (!lease.ok()) return lease.status();
   const SandboxInfo* pod = &lease->info;
-  auto image = impl_->opt.images->find(config.image().image());
-  if (!image) return not_found("image " + config.image().image() + " not found (pull it first)");
+  // Held from here: the hold goes with the handle on failure and with the container otherwise.
+  auto held = impl_->opt.images->acquire(config.image().image());
+  if (!held.ok()) return not_found("image " + config.image().image() + " not found (pull it first)");
+  const ImageRecord* image = &held->record();
   auto rt = impl_->runtime_for(pod->runtime_handler);
   if (!rt.ok()) return rt.status();
 
@@ -159,12 +161,6 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
       if (Status s = remove_tree(dir); !s.ok()) spdlog::error("container {}: undo step 'dirs' failed: {}", id, s.message());
   });
   fault_point(FaultPoint::create_container_dirs_made);
-  impl_->opt.images->hold(image->id);
-  undo.add([this, img = image->id] { impl_->opt.images->release(img); });
-  // A RemoveImage between the look-up and the hold may have freed the layers: held now, the
-  // image must still be there for its layers to be.
-  if (!impl_->opt.images->find(image->id))
-    return fail(not_found("config.image.image: image " + config.image().image() + " was removed while the container was created"));
   if (Status s = mount_container_rootfs(impl_->opt.images->snapshot_dirs(*image), c->upper, c->work, c->rootfs); !s.ok())
     return fail(s);
   undo.add([root = c->rootfs, id] {
@@ -245,6 +241,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
     impl_->containers[id] = c;
   }
   undo.dismiss();
+  (void)std::move(*held).keep();  // released by the container's removal
   impl_->emit(*c, v1::CONTAINER_CREATED_EVENT);
   return id;
 }

@@ -109,8 +109,24 @@ std::vector<std::string> ImageManager::snapshot_dirs(const ImageRecord& image) c
 
 void ImageManager::hold(const std::string& image_id) {
   std::lock_guard lock(impl_->mu);
-  if (impl_->holds[image_id]++ == 0)
-    if (const ImageRecord* r = impl_->index.find_any_id(image_id)) impl_->held_layers[image_id] = r->layers;
+  impl_->hold_locked(image_id);
+}
+
+void ImageManager::Impl::hold_locked(const std::string& image_id) {
+  if (holds[image_id]++ == 0)
+    if (const ImageRecord* r = index.find_any_id(image_id)) held_layers[image_id] = r->layers;
+}
+
+Result<ImageHold> ImageManager::acquire(const std::string& reference) {
+  std::lock_guard lock(impl_->mu);
+  const ImageRecord* r = impl_->index.find(reference);
+  if (!r) return not_found("image " + reference + " not found");
+  impl_->hold_locked(r->id);
+  return ImageHold(this, *r);
+}
+
+ImageHold::~ImageHold() {
+  if (images_) images_->release(record_.id);
 }
 
 void ImageManager::release(const std::string& image_id) {

@@ -75,6 +75,7 @@ struct ImageManager::Impl {
   // Without mu: deletes what collect_garbage_locked moved aside.
   void empty_trash(const std::vector<std::string>& paths) const;
   Status pin_locked(const std::string& id);
+  void hold_locked(const std::string& image_id);
 };
 
 // The blobs and snapshots one pull uses stay live for collect_garbage until the pull has recorded

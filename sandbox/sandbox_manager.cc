@@ -171,8 +171,7 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   if (impl_->opt.pause_image) {
     auto image = impl_->opt.pause_image();
     if (!image.ok()) return fail(image.status().context("sandbox image"));
-    if (impl_->opt.hold_image) impl_->opt.hold_image(image->id);
-    cp.image_id = image->id;  // released by destroy()
+    cp.image_id = image->id;  // held by pause_image(), released by destroy()
     auto root = mount_image_rootfs(*image, sb->bundle + "/rootfs");
     if (!root.ok()) return fail(root.status());
     spec_in.rootfs = *root;

@@ -165,8 +165,11 @@ int run_daemon(const Config& config) {
       if (!img) {
         auto pulled = images.pull(ref, {}, true);
         if (!pulled.ok()) return pulled.status();
-        img = *pulled;
       }
+      // Found and held in one step; the sandbox owns the hold from here.
+      auto held = images.acquire(ref);
+      if (!held.ok()) return held.status();
+      img = std::move(*held).keep();
       PauseImage p{img->id, images.snapshot_dirs(*img), img->config.entrypoint};
       p.args.insert(p.args.end(), img->config.cmd.begin(), img->config.cmd.end());
       return p;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "berth/image_manager.h"
 #include "../../image/bearer_realm.h"
 #include "../../image/image_index.h"
 #include "../../image/manifest.h"
@@ -289,6 +290,55 @@ TEST(BearerRealm, FollowedOnlyWhereCredentialsCannotLeakInClear) {
   EXPECT_TRUE(is_loopback_host("[::1]:5000"));
   EXPECT_TRUE(is_loopback_host("127.9.9.9"));
   EXPECT_FALSE(is_loopback_host("127.1"));
+}
+
+// acquire() finds and holds in one step: a RemoveImage meanwhile hides the image but keeps its
+// record (and layers) until the handle goes, or until the owner a hold was kept for releases it.
+TEST(ImageManager, AcquireHoldsUntilTheHandleOrItsOwnerReleases) {
+  const std::string dir = testing::TempDir() + "image_acquire_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string a = "sha256:" + std::string(64, 'a'), b = "sha256:" + std::string(64, 'b');
+  auto record = [](const std::string& id, const std::string& tag) {
+    return R"({"id":")" + id + R"(","repo_tags":[")" + tag + R"("],"repo_digests":[],"size":0,"layers":[],"config":"{}"})";
+  };
+  std::ofstream(dir + "/index.json") << R"({"version":1,"images":[)" + record(a, "docker.io/library/a:1") + "," +
+                                            record(b, "docker.io/library/b:1") + "]}";
+  auto images = ImageManager::open({.dir = dir});
+  ASSERT_TRUE(images.ok()) << images.status().message();
+  ImageManager& m = **images;
+  ASSERT_TRUE(m.finish_recovery().ok());
+
+  auto missing = m.acquire("docker.io/library/nope:1");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), Code::not_found);
+  EXPECT_NE(missing.status().message().find("docker.io/library/nope:1"), std::string::npos);
+
+  {
+    auto held = m.acquire("a:1");
+    ASSERT_TRUE(held.ok()) << held.status().message();
+    EXPECT_EQ(held->record().id, a);
+    ASSERT_TRUE(m.remove("a:1").ok());
+    EXPECT_FALSE(m.find("a:1").has_value());  // gone for clients
+    EXPECT_EQ(m.list().size(), 1u);
+  }  // the handle releases: the hidden record goes too
+  {
+    auto held = m.acquire("b:1");
+    ASSERT_TRUE(held.ok());
+    ImageRecord kept = std::move(*held).keep();
+    EXPECT_EQ(kept.id, b);
+  }  // kept: still held after the handle
+  ASSERT_TRUE(m.remove("b:1").ok());
+  images->reset();
+  // Reopened, a removed image nobody has held again since the restart is deleted at recovery's end.
+  auto reopened = ImageManager::open({.dir = dir});
+  ASSERT_TRUE(reopened.ok());
+  (*reopened)->hold(b);  // the owner (a container record) takes its hold again
+  ASSERT_TRUE((*reopened)->finish_recovery().ok());
+  EXPECT_FALSE((*reopened)->find(a).has_value());
+  (*reopened)->release(b);
+  EXPECT_TRUE((*reopened)->list().empty());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

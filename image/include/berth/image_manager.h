@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "berth/disk_usage_cache.h"
@@ -53,6 +54,31 @@ struct StoreUsage {
   int64_t timestamp_ns = 0;
 };
 
+class ImageManager;
+
+// A hold on an image's layers taken together with the look-up (ImageManager::acquire): released
+// when the handle goes, unless keep() hands it to a durable owner (a container or sandbox record),
+// which later releases it by id.
+class ImageHold {
+ public:
+  ImageHold(ImageManager* images, ImageRecord record) : images_(images), record_(std::move(record)) {}
+  ImageHold(ImageHold&& o) noexcept : images_(std::exchange(o.images_, nullptr)), record_(std::move(o.record_)) {}
+  ImageHold& operator=(ImageHold&&) = delete;
+  ImageHold(const ImageHold&) = delete;
+  ~ImageHold();
+
+  const ImageRecord& record() const { return record_; }
+  // The hold outlives the handle; its new owner releases it with ImageManager::release(id).
+  ImageRecord keep() && {
+    images_ = nullptr;
+    return std::move(record_);
+  }
+
+ private:
+  ImageManager* images_;
+  ImageRecord record_;
+};
+
 class ImageManager {
  public:
   static Result<std::unique_ptr<ImageManager>> open(ImageManagerOptions options);
@@ -78,6 +104,10 @@ class ImageManager {
 
   // Snapshot directories of the image's layers, lowest first, for an overlayfs lowerdir.
   std::vector<std::string> snapshot_dirs(const ImageRecord& image) const;
+
+  // Finds the image (as find) and holds its layers in one step under the store's lock, so no
+  // RemoveImage can free them between the two. not_found names the reference.
+  Result<ImageHold> acquire(const std::string& reference);
 
   // A container holds the image's layers while it exists, whatever happens to the image record,
   // also across restarts: a held image that is removed keeps a hidden record until its last

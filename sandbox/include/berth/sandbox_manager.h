@@ -21,7 +21,7 @@ namespace berth {
 
 // A pause image from the registry (berth.toml's sandbox_image) instead of the embedded berth-pause.
 struct PauseImage {
-  std::string id;                       // the image's id, held while a sandbox runs from it
+  std::string id;                       // the image's id, already held for the sandbox (release_image frees it)
   std::vector<std::string> layer_dirs;  // lowest first
   std::vector<std::string> args;        // Entrypoint + Cmd
 };
@@ -51,7 +51,9 @@ struct SandboxManagerOptions {
   RuntimeHandlers runtimes;
   std::function<Result<PauseImage>()> pause_image;  // unset: the embedded pause
   // A sandbox holds its image's layers from its start to its removal (as a container does), so
-  // removing the image never pulls the lower dirs from under a running pause.
+  // removing the image never pulls the lower dirs from under a running pause: pause_image()
+  // returns the image held, recovery takes the holds of recovered sandboxes again (hold_image),
+  // and removal releases them.
   std::function<void(const std::string& image_id)> hold_image, release_image;
   SandboxNetworkHooks network;                      // unset: pods get loopback only
 };
