@@ -136,12 +136,17 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   std::string id = new_object_id();
   std::string key = name_key(pod->id, md);
   if (Status s = impl_->names.reserve(key, id, "container"); !s.ok()) return s;
-  Rollback undo;
-  undo.add([&] { impl_->names.release(key, id); });
+  Rollback undo("container " + id);
+  undo.add("name", [&] {
+    impl_->names.release(key, id);
+    return ok_status();
+  });
   fault_point(FaultPoint::create_container_name_reserved);
   auto fail = [&](const Status& s) {
-    undo.run();
-    return s.context("create container " + md.name() + " in pod " + pod->id);
+    Status undone = undo.run();  // each failed step is also logged with the container and the step
+    Status out = s.context("create container " + md.name() + " in pod " + pod->id);
+    if (undone.ok()) return out;
+    return Status(out.code(), out.message() + " (" + undone.message() + "; left for the next start's sweep)");
   };
 
   auto c = std::make_shared<Container>();
@@ -155,17 +160,17 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   c->stop_signal = stop_signal_of(config, image->config.stop_signal);
   std::error_code ec;
   if (::mkdir(c->bundle.c_str(), 0700) != 0) return fail(errno_status(errno, "mkdir " + c->bundle));
-  undo.add([this, id] {
+  undo.add("dirs", [this, id] {
     // Left, on failure, for the leftover sweep at the next start, which removes dirs no record owns.
+    Status first;
     for (const std::string& dir : {impl_->containers_state + "/" + id, impl_->layers_dir + "/" + id})
-      if (Status s = remove_tree(dir); !s.ok()) spdlog::error("container {}: undo step 'dirs' failed: {}", id, s.message());
+      if (Status s = remove_tree(dir); !s.ok() && first.ok()) first = s;
+    return first;
   });
   fault_point(FaultPoint::create_container_dirs_made);
   if (Status s = mount_container_rootfs(impl_->opt.images->snapshot_dirs(*image), c->upper, c->work, c->rootfs); !s.ok())
     return fail(s);
-  undo.add([root = c->rootfs, id] {
-    if (Status s = unmount_container_rootfs(root); !s.ok()) spdlog::error("container {}: undo step 'rootfs' failed: {}", id, s.message());
-  });
+  undo.add("rootfs", [root = c->rootfs] { return unmount_container_rootfs(root); });
   fault_point(FaultPoint::create_container_rootfs_mounted);
 
   // Beside the pause, under the pod's cgroup parent (CRI has no per-container parent).

@@ -16,6 +16,7 @@
 
 #include "berth/file_text.h"
 #include "berth/own_privileges.h"
+#include "berth/rollback.h"
 #include "berth/atomic_file.h"
 #include "berth/command.h"
 #include "berth/disk_usage_cache.h"
@@ -321,4 +322,48 @@ TEST(OwnPrivileges, ReadsTheCapabilitySetsAndTheOomFloor) {
   EXPECT_EQ(none.effective, 0u);
   EXPECT_EQ(none.oom_floor(), 0);
   EXPECT_EQ(berth::own_privileges().oom_score_adj, berth::parse_own_privileges("", berth::read_text_file("/proc/self/oom_score_adj")).oom_score_adj);
+}
+
+// Undo steps run newest first, all of them even after a failure; the first failure comes back
+// named by its step, and a dismissed guard undoes nothing.
+TEST(Rollback, RunsEveryStepNewestFirstAndReportsTheFirstFailureByName) {
+  std::vector<std::string> ran;
+  {
+    berth::Rollback undo("container c1");
+    undo.add("name", [&] {
+      ran.push_back("name");
+      return berth::Status();
+    });
+    undo.add("dirs", [&] {
+      ran.push_back("dirs");
+      return berth::Status(berth::Code::internal, "rmdir /x: EBUSY");
+    });
+    undo.add("rootfs", [&] {
+      ran.push_back("rootfs");
+      return berth::Status(berth::Code::internal, "umount /r: EBUSY");
+    });
+    berth::Status s = undo.run();
+    EXPECT_EQ(ran, (std::vector<std::string>{"rootfs", "dirs", "name"}));
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.message(), "undo step 'rootfs': umount /r: EBUSY");
+    EXPECT_TRUE(undo.run().ok());  // empty now
+  }
+  EXPECT_EQ(ran.size(), 3u);
+  {
+    berth::Rollback undo("container c2");
+    undo.add("name", [&] {
+      ran.push_back("c2");
+      return berth::Status();
+    });
+  }  // out of scope undismissed: undone
+  EXPECT_EQ(ran.back(), "c2");
+  {
+    berth::Rollback undo("container c3");
+    undo.add("name", [&] {
+      ran.push_back("c3");
+      return berth::Status();
+    });
+    undo.dismiss();
+  }
+  EXPECT_EQ(ran.back(), "c2");
 }
