@@ -83,7 +83,7 @@ std::shared_ptr<Container> ContainerManager::Impl::find(const std::string& id_or
 }
 
 void ContainerManager::Impl::emit(const Container& c, v1::ContainerEventType type) const {
-  if (opt.on_event) opt.on_event(c.rec.id, c.rec.sandbox_id, type);
+  if (opt.events) opt.events->container_changed(c.rec.id, c.rec.sandbox_id, type);
 }
 
 Status ContainerManager::Impl::save(Container& c) const { return write_container_record(records_dir, c.rec); }

@@ -19,7 +19,8 @@
 #include "berth/metrics_endpoint.h"
 #include "recovery_worker.h"
 #include "rpc_metrics.h"
-#include "sandbox_events.h"
+#include "lifecycle_events.h"
+#include "sandbox_hooks.h"
 #include "services.h"
 #include "socket_path.h"
 #include "streaming_backend.h"
@@ -133,48 +134,8 @@ int run_daemon(const Config& config) {
                     cni_runs.observe({plugin, command, ok ? "ok" : "error"}, s);
                   },
                   .on_busy_retry = [&cni_busy](const std::string& plugin) { cni_busy.add({plugin}); }});
-  sandbox_options.network.setup = [&cni](const SandboxNetworkRequest& r) -> Result<std::vector<std::string>> {
-    PodNetworkRequest req{.sandbox_id = r.id, .pod_name = r.name, .pod_namespace = r.namespace_, .pod_uid = r.uid,
-                          .netns_path = r.netns_path};
-    for (const auto& p : r.config->port_mappings())
-      req.port_mappings.push_back({p.protocol() == v1::UDP ? "udp" : p.protocol() == v1::SCTP ? "sctp" : "tcp",
-                                   p.container_port(), p.host_port(), p.host_ip()});
-    const auto& dns = r.config->dns_config();
-    req.dns = {{dns.servers().begin(), dns.servers().end()}, {dns.searches().begin(), dns.searches().end()},
-               {dns.options().begin(), dns.options().end()}};
-    req.annotations = {r.config->annotations().begin(), r.config->annotations().end()};
-    auto st = cni.setup(req);
-    if (!st.ok()) return st.status();
-    return st->ips;
-  };
-  sandbox_options.network.teardown = [&cni](const std::string& id, const std::string& netns) { return cni.teardown(id, netns); };
-  sandbox_options.network.check = [&cni](const std::string& id, const std::string& netns) { return cni.check(id, netns); };
-  sandbox_options.network.recorded_ips = [&cni](const std::string& id) {
-    auto st = cni.status(id);
-    return st.ok() ? st->ips : std::vector<std::string>{};
-  };
-  if (!config.sandbox_image.empty()) {
-    sandbox_options.pause_image = [&images = **images, ref = config.sandbox_image]() -> Result<PauseImage> {
-      auto img = images.find(ref);
-      // A client may have pulled it first, unpinned; kubelet's image GC must still spare it.
-      if (img && !img->pinned) {
-        Status s = images.pin(img->id);
-        if (s.code() == Code::not_found) img.reset();  // removed meanwhile: pulled (pinned) below
-        else if (!s.ok()) return s;
-      }
-      if (!img) {
-        auto pulled = images.pull(ref, {}, true);
-        if (!pulled.ok()) return pulled.status();
-      }
-      // Found and held in one step; the sandbox owns the hold from here.
-      auto held = images.acquire(ref);
-      if (!held.ok()) return held.status();
-      img = std::move(*held).keep();
-      PauseImage p{img->id, images.snapshot_dirs(*img), img->config.entrypoint};
-      p.args.insert(p.args.end(), img->config.cmd.begin(), img->config.cmd.end());
-      return p;
-    };
-  }
+  sandbox_options.network = cni_network_hooks(cni);
+  if (!config.sandbox_image.empty()) sandbox_options.pause_image = sandbox_image_source(**images, config.sandbox_image);
   sandbox_options.hold_image = [&images = **images](const std::string& id) { images.hold(id); };
   sandbox_options.release_image = [&images = **images](const std::string& id) { images.release(id); };
   auto sandboxes = SandboxManager::open(sandbox_options);
@@ -185,10 +146,8 @@ int run_daemon(const Config& config) {
   metrics.gauge("berth_sandboxes_ready", "Pod sandboxes whose pause is running.",
                 [&s = **sandboxes] { return static_cast<double>(s.ready_count()); });
 
-  // Container events need the service context, which needs the container manager: the callback
-  // reaches the context through this pointer, set once both exist.
-  ServiceContext* event_ctx = nullptr;
-  std::mutex event_ctx_mu;
+  // Events carry the statuses of both managers: connected once both exist, disconnected first.
+  LifecycleEvents events(container_events);
   auto containers = ContainerManager::open({.state_dir = config.state,
                                             .root_dir = config.root,
                                             .monitor_binary = helper_binary_path("berth-monitor"),
@@ -196,11 +155,7 @@ int run_daemon(const Config& config) {
                                             .runtimes = sandbox_options.runtimes,
                                             .images = images->get(),
                                             .sandboxes = sandboxes->get(),
-                                            .on_event = [&](const std::string& id, const std::string& sandbox_id,
-                                                            v1::ContainerEventType type) {
-                                              std::lock_guard lock(event_ctx_mu);
-                                              if (event_ctx) publish_container_event(*event_ctx, id, sandbox_id, type);
-                                            }});
+                                            .events = &events});
   if (!containers.ok()) {
     spdlog::critical("berthd: {}", containers.status().message());
     return 1;
@@ -236,20 +191,13 @@ int run_daemon(const Config& config) {
 
   RuntimeProbe probe(sandbox_options.runtimes.find("")->binary);
   CallLimits call_limits(config.max_concurrent_rpcs);
-  ServiceContext ctx{config, sandbox_options.runtimes, probe, metrics, container_events, **images, **sandboxes, cni, **containers, stats, **streaming,
+  ServiceContext ctx{config, sandbox_options.runtimes, probe, metrics, container_events, events, **images, **sandboxes, cni, **containers, stats, **streaming,
                      pull_duration, sandbox_start, call_limits};
-  {
-    std::lock_guard lock(event_ctx_mu);
-    event_ctx = &ctx;
-  }
-  struct ForgetEventContext {
-    std::mutex& mu;
-    ServiceContext*& ctx;
-    ~ForgetEventContext() {
-      std::lock_guard lock(mu);
-      ctx = nullptr;
-    }
-  } forget_event_ctx{event_ctx_mu, event_ctx};
+  events.connect(**sandboxes, **containers);
+  struct DisconnectEvents {
+    LifecycleEvents& events;
+    ~DisconnectEvents() { events.disconnect(); }
+  } disconnect_events{events};
   RuntimeServiceImpl runtime_service(ctx);
   ImageServiceImpl image_service(ctx);
 

@@ -1,7 +1,6 @@
 // RemovePodSandbox: once no container can join the pod any more, removes its containers (killing
 // running ones), stops the sandbox when needed and removes it; idempotent; an unknown id succeeds.
 #include "rpc_scope.h"
-#include "sandbox_events.h"
 #include "services.h"
 
 namespace berth {
@@ -17,7 +16,7 @@ grpc::Status RuntimeServiceImpl::RemovePodSandbox(grpc::ServerContext*, const v1
       if (berth::Status st = ctx_.containers.remove(c); !st.ok()) return st;
     return ok_status();
   });
-  if (s.ok() && before) publish_sandbox_event(ctx_, before->id, v1::CONTAINER_DELETED_EVENT, false);
+  if (s.ok() && before) ctx_.events.sandbox_changed(before->id, v1::CONTAINER_DELETED_EVENT, false);
   return scope.done(s);
 }
 

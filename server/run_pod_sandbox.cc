@@ -2,7 +2,6 @@
 // maps the result and publishes the sandbox's lifecycle events.
 #include "request_checks.h"
 #include "rpc_scope.h"
-#include "sandbox_events.h"
 #include "services.h"
 
 namespace berth {
@@ -21,8 +20,8 @@ grpc::Status RuntimeServiceImpl::RunPodSandbox(grpc::ServerContext*, const v1::R
   if (!id.ok()) return scope.done(id.status());
   scope.add_id("sandbox", *id);
   resp->set_pod_sandbox_id(*id);
-  publish_sandbox_event(ctx_, *id, v1::CONTAINER_CREATED_EVENT);
-  publish_sandbox_event(ctx_, *id, v1::CONTAINER_STARTED_EVENT);
+  ctx_.events.sandbox_changed(*id, v1::CONTAINER_CREATED_EVENT);
+  ctx_.events.sandbox_changed(*id, v1::CONTAINER_STARTED_EVENT);
   return scope.done(ok_status());
 }
 

@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "berth/config.h"
+#include "lifecycle_events.h"
 #include "berth/container_manager.h"
 #include "berth/event_hub.h"
 #include "berth/image_manager.h"
@@ -29,6 +30,7 @@ struct ServiceContext {
   MetricsRegistry& metrics;
   // Container and sandbox lifecycle events for GetContainerEvents subscribers.
   EventHub<v1::ContainerEventResponse>& container_events;
+  LifecycleEvents& events;  // publishes sandbox and container lifecycle events into container_events
   ImageManager& images;
   SandboxManager& sandboxes;
   CniManager& cni;

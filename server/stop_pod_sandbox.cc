@@ -2,7 +2,6 @@
 // (kubelet stopped them with their grace period before), then the network and the pause;
 // idempotent; an unknown id succeeds.
 #include "rpc_scope.h"
-#include "sandbox_events.h"
 #include "services.h"
 
 namespace berth {
@@ -18,7 +17,7 @@ grpc::Status RuntimeServiceImpl::StopPodSandbox(grpc::ServerContext*, const v1::
       if (berth::Status st = ctx_.containers.stop(c, 0); !st.ok()) return st;
     return ok_status();
   });
-  if (s.ok() && before && before->ready) publish_sandbox_event(ctx_, before->id, v1::CONTAINER_STOPPED_EVENT);
+  if (s.ok() && before && before->ready) ctx_.events.sandbox_changed(before->id, v1::CONTAINER_STOPPED_EVENT);
   return scope.done(s);
 }
 

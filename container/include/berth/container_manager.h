@@ -22,6 +22,15 @@ namespace berth {
 class ImageManager;
 class SandboxManager;
 
+// Told after each container lifecycle change (created, started, stopped, deleted); never called
+// under a lock of the manager.
+class ContainerEventSink {
+ public:
+  virtual ~ContainerEventSink() = default;
+  virtual void container_changed(const std::string& id, const std::string& sandbox_id,
+                                 runtime::v1::ContainerEventType type) = 0;
+};
+
 struct ContainerManagerOptions {
   std::string state_dir;  // <state>: bundles, rootfs mounts, monitor sockets, exit files
   std::string root_dir;   // <root>: writable layers and records
@@ -30,8 +39,7 @@ struct ContainerManagerOptions {
   RuntimeHandlers runtimes;
   ImageManager* images = nullptr;
   SandboxManager* sandboxes = nullptr;
-  // Told after each lifecycle change (created, started, stopped, deleted); never under a lock.
-  std::function<void(const std::string& id, const std::string& sandbox_id, runtime::v1::ContainerEventType type)> on_event;
+  ContainerEventSink* events = nullptr;  // unset: no events
 };
 
 // What the streaming server and the stats need of a container.

@@ -1,0 +1,51 @@
+// Each event carries the pod sandbox's status and its containers' statuses as they are after the
+// change (a deleted container is no longer among them).
+#include "lifecycle_events.h"
+
+#include "berth/wall_clock.h"
+
+namespace berth {
+
+namespace v1 = runtime::v1;
+
+void LifecycleEvents::connect(SandboxManager& sandboxes, ContainerManager& containers) {
+  std::lock_guard lock(mu_);
+  sandboxes_ = &sandboxes;
+  containers_ = &containers;
+}
+
+void LifecycleEvents::disconnect() {
+  std::lock_guard lock(mu_);
+  sandboxes_ = nullptr;
+  containers_ = nullptr;
+}
+
+void LifecycleEvents::sandbox_changed(const std::string& id, v1::ContainerEventType type, bool with_status) {
+  publish(id, id, type, with_status);
+}
+
+void LifecycleEvents::container_changed(const std::string& id, const std::string& sandbox_id, v1::ContainerEventType type) {
+  publish(id, sandbox_id, type, true);
+}
+
+void LifecycleEvents::publish(const std::string& id, const std::string& sandbox_id, v1::ContainerEventType type,
+                              bool with_status) {
+  // Held while the statuses are read, so disconnect() waits for a publication in flight.
+  std::lock_guard lock(mu_);
+  if (!sandboxes_ || !containers_) return;
+  v1::ContainerEventResponse ev;
+  ev.set_container_id(id);
+  ev.set_container_event_type(type);
+  ev.set_created_at(wall_clock_ns());
+  if (with_status) {
+    v1::PodSandboxStatusResponse st;
+    if (sandboxes_->status(sandbox_id, false, &st).ok()) *ev.mutable_pod_sandbox_status() = st.status();
+    for (const auto& cid : containers_->ids_in_sandbox(sandbox_id)) {
+      v1::ContainerStatusResponse cs;
+      if (containers_->status(cid, false, &cs).ok()) *ev.add_containers_statuses() = cs.status();
+    }
+  }
+  hub_.publish(ev);
+}
+
+}  // namespace berth
