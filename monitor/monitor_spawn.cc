@@ -206,7 +206,16 @@ Result<MonitorStarted> spawn_monitor(const MonitorSpawnOptions& o) {
     }
     const char* text = nullptr;
     size_t text_len = 0;
-    if (m.type == proto::Type::spawned) {
+    if (m.type == proto::Type::listening) {
+      // Its socket is bound: from here a berthd killed mid-start finds the monitor at recovery,
+      // and before here the monitor creates nothing without this go.
+      fault_point(FaultPoint::start_container_monitor_listening);
+      if (int e = proto::send_packet(ours.get(), proto::Type::go, nullptr, 0, nullptr, 0); e != 0) {
+        Status st = errno_status(e, what + ": tell berth-monitor to go");
+        abandon(true);
+        return st;
+      }
+    } else if (m.type == proto::Type::spawned) {
       proto::Spawned s;
       if (m.fixed(&s)) {
         monitor_pid = s.monitor_pid;

@@ -93,6 +93,37 @@ void write_exit_file(const char* path, const ExitRecord& r) {
   _exit(1);
 }
 
+// Tells berthd the socket is bound and waits for its go. False when berthd is gone (the report
+// socket closed) or answered anything else: then nothing may be created, since no berthd will
+// ever hear of this container's start and its recovery may already have looked for this monitor.
+bool berthd_says_go(int sync_fd) {
+  if (proto::send_packet(sync_fd, proto::Type::listening, nullptr, 0, nullptr, 0) != 0) return false;
+  unsigned char buf[proto::kMaxPacket];
+  int fds[proto::kMaxFds];
+  for (;;) {
+    int nfds = 0;
+    ssize_t r = proto::recv_packet(sync_fd, buf, fds, &nfds);
+    for (int i = 0; i < nfds; ++i) close(fds[i]);
+    if (r == -EINTR) continue;
+    proto::Message msg;
+    return r > 0 && proto::decode(buf, static_cast<size_t>(r), &msg) == proto::DecodeError::none &&
+           msg.type == proto::Type::go;
+  }
+}
+
+// berthd went before its go: leave as if never started (no exit file: the container stays
+// CREATED and can be started again).
+[[noreturn]] void abandon_start(Monitor& m) {
+  m.control.remove_socket();
+  if (m.log_created) {
+    struct stat st;
+    if (stat(m.opts.log_path, &st) == 0 && st.st_size == 0) unlink(m.opts.log_path);
+  }
+  dprintf(2, "berth-monitor %s: berthd went before the start was confirmed; nothing was created\n",
+          m.opts.id ? m.opts.id : "?");
+  _exit(0);
+}
+
 void fail_errno(Monitor& m, int err, const char* what, const char* path) {
   char text[1024];
   snprintf(text, sizeof text, "%s %s: %s", what, path, strerror(err));
@@ -161,6 +192,8 @@ int run(int argc, char** argv) {
   if (int e = m.log.open(o.log_path, o.log_dir, o.log_line_max)) fail_errno(m, e, "open log", o.log_path);
   if (int e = m.control.listen(o.socket_path)) fail_errno(m, e, "listen on", o.socket_path);
   if (int e = m.io.prepare(o.tty, o.open_stdin, o.log_line_max, &m.log, &m.control)) fail_errno(m, e, "stdio", "pipes");
+
+  if (sync_fd_usable(o.sync_fd) && !berthd_says_go(o.sync_fd)) abandon_start(m);
 
   CreateResult created;
   run_runtime_create(o, m.io.runtime_stdio(), m.reaper, &created);

@@ -12,8 +12,10 @@
 //                                the connection then carries resize(Resize) from the client and
 //                                exited(Exited + reason) from the monitor; closing it detaches.
 //   anything unknown or of another version -> error(text), with the monitor's version in the header
-// Create report (the socket berthd passes as fd 3): spawned(Spawned) from the forking child, then
-// created(Created) or create_failed(CreateFailed + runtime's message) from the monitor.
+// Create report (the socket berthd passes as fd 3): spawned(Spawned) from the forking child;
+// listening from the monitor once its socket is bound, answered by go from berthd (the monitor
+// creates nothing before go: were berthd killed first, the monitor sees the socket close, removes
+// its socket and leaves); then created(Created) or create_failed(CreateFailed + runtime's message).
 #pragma once
 
 #include <stddef.h>
@@ -42,6 +44,8 @@ enum class Type : uint16_t {
   spawned = 11,
   created = 12,
   create_failed = 13,
+  listening = 14,
+  go = 15,
 };
 
 struct Header {

@@ -34,6 +34,7 @@ namespace berth {
   X(create_container_record_written, "CreateContainer")     \
   X(start_container_monitor_spawning, "StartContainer")     \
   X(start_container_monitor_forked, "StartContainer")       \
+  X(start_container_monitor_listening, "StartContainer")    \
   X(start_container_runtime_started, "StartContainer")      \
   X(start_container_running_recorded, "StartContainer")     \
   X(stop_container_signal_sent, "StopContainer")            \
