@@ -174,7 +174,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   fault_point(FaultPoint::create_container_rootfs_mounted);
 
   // Beside the pause, under the pod's cgroup parent (CRI has no per-container parent).
-  auto cgroups = cgroups_path_for(pod->cgroup_parent, id, impl_->opt.systemd_cgroup);
+  auto cgroups = cgroups_path_for(pod->cgroup_parent, id, impl_->opt.runtimes.systemd_cgroup());
   if (!cgroups.ok()) return fail(cgroups.status().context("config"));
   c->cgroups_path = *cgroups;
   int target_pid = 0;
@@ -291,7 +291,7 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
   (void)::unlink(c->exit_file.c_str());
   // Without a log directory the output is read and dropped (a full pipe would stall the container).
   MonitorSpawnOptions m{.monitor_path = impl_->opt.monitor_binary, .id = id, .bundle = c->bundle, .runtime_path = rt->binary(),
-                        .runtime_root = rt->root(), .systemd_cgroup = impl_->opt.systemd_cgroup, .socket_path = c->socket,
+                        .runtime_root = rt->root(), .systemd_cgroup = impl_->opt.runtimes.systemd_cgroup(), .socket_path = c->socket,
                         .exit_file = c->exit_file, .log_path = c->rec.log_path.empty() ? "/dev/null" : c->rec.log_path, .tty = c->config.tty(),
                         .open_stdin = c->config.stdin(), .stdin_once = c->config.stdin_once(), .start = true,
                         .diagnostics_path = c->bundle + "/monitor.log"};

@@ -121,7 +121,7 @@ void ContainerManager::Impl::recover() {
     if (c->cgroups_path.empty()) {
       // The bundle went with a reboot: the path is derived again, as CreateContainer did.
       if (auto pod = opt.sandboxes->info(rec.sandbox_id))
-        if (auto cg = cgroups_path_for(pod->cgroup_parent, rec.id, opt.systemd_cgroup); cg.ok()) c->cgroups_path = *cg;
+        if (auto cg = cgroups_path_for(pod->cgroup_parent, rec.id, opt.runtimes.systemd_cgroup()); cg.ok()) c->cgroups_path = *cg;
     }
     std::string image_signal = rec.stop_signal;
     if (image_signal.empty())  // a record from before berth kept the image's signal
@@ -169,7 +169,7 @@ void ContainerManager::Impl::remove_leftovers() {
     if (containers.count(id)) continue;
     std::string cgroups_path = spec_cgroups_path(e.path());
     Status s = unmount_container_rootfs(e.path() / "rootfs");
-    if (s.ok() && !cgroups_path.empty()) s = remove_cgroup(cgroups_path, opt.systemd_cgroup);
+    if (s.ok() && !cgroups_path.empty()) s = remove_cgroup(cgroups_path, opt.runtimes.systemd_cgroup());
     if (s.ok()) s = remove_tree(e.path());
     if (!s.ok()) spdlog::warn("containers: cannot remove leftover bundle {}: {}", e.path().string(), s.message());
     else spdlog::info("containers: removed leftover bundle {} of no known container", e.path().string());
@@ -200,7 +200,7 @@ void ContainerManager::finish_recovery() {
     }
     auto rt = impl_->runtime_for(c->rec.runtime_handler);
     Status s = rt.ok() ? rt->remove(id) : rt.status();
-    if (s.ok() && !c->cgroups_path.empty()) s = remove_cgroup(c->cgroups_path, impl_->opt.systemd_cgroup);
+    if (s.ok() && !c->cgroups_path.empty()) s = remove_cgroup(c->cgroups_path, impl_->opt.runtimes.systemd_cgroup());
     if (!s.ok()) spdlog::error("container {}: killing it (it runs without a monitor): {}", id, s.message());
     else c->runtime_may_exist = false;
   }

@@ -40,7 +40,7 @@ Status ContainerManager::Impl::destroy(Container& c) {
   fault_point(FaultPoint::remove_container_runtime_deleted);
   // The runtime's delete removes the cgroup; one it lost (its create killed midway) goes here.
   if (!c.cgroups_path.empty())
-    if (Status s = remove_cgroup(c.cgroups_path, opt.systemd_cgroup); !s.ok()) return failed_step(id, "cgroup", s);
+    if (Status s = remove_cgroup(c.cgroups_path, opt.runtimes.systemd_cgroup()); !s.ok()) return failed_step(id, "cgroup", s);
   watcher->unwatch(id);
   if (Status s = unmount_container_rootfs(c.rootfs); !s.ok()) return failed_step(id, "rootfs", s);
   fault_point(FaultPoint::remove_container_rootfs_unmounted);

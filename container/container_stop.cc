@@ -33,7 +33,7 @@ void ContainerManager::Impl::on_exit(const std::string& id, const ExitInfo& exit
     if (exit.exit_code == kUnknownExitCode && exit.signal == 0 && !exit.reason.empty()) {
       c->rec.reason = "Unknown";
       c->rec.message = exit.reason;
-    } else if (cgroup_oom_kills(cgroup_dir_of(c->cgroups_path, opt.systemd_cgroup)) > 0) {
+    } else if (cgroup_oom_kills(cgroup_dir_of(c->cgroups_path, opt.runtimes.systemd_cgroup())) > 0) {
       c->rec.reason = "OOMKilled";
     } else {
       c->rec.reason = c->rec.exit_code == 0 ? "Completed" : "Error";

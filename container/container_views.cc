@@ -122,7 +122,7 @@ static ContainerInfo info_of(const ContainerManager::Impl& impl, const Container
     i.runtime_binary = rt->binary();
     i.runtime_root = rt->root();
   }
-  i.systemd_cgroup = impl.opt.systemd_cgroup;
+  i.systemd_cgroup = impl.opt.runtimes.systemd_cgroup();
   i.bundle = c.bundle;
   i.cgroups_path = c.cgroups_path;
   i.upper_dir = c.upper;

@@ -96,7 +96,7 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   const auto& ns = config.linux().security_context().namespace_options();
   bool host_net = ns.network() == v1::NODE;
   std::string id = new_object_id();
-  auto cgroups = cgroups_path_for(config.linux().cgroup_parent(), id, impl_->opt.systemd_cgroup);
+  auto cgroups = cgroups_path_for(config.linux().cgroup_parent(), id, impl_->opt.runtimes.systemd_cgroup());
   if (!cgroups.ok()) return cgroups.status();
 
   auto sb = std::make_shared<Sandbox>();
@@ -182,7 +182,7 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   if (Status s = write_file_atomically(sb->bundle + "/config.json", spec->dump(), 0600, false); !s.ok()) return fail(s);
   fault_point(FaultPoint::run_pod_sandbox_spec_written);
 
-  if (!impl_->opt.systemd_cgroup)
+  if (!impl_->opt.runtimes.systemd_cgroup())
     if (Status s = impl_->cgroup_parents->note_missing(cgroup_dir_of(sb->cgroups_path, false)); !s.ok()) return fail(s);
   sb->runtime_may_exist = true;
   if (Status s = rt->create(id, sb->bundle); !s.ok()) return fail(s);

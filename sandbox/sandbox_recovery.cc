@@ -27,7 +27,7 @@ std::shared_ptr<Sandbox> SandboxManager::Impl::recovered_sandbox(const SandboxCh
   s->bundle = bundles_dir + "/" + cp.id;
   s->shm_path = cp.ipc_mode == runtime::v1::NODE ? "/dev/shm" : s->bundle + "/shm";
   // Derived again, as at the start: stats and verbose status read the pod's cgroup by it.
-  if (auto cg = cgroups_path_for(cp.cgroup_parent, cp.id, opt.systemd_cgroup); cg.ok()) s->cgroups_path = *cg;
+  if (auto cg = cgroups_path_for(cp.cgroup_parent, cp.id, opt.runtimes.systemd_cgroup()); cg.ok()) s->cgroups_path = *cg;
   switch (cp.phase) {
     case SandboxPhase::stopped:
       s->stopped = true;
@@ -91,7 +91,7 @@ void SandboxManager::Impl::remove_leftovers() {
       cgroups_path = spec["linux"]["cgroupsPath"].get<std::string>();
     Status s = unmount_path(e.path() / "rootfs");
     if (s.ok()) s = unmount_path(e.path() / "shm");
-    if (s.ok() && !cgroups_path.empty()) s = remove_cgroup(cgroups_path, opt.systemd_cgroup);
+    if (s.ok() && !cgroups_path.empty()) s = remove_cgroup(cgroups_path, opt.runtimes.systemd_cgroup());
     if (s.ok()) s = remove_tree(e.path());
     if (!s.ok()) spdlog::warn("sandboxes: cannot remove leftover bundle {}: {}", e.path().string(), s.message());
     else spdlog::info("sandboxes: removed leftover bundle {} of no known sandbox", e.path().string());

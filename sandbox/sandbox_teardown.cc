@@ -55,8 +55,8 @@ Status SandboxManager::Impl::release(Sandbox& s) {
   // The runtime's delete removes the cgroup; one it lost (a create killed midway) is removed here,
   // with whatever process it still holds (a `runc init` blocked for good).
   if (!s.cgroups_path.empty()) {
-    if (Status st = remove_cgroup(s.cgroups_path, opt.systemd_cgroup); !st.ok()) return failed_step(s, "cgroup", st);
-    if (!opt.systemd_cgroup) cgroup_parents->release(cgroup_dir_of(s.cgroups_path, false));
+    if (Status st = remove_cgroup(s.cgroups_path, opt.runtimes.systemd_cgroup()); !st.ok()) return failed_step(s, "cgroup", st);
+    if (!opt.runtimes.systemd_cgroup()) cgroup_parents->release(cgroup_dir_of(s.cgroups_path, false));
   }
   fault_point(FaultPoint::stop_pod_sandbox_cgroup_removed);
   if (Status st = remove_pinned_netns(cp.netns_path); !st.ok()) return failed_step(s, "netns", st);
@@ -83,7 +83,7 @@ Status SandboxManager::Impl::destroy(Sandbox& s) {
     if (Status st = release(s); !st.ok()) return st;
   fault_point(FaultPoint::remove_pod_sandbox_stopped);
   // Its containers are gone now: parents made for the pod that they kept busy at stop can go.
-  if (!s.cgroups_path.empty() && !opt.systemd_cgroup) cgroup_parents->release(cgroup_dir_of(s.cgroups_path, false));
+  if (!s.cgroups_path.empty() && !opt.runtimes.systemd_cgroup()) cgroup_parents->release(cgroup_dir_of(s.cgroups_path, false));
   // Stopped in an earlier life of berthd: its mounts went then, but unmounting again is cheap and
   // is belt and braces: remove_tree refuses to cross a mount anyway.
   for (const char* m : {"/shm", "/rootfs"})

@@ -119,7 +119,6 @@ int run_daemon(const Config& config) {
   SandboxManagerOptions sandbox_options{.state_dir = config.state,
                                         .root_dir = config.root,
                                         .pause_binary = helper_binary_path("berth-pause"),
-                                        .systemd_cgroup = config.cgroup_driver == "systemd",
                                         .runtimes = runtime_handlers(config)};
   HistogramFamily& cni_runs = metrics.histogram("berth_cni_plugin_duration_seconds",
                                                 "CNI plugin execs, by plugin, command and outcome.",
@@ -151,7 +150,6 @@ int run_daemon(const Config& config) {
   auto containers = ContainerManager::open({.state_dir = config.state,
                                             .root_dir = config.root,
                                             .monitor_binary = helper_binary_path("berth-monitor"),
-                                            .systemd_cgroup = config.cgroup_driver == "systemd",
                                             .runtimes = sandbox_options.runtimes,
                                             .images = images->get(),
                                             .sandboxes = sandboxes->get(),
@@ -168,11 +166,11 @@ int run_daemon(const Config& config) {
     cni.adopt_orphans(live);
   }
   std::vector<RuntimeLeftover> runtime_leftovers = find_runtime_leftovers(sandbox_options.runtimes, **sandboxes, **containers);
-  std::vector<std::string> cgroup_leftovers = find_cgroup_leftovers(**sandboxes, **containers, config.cgroup_driver == "systemd");
+  std::vector<std::string> cgroup_leftovers = find_cgroup_leftovers(**sandboxes, **containers, sandbox_options.runtimes.systemd_cgroup());
   metrics.gauge("berth_containers_running", "Containers whose process is running.",
                 [&c = **containers] { return static_cast<double>(c.running_count()); });
 
-  StatsCollector stats(**containers, **sandboxes, disk_usage, config.cgroup_driver == "systemd", config.root + "/containers");
+  StatsCollector stats(**containers, **sandboxes, disk_usage, sandbox_options.runtimes.systemd_cgroup(), config.root + "/containers");
   HistogramFamily& pull_duration = metrics.histogram("berth_image_pull_duration_seconds", "PullImage durations, by result.",
                                                      {"result"}, MetricsRegistry::latency_buckets());
   HistogramFamily& sandbox_start = metrics.histogram("berth_sandbox_start_duration_seconds", "RunPodSandbox durations, by result.",
@@ -224,7 +222,7 @@ int run_daemon(const Config& config) {
     spdlog::warn("berthd: chmod 0660 {}: {}", config.socket, strerror(errno));
   // Undo what a crash left half made, now that berthd serves (runtime and CNI execs take time).
   RecoveryWorker recovery(**containers, **sandboxes, cni, **images, std::move(runtime_leftovers), std::move(cgroup_leftovers),
-                          config.cgroup_driver == "systemd");
+                          sandbox_options.runtimes.systemd_cgroup());
 
   std::thread signal_thread([&] {
     int sig = 0;

@@ -35,8 +35,7 @@ struct ContainerManagerOptions {
   std::string state_dir;  // <state>: bundles, rootfs mounts, monitor sockets, exit files
   std::string root_dir;   // <root>: writable layers and records
   std::string monitor_binary;
-  bool systemd_cgroup = false;
-  RuntimeHandlers runtimes;
+  RuntimeHandlers runtimes;  // also says the cgroup driver (systemd_cgroup())
   ImageManager* images = nullptr;
   SandboxManager* sandboxes = nullptr;
   ContainerEventSink* events = nullptr;  // unset: no events

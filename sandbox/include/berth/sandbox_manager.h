@@ -47,8 +47,7 @@ struct SandboxManagerOptions {
   std::string state_dir;       // <state>: bundles, netns pins, pause rootfs
   std::string root_dir;        // <root>: checkpoints
   std::string pause_binary;    // berth-pause
-  bool systemd_cgroup = false;
-  RuntimeHandlers runtimes;
+  RuntimeHandlers runtimes;  // also says the cgroup driver (systemd_cgroup())
   std::function<Result<PauseImage>()> pause_image;  // unset: the embedded pause
   // A sandbox holds its image's layers from its start to its removal (as a container does), so
   // removing the image never pulls the lower dirs from under a running pause: pause_image()
