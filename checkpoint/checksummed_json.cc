@@ -61,12 +61,6 @@ Result<json> read_checksummed_json(const std::string& path, int version) {
   return j;
 }
 
-Status RecordFields::error(const json::exception& e) const {
-  std::string text = e.what();
-  if (size_t end = text.find("] "); text.rfind("[json.exception.", 0) == 0 && end != std::string::npos) text.erase(0, end + 2);
-  return invalid_argument("malformed: field '" + field_ + "': " + text);
-}
-
 std::string record_path(const std::string& dir, const std::string& id) { return dir + "/" + id + ".json"; }
 
 Status remove_record(const std::string& dir, const std::string& id, const std::string& what) {

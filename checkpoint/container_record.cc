@@ -4,6 +4,7 @@
 
 
 #include "berth/checksummed_json.h"
+#include "berth/json_fields.h"
 
 namespace berth {
 
@@ -37,35 +38,35 @@ json to_json(const ContainerRecord& r) {
 }
 
 Result<ContainerRecord> record_from_json(const json& j) {
-  RecordFields f;
-  try {
-    ContainerRecord r;
-    r.id = f.at(j, "id").get<std::string>();
-    r.sandbox_id = f.at(j, "sandbox_id").get<std::string>();
-    r.name = f.at(j, "name").get<std::string>();
-    r.attempt = f.integer<uint32_t>(j, "attempt");
-    r.image_id = f.at(j, "image_id").get<std::string>();
-    r.image_ref = f.at(j, "image_ref").get<std::string>();
-    r.stop_signal = j.contains("stop_signal") ? f.at(j, "stop_signal").get<std::string>() : "";
-    r.runtime_handler = f.at(j, "runtime_handler").get<std::string>();
-    r.log_path = f.at(j, "log_path").get<std::string>();
-    r.config = f.at(j, "config");
-    r.state = f.integer<int>(j, "state");
-    r.created_at = f.integer<int64_t>(j, "created_at");
-    r.started_at = f.integer<int64_t>(j, "started_at");
-    r.finished_at = f.integer<int64_t>(j, "finished_at");
-    r.exit_code = f.integer<int32_t>(j, "exit_code");
-    r.reason = f.at(j, "reason").get<std::string>();
-    r.message = f.at(j, "message").get<std::string>();
-    r.pid = f.integer<int>(j, "pid");
-    const json& user = f.at(j, "user");
-    r.uid = f.integer<uint32_t>(user, "uid", "user");
-    r.gid = f.integer<uint32_t>(user, "gid", "user");
-    r.additional_gids = f.integers<uint32_t>(user, "additional_gids", "user");
-    return r;
-  } catch (const json::exception& e) {
-    return f.error(e);
+  JsonFields f(j);
+  ContainerRecord r;
+  r.id = f.required_string("id");
+  r.sandbox_id = f.required_string("sandbox_id");
+  r.name = f.required_string("name");
+  r.attempt = f.required_integer<uint32_t>("attempt");
+  r.image_id = f.required_string("image_id");
+  r.image_ref = f.required_string("image_ref");
+  r.stop_signal = f.string("stop_signal");
+  r.runtime_handler = f.required_string("runtime_handler");
+  r.log_path = f.required_string("log_path");
+  if (const json* config = f.required("config")) r.config = *config;
+  r.state = f.required_integer<int>("state");
+  r.created_at = f.required_integer<int64_t>("created_at");
+  r.started_at = f.required_integer<int64_t>("started_at");
+  r.finished_at = f.required_integer<int64_t>("finished_at");
+  r.exit_code = f.required_integer<int32_t>("exit_code");
+  r.reason = f.required_string("reason");
+  r.message = f.required_string("message");
+  r.pid = f.required_integer<int>("pid");
+  if (const json* user = f.required_object("user")) {
+    JsonFields u = f.nested(*user, "user");
+    r.uid = u.required_integer<uint32_t>("uid");
+    r.gid = u.required_integer<uint32_t>("gid");
+    u.required_array("additional_gids");
+    r.additional_gids = u.integers<uint32_t>("additional_gids");
   }
+  if (!f.ok()) return f.status().context("malformed");
+  return r;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "berth/checksummed_json.h"
+#include "berth/json_fields.h"
 
 namespace berth {
 
@@ -47,49 +48,49 @@ json to_json(const SandboxCheckpoint& c) {
 }
 
 Result<SandboxCheckpoint> checkpoint_from_json(const json& j) {
-  RecordFields f;
-  try {
-    SandboxCheckpoint c;
-    c.id = f.at(j, "id").get<std::string>();
-    c.phase = SandboxPhase::ready;
-    if (j.contains("phase")) {
-      std::string phase = f.at(j, "phase").get<std::string>();
-      if (phase == "creating") c.phase = SandboxPhase::creating;
-      else if (phase == "stopped") c.phase = SandboxPhase::stopped;
-      else if (phase != "ready") return invalid_argument("malformed: field 'phase': unknown phase '" + phase + "'");
-    }
-    const json& m = f.at(j, "metadata");
-    c.name = f.at(m, "name", "metadata").get<std::string>();
-    c.namespace_ = f.at(m, "namespace", "metadata").get<std::string>();
-    c.uid = f.at(m, "uid", "metadata").get<std::string>();
-    c.attempt = f.integer<uint32_t>(m, "attempt", "metadata");
-    c.netns_path = f.at(j, "netns_path").get<std::string>();
-    c.host_network = f.at(j, "host_network").get<bool>();
-    c.privileged = j.contains("privileged") && f.at(j, "privileged").get<bool>();
-    c.image_id = j.contains("image_id") ? f.at(j, "image_id").get<std::string>() : "";
-    const json& modes = f.at(j, "namespace_modes");
-    c.network_mode = f.integer<int>(modes, "network", "namespace_modes");
-    c.pid_mode = f.integer<int>(modes, "pid", "namespace_modes");
-    c.ipc_mode = f.integer<int>(modes, "ipc", "namespace_modes");
-    c.cgroup_parent = f.at(j, "cgroup_parent").get<std::string>();
-    c.runtime_handler = f.at(j, "runtime_handler").get<std::string>();
-    c.hostname = f.at(j, "hostname").get<std::string>();
-    c.log_directory = f.at(j, "log_directory").get<std::string>();
-    const json& ports = f.at(j, "port_mappings");
-    if (!ports.is_array() && !ports.is_null()) return invalid_argument("malformed: field 'port_mappings': type must be array, but is " + std::string(ports.type_name()));
-    for (size_t i = 0; i < ports.size(); ++i) {
-      const json& p = ports[i];
-      const std::string at = "port_mappings[" + std::to_string(i) + "]";
-      c.port_mappings.push_back({f.at(p, "protocol", at).get<std::string>(), f.integer<int32_t>(p, "container_port", at),
-                                 f.integer<int32_t>(p, "host_port", at), f.at(p, "host_ip", at).get<std::string>()});
-    }
-    c.labels = f.at(j, "labels").get<std::map<std::string, std::string>>();
-    c.annotations = f.at(j, "annotations").get<std::map<std::string, std::string>>();
-    c.created_at = f.integer<int64_t>(j, "created_at");
-    return c;
-  } catch (const json::exception& e) {
-    return f.error(e);
+  JsonFields f(j);
+  SandboxCheckpoint c;
+  c.id = f.required_string("id");
+  c.phase = SandboxPhase::ready;
+  if (std::string phase = f.string("phase", "ready"); phase == "creating") c.phase = SandboxPhase::creating;
+  else if (phase == "stopped") c.phase = SandboxPhase::stopped;
+  else if (phase != "ready") f.fail("phase", "unknown phase '" + phase + "'");
+  if (const json* m = f.required_object("metadata")) {
+    JsonFields mf = f.nested(*m, "metadata");
+    c.name = mf.required_string("name");
+    c.namespace_ = mf.required_string("namespace");
+    c.uid = mf.required_string("uid");
+    c.attempt = mf.required_integer<uint32_t>("attempt");
   }
+  c.netns_path = f.required_string("netns_path");
+  c.host_network = f.required_boolean("host_network");
+  c.privileged = f.boolean("privileged", false);
+  c.image_id = f.string("image_id");
+  if (const json* modes = f.required_object("namespace_modes")) {
+    JsonFields nf = f.nested(*modes, "namespace_modes");
+    c.network_mode = nf.required_integer<int>("network");
+    c.pid_mode = nf.required_integer<int>("pid");
+    c.ipc_mode = nf.required_integer<int>("ipc");
+  }
+  c.cgroup_parent = f.required_string("cgroup_parent");
+  c.runtime_handler = f.required_string("runtime_handler");
+  c.hostname = f.required_string("hostname");
+  c.log_directory = f.required_string("log_directory");
+  f.required("port_mappings");
+  if (const json* ports = f.array("port_mappings")) {
+    for (size_t i = 0; i < ports->size(); ++i) {
+      JsonFields pf = f.nested((*ports)[i], "port_mappings[" + std::to_string(i) + "]");
+      c.port_mappings.push_back({pf.required_string("protocol"), pf.required_integer<int32_t>("container_port"),
+                                 pf.required_integer<int32_t>("host_port"), pf.required_string("host_ip")});
+    }
+  }
+  f.required_object("labels");
+  c.labels = f.string_map("labels");
+  f.required_object("annotations");
+  c.annotations = f.string_map("annotations");
+  c.created_at = f.required_integer<int64_t>("created_at");
+  if (!f.ok()) return f.status().context("malformed");
+  return c;
 }
 
 }  // namespace

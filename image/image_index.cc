@@ -11,7 +11,7 @@
 
 #include "berth/atomic_file.h"
 #include "berth/image_reference.h"
-#include "json_fields.h"
+#include "berth/json_fields.h"
 
 namespace berth {
 
@@ -25,7 +25,7 @@ Result<ImageConfigSummary> summarise_image_config(const std::string& config_json
   const json* c = top.object("config");
   if (!top.ok()) return top.status();
   if (!c) return s;
-  JsonFields f(*c, "config.");
+  JsonFields f = top.nested(*c, "config");
   s.entrypoint = f.strings("Entrypoint");
   s.cmd = f.strings("Cmd");
   s.env = f.strings("Env");
@@ -46,18 +46,18 @@ Status ImageIndex::load() {
   const std::string what = "image index " + file_;
   if (!j.is_object()) return internal_error(what + " is not a version 1 index");
   JsonFields top(j);
-  int64_t version = top.integer("version", 0);
+  int64_t version = top.integer<int64_t>("version", 0);
   const json* records = top.array("images");
   if (!top.ok() || version != 1 || !records) return internal_error(what + " is not a version 1 index");
   std::vector<ImageRecord> images;
   std::set<std::string> removed;
   for (size_t i = 0; i < records->size(); ++i) {
-    JsonFields e((*records)[i], "images[" + std::to_string(i) + "].");
+    JsonFields e((*records)[i], "images[" + std::to_string(i) + "]");
     ImageRecord r;
     r.id = e.string("id");
     r.repo_tags = e.strings("repo_tags");
     r.repo_digests = e.strings("repo_digests");
-    r.size = e.unsigned_integer("size", 0);
+    r.size = e.integer<uint64_t>("size", 0);
     r.layers = e.strings("layers");
     r.config_json = e.string("config");
     r.pinned = e.boolean("pinned", false);

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "berth/image_reference.h"
-#include "json_fields.h"
+#include "berth/json_fields.h"
 
 namespace berth {
 
@@ -19,16 +19,15 @@ constexpr const char* kDockerList = "application/vnd.docker.distribution.manifes
 
 // `where` names the descriptor in errors: "config", "layers[2]", "manifests[0]".
 Result<Descriptor> parse_descriptor(const nlohmann::json& j, const std::string& what, const std::string& where) {
-  JsonFields f(j, where + ".");
+  JsonFields f(j, where);
   if (!j.is_object()) return invalid_argument(what + ": " + where + ": a descriptor is not an object");
   Descriptor d;
   d.media_type = f.string("mediaType");
   d.digest = f.string("digest");
-  d.size = f.integer("size", -1);
+  d.size = f.integer<int64_t>("size", -1);
   if (const nlohmann::json* p = f.object("platform")) {
-    JsonFields pf(*p, where + ".platform.");
+    JsonFields pf = f.nested(*p, "platform");
     d.platform = {pf.string("os"), pf.string("architecture"), pf.string("variant")};
-    if (!pf.ok()) return pf.status().context(what);
   }
   if (!f.ok()) return f.status().context(what);
   if (!is_sha256_digest(d.digest)) return invalid_argument(what + ": descriptor digest '" + d.digest + "' is not a sha256 digest");
@@ -43,7 +42,7 @@ Result<ParsedManifest> parse_manifest(const std::string& body, const std::string
   if (!j.is_object()) return invalid_argument(what + ": manifest is not JSON");
   JsonFields f(j);
   std::string mt = f.string("mediaType", media_type);
-  int64_t schema = f.integer("schemaVersion", 0);
+  int64_t schema = f.integer<int64_t>("schemaVersion", 0);
   const nlohmann::json* manifests = f.array("manifests");
   const nlohmann::json* layers = f.array("layers");
   if (!f.ok()) return f.status().context(what);

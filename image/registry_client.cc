@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bearer_realm.h"
-#include "json_fields.h"
+#include "berth/json_fields.h"
 #include "pull_libraries.h"
 #include "registry_error.h"
 #include "sha256.h"

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "json_fields.h"
+#include "berth/json_fields.h"
 
 namespace berth {
 

@@ -3,6 +3,8 @@
 
 #include <arpa/inet.h>
 
+#include "berth/json_fields.h"
+
 namespace berth::cni {
 namespace {
 
@@ -19,43 +21,34 @@ int address_family(const std::string& cidr, std::string& ip) {
 
 Result<std::vector<std::string>> result_ips(const nlohmann::json& result) {
   if (!result.is_object()) return invalid_argument("cni result is not a JSON object");
-  auto wrong_type = [](const std::string& field, const char* want, const nlohmann::json& got) {
-    return invalid_argument("cni result: field '" + field + "': type must be " + want + ", but is " + got.type_name());
-  };
+  JsonFields f(result);
   std::vector<std::string> v4, v6;
-  auto add = [&](const nlohmann::json& addr, const std::string& field) -> Status {
-    if (!addr.is_string()) return wrong_type(field, "string", addr);
+  auto add = [&](JsonFields& where, const char* key) -> Status {
+    std::string cidr = where.required_string(key);
+    if (!where.ok()) return where.status().context("cni result");
     std::string ip;
-    int family = address_family(addr.get<std::string>(), ip);
-    if (family == 0) return invalid_argument("cni result: bad address \"" + addr.get<std::string>() + "\"");
+    int family = address_family(cidr, ip);
+    if (family == 0) return invalid_argument("cni result: bad address \"" + cidr + "\"");
     (family == AF_INET ? v4 : v6).push_back(ip);
     return {};
   };
   // Not read here, but the result goes on to the next plugin as prevResult and to the caller:
   // a wrong shape is reported against the plugin that printed it.
-  if (result.contains("interfaces") && !result["interfaces"].is_null() && !result["interfaces"].is_array())
-    return wrong_type("interfaces", "array", result["interfaces"]);
-  if (result.contains("ips")) {
-    const auto& ips = result["ips"];
-    if (!ips.is_array()) return wrong_type("ips", "array", ips);
-    for (size_t i = 0; i < ips.size(); ++i) {
-      const auto& entry = ips[i];
-      const std::string field = "ips[" + std::to_string(i) + "]";
-      if (!entry.is_object()) return wrong_type(field, "object", entry);
-      if (!entry.contains("address")) return invalid_argument("cni result: an \"ips\" entry has no \"address\"");
-      if (entry.contains("interface") && !entry["interface"].is_null() && !entry["interface"].is_number_integer())
-        return wrong_type(field + ".interface", "integer", entry["interface"]);
-      if (Status s = add(entry["address"], field + ".address"); !s.ok()) return s;
+  f.array("interfaces");
+  if (const nlohmann::json* ips = f.array("ips")) {
+    for (size_t i = 0; i < ips->size(); ++i) {
+      JsonFields entry = f.nested((*ips)[i], "ips[" + std::to_string(i) + "]");
+      entry.integer<int64_t>("interface", 0);
+      if (Status s = add(entry, "address"); !s.ok()) return s;
     }
   }
   for (const char* key : {"ip4", "ip6"}) {  // CNI 0.1.0 / 0.2.0
-    if (!result.contains(key) || result[key].is_null()) continue;
-    const auto& section = result[key];
-    if (!section.is_object()) return wrong_type(key, "object", section);
-    if (section.contains("ip")) {
-      if (Status s = add(section["ip"], std::string(key) + ".ip"); !s.ok()) return s;
-    }
+    const nlohmann::json* section = f.object(key);
+    if (!section || !section->contains("ip")) continue;
+    JsonFields sf = f.nested(*section, key);
+    if (Status s = add(sf, "ip"); !s.ok()) return s;
   }
+  if (!f.ok()) return f.status().context("cni result");
   v4.insert(v4.end(), v6.begin(), v6.end());
   return v4;
 }

@@ -10,6 +10,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "berth/json_fields.h"
+
 namespace berth::cni {
 namespace {
 
@@ -18,15 +20,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 Status check_plugin(const nlohmann::json& p, size_t index) {
-  std::string where = "plugins[" + std::to_string(index) + "]";
-  if (!p.is_object()) return invalid_argument(where + ": not an object");
-  if (!p.contains("type") || !p["type"].is_string() || p["type"].get<std::string>().empty())
-    return invalid_argument(where + ": missing string \"type\"");
-  const std::string type = p["type"];
-  if (type.find('/') != std::string::npos || type == "." || type == "..")
-    return invalid_argument(where + ": type \"" + type + "\" must be a plain file name");
-  if (p.contains("capabilities") && !p["capabilities"].is_object())
-    return invalid_argument(where + ": \"capabilities\" must be an object");
+  JsonFields f(p, "plugins[" + std::to_string(index) + "]");
+  const std::string type = f.required_string("type");
+  f.object("capabilities");
+  if (!f.ok()) return f.status();
+  if (type.empty() || type.find('/') != std::string::npos || type == "." || type == "..")
+    return invalid_argument("field 'plugins[" + std::to_string(index) + "].type': \"" + type + "\" must be a plain file name");
   return {};
 }
 
@@ -63,18 +62,17 @@ Result<NetworkConfigList> network_config_from_json(const nlohmann::json& doc, co
   } else {
     return invalid_argument("neither \"plugins\" nor \"type\" present");
   }
-  if (!list.contains("name") || !list["name"].is_string() || list["name"].get<std::string>().empty())
-    return invalid_argument("missing string \"name\"");
-  if (!list.contains("cniVersion") || !list["cniVersion"].is_string())
-    return invalid_argument("missing string \"cniVersion\"");
-  const auto& plugins = list["plugins"];
-  if (!plugins.is_array() || plugins.empty()) return invalid_argument("\"plugins\" must be a non-empty array");
-  for (size_t i = 0; i < plugins.size(); ++i) {
-    if (Status s = check_plugin(plugins[i], i); !s.ok()) return s;
-  }
+  JsonFields f(list);
   NetworkConfigList out;
-  out.name = list["name"];
-  out.cni_version = list["cniVersion"];
+  out.name = f.required_string("name");
+  out.cni_version = f.required_string("cniVersion");
+  const nlohmann::json* plugins = f.required_array("plugins");
+  if (!f.ok()) return f.status();
+  if (out.name.empty()) return invalid_argument("field 'name': must not be empty");
+  if (plugins->empty()) return invalid_argument("field 'plugins': must not be empty");
+  for (size_t i = 0; i < plugins->size(); ++i) {
+    if (Status s = check_plugin((*plugins)[i], i); !s.ok()) return s;
+  }
   if (list.contains("disableCheck")) {
     auto d = parse_disable_check(list["disableCheck"]);
     if (!d.ok()) return d.status();

@@ -9,6 +9,7 @@
 
 #include "berth/atomic_file.h"
 #include "berth/checksummed_json.h"
+#include "berth/json_fields.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -35,20 +36,19 @@ nlohmann::json entry_to_json(const CacheEntry& e) {
 }
 
 Result<CacheEntry> entry_from_json(const nlohmann::json& j) {
-  for (const char* k : {"containerId", "ifName", "networkName", "cniArgs", "netns"}) {
-    if (!j.contains(k) || !j[k].is_string()) return invalid_argument(std::string("missing string ") + k);
-  }
-  if (!j.contains("config") || !j["config"].is_object()) return invalid_argument("missing config");
+  JsonFields f(j);
+  CacheEntry e;
+  e.container_id = f.required_string("containerId");
+  e.ifname = f.required_string("ifName");
+  e.network_name = f.required_string("networkName");
+  e.cni_args = f.required_string("cniArgs");
+  e.netns = f.required_string("netns");
+  const nlohmann::json* config = f.required_object("config");
+  if (!f.ok()) return f.status();
   // DEL and CHECK walk the config's plugins: a config they would trip over is as bad as a
   // checksum mismatch.
-  if (auto n = network_config_from_json(j["config"], ""); !n.ok()) return n.status().context("config");
-  CacheEntry e;
-  e.container_id = j["containerId"];
-  e.ifname = j["ifName"];
-  e.network_name = j["networkName"];
-  e.cni_args = j["cniArgs"];
-  e.netns = j["netns"];
-  e.config = j["config"];
+  if (auto n = network_config_from_json(*config, ""); !n.ok()) return n.status().context("config");
+  e.config = *config;
   e.capability_args = j.contains("capabilityArgs") ? j["capabilityArgs"] : nlohmann::json::object();
   e.result = j.contains("result") ? j["result"] : nlohmann::json();
   return e;

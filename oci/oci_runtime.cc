@@ -16,6 +16,7 @@
 
 #include "berth/command.h"
 #include "berth/file_tree.h"
+#include "berth/json_fields.h"
 #include "berth/spawn.h"
 
 namespace berth {
@@ -104,16 +105,11 @@ Result<RuntimeState> OciRuntime::state(const std::string& id) const {
   auto j = nlohmann::json::parse(r->out, nullptr, false);
   if (!j.is_object()) return internal_error("state " + id + ": unreadable output");
   RuntimeState st;
-  if (j.contains("status") && !j["status"].is_null()) {
-    if (!j["status"].is_string()) return internal_error("state " + id + " output: field 'status': type must be string, but is " + j["status"].type_name());
-    st.status = j["status"].get<std::string>();
-  }
-  if (j.contains("pid") && !j["pid"].is_null()) {
-    const auto& pid = j["pid"];
-    if (!pid.is_number_integer() || pid.get<int64_t>() < 0 || pid.get<int64_t>() > INT32_MAX)
-      return internal_error("state " + id + " output: field 'pid': must be a non-negative integer, not " + pid.dump());
-    st.pid = pid.get<int>();
-  }
+  JsonFields f(j);
+  st.status = f.string("status");
+  st.pid = f.integer<int>("pid", 0);
+  if (st.pid < 0) f.fail("pid", "must not be negative");
+  if (!f.ok()) return internal_error("state " + id + " output: " + f.status().message());
   return st;
 }
 

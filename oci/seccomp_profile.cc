@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "berth/bounded_read.h"
+#include "berth/json_fields.h"
 #include "berth/seccomp_syscalls.h"
 
 namespace berth {
@@ -113,13 +114,11 @@ Result<std::optional<nlohmann::json>> seccomp_section(const SeccompRequest& req)
     return invalid_argument(req.field + ": localhost profile " + req.localhost_path + " is not a seccomp profile (no defaultAction)");
   // The profile goes to the runtime as it is; its top-level shape is checked here so a wrong
   // type is reported against the profile, not as the runtime's failure to start the container.
-  for (const char* key : {"defaultAction", "architectures", "syscalls"}) {
-    bool string_wanted = std::string_view(key) == "defaultAction";
-    if (!j.contains(key) || (!string_wanted && j[key].is_null())) continue;
-    if (string_wanted ? !j[key].is_string() : !j[key].is_array())
-      return invalid_argument(req.field + ": localhost profile " + req.localhost_path + ": field '" + key + "': type must be " +
-                              (string_wanted ? "string" : "array") + ", but is " + j[key].type_name());
-  }
+  JsonFields f(j);
+  f.required_string("defaultAction");
+  f.array("architectures");
+  f.array("syscalls");
+  if (!f.ok()) return f.status().context(req.field + ": localhost profile " + req.localhost_path);
   return std::optional<nlohmann::json>(std::move(j));
 }
 

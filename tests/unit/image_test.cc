@@ -219,10 +219,10 @@ TEST(ImageIndex, DamagedIndexIsAnErrorNamingTheFieldAndNeverThrows) {
   } cases[] = {
       {R"({"version":"1","images":[]})", "is not a version 1 index"},
       {R"({"version":1,"images":{}})", "is not a version 1 index"},
-      {R"({"version":1,"images":[5]})", "'images[0]' must be an object, but is number"},
+      {R"({"version":1,"images":[5]})", "field 'images[0]': type must be object, but is number"},
       {R"({"version":1,"images":[{"id":5}]})", "field 'images[0].id': type must be string, but is number"},
       {R"({"version":1,"images":[)" + good + R"("config":"{}","pinned":"yes"}]})", "field 'images[0].pinned': type must be boolean, but is string"},
-      {R"({"version":1,"images":[{"id":")" + id + R"(","size":-1}]})", "field 'images[0].size': type must be unsigned integer, but is number"},
+      {R"({"version":1,"images":[{"id":")" + id + R"(","size":-1}]})", "field 'images[0].size': integer -1 out of range"},
       {R"({"version":1,"images":[{"id":")" + id + R"(","repo_tags":"a"}]})", "field 'images[0].repo_tags': type must be array, but is string"},
       {R"({"version":1,"images":[{"id":")" + id + R"(","layers":[1]}]})", "field 'images[0].layers[0]': type must be string, but is number"},
   };

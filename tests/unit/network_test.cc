@@ -47,10 +47,10 @@ TEST(NetworkConfig, InvalidConfigsAreRefusedWithTheReason) {
       {"{", "a.conflist", "not valid JSON"},
       {R"({"cniVersion":"1.0.0","name":"n","type":"bridge"})", "a.conflist", "needs \"plugins\""},
       {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"x"}]})", "a.conf", "use .conflist"},
-      {R"({"cniVersion":"1.0.0","name":"n","plugins":[]})", "a.conflist", "non-empty array"},
-      {R"({"cniVersion":"1.0.0","plugins":[{"type":"x"}]})", "a.conflist", "missing string \"name\""},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":[]})", "a.conflist", "field 'plugins': must not be empty"},
+      {R"({"cniVersion":"1.0.0","plugins":[{"type":"x"}]})", "a.conflist", "field 'name': missing"},
       {R"({"name":"n","plugins":[{"type":"x"}]})", "a.conflist", "cniVersion"},
-      {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"bridge":"x"}]})", "a.conflist", "plugins[0]: missing string \"type\""},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"bridge":"x"}]})", "a.conflist", "field 'plugins[0].type': missing"},
       {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"../sh"}]})", "a.conflist", "plain file name"},
       {R"({"cniVersion":"1.0.0","name":"a/b","plugins":[{"type":"x"}]})", "a.conflist", "may only hold"},
   };
@@ -90,14 +90,14 @@ TEST(NetworkConfig, WrongTypedMembersAreInvalidAndSkippedWithoutThrowing) {
     const char* text;
     const char* why;
   } cases[] = {
-      {R"({"cniVersion":"1.0.0","name":"n","plugins":5})", "\"plugins\" must be a non-empty array"},
-      {R"({"cniVersion":"1.0.0","name":"n","plugins":{"type":"x"}})", "\"plugins\" must be a non-empty array"},
-      {R"({"cniVersion":"1.0.0","name":"n","plugins":"bridge"})", "\"plugins\" must be a non-empty array"},
-      {R"({"cniVersion":"1.0.0","name":"n","plugins":[5]})", "plugins[0]: not an object"},
-      {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":7}]})", "plugins[0]: missing string \"type\""},
-      {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"x","capabilities":[]}]})", "\"capabilities\" must be an object"},
-      {R"({"cniVersion":1,"name":"n","plugins":[{"type":"x"}]})", "missing string \"cniVersion\""},
-      {R"({"cniVersion":"1.0.0","name":["n"],"plugins":[{"type":"x"}]})", "missing string \"name\""},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":5})", "field 'plugins': type must be array, but is number"},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":{"type":"x"}})", "field 'plugins': type must be array, but is object"},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":"bridge"})", "field 'plugins': type must be array, but is string"},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":[5]})", "field 'plugins[0]': type must be object, but is number"},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":7}]})", "field 'plugins[0].type': type must be string, but is number"},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"x","capabilities":[]}]})", "field 'plugins[0].capabilities': type must be object, but is array"},
+      {R"({"cniVersion":1,"name":"n","plugins":[{"type":"x"}]})", "field 'cniVersion': type must be string, but is number"},
+      {R"({"cniVersion":"1.0.0","name":["n"],"plugins":[{"type":"x"}]})", "field 'name': type must be string, but is array"},
       {R"({"cniVersion":"1.0.0","name":"n","disableCheck":1,"plugins":[{"type":"x"}]})", "\"disableCheck\" must be true or false"},
       {R"(5)", "not a JSON object"},
       {R"(["plugins"])", "not a JSON object"},
@@ -121,8 +121,8 @@ TEST(NetworkConfig, WrongTypedMembersAreInvalidAndSkippedWithoutThrowing) {
   ASSERT_TRUE(scan.network.has_value()) << scan.error;
   EXPECT_EQ(scan.network->name, "good");
   ASSERT_EQ(scan.skipped.size(), 4u);
-  EXPECT_NE(scan.skipped[0].find("05-plugins.conflist: \"plugins\" must be a non-empty array"), std::string::npos) << scan.skipped[0];
-  EXPECT_NE(scan.skipped[1].find("06-types.conflist: plugins[0]: missing string \"type\""), std::string::npos) << scan.skipped[1];
+  EXPECT_NE(scan.skipped[0].find("05-plugins.conflist: field 'plugins': type must be array, but is number"), std::string::npos) << scan.skipped[0];
+  EXPECT_NE(scan.skipped[1].find("06-types.conflist: field 'plugins[0].type': type must be string, but is object"), std::string::npos) << scan.skipped[1];
   EXPECT_NE(scan.skipped[2].find("07-scalar.json: not a JSON object"), std::string::npos) << scan.skipped[2];
   EXPECT_NE(scan.skipped[3].find("08-disabled.conflist"), std::string::npos) << scan.skipped[3];
 }
@@ -161,7 +161,7 @@ TEST(CniResult, WrongTypedMembersAreErrorsNamingThem) {
       {R"({"ips":[{"address":"10.0.0.1/24"},{"address":null}]})", "field 'ips[1].address': type must be string, but is null"},
       {R"({"ips":[{"address":"10.0.0.1/24","interface":"eth0"}]})", "field 'ips[0].interface': type must be integer, but is string"},
       {R"({"ips":[5]})", "field 'ips[0]': type must be object, but is number"},
-      {R"({"ips":[{"gateway":"10.0.0.1"}]})", "has no \"address\""},
+      {R"({"ips":[{"gateway":"10.0.0.1"}]})", "field 'ips[0].address': missing"},
       {R"({"ip4":"10.0.0.1/24"})", "field 'ip4': type must be object, but is string"},
       {R"({"ip6":{"ip":["fd00::1/64"]}})", "field 'ip6.ip': type must be string, but is array"},
       {R"([{"ips":[]}])", "not a JSON object"},

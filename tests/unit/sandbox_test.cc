@@ -101,12 +101,12 @@ TEST(Records, WrongTypedMembersAreErrorsNamingThemAndNeverThrow) {
     const char* why;
   } cases[] = {
       {"/metadata/name", 5, "field 'metadata.name': type must be string, but is number"},
-      {"/metadata", "web", "field 'metadata.name': cannot use at() with string"},
+      {"/metadata", "web", "field 'metadata': type must be object, but is string"},
       {"/host_network", "no", "field 'host_network': type must be boolean, but is string"},
       {"/privileged", 1, "field 'privileged': type must be boolean, but is number"},
-      {"/port_mappings/0/container_port", "80", "field 'port_mappings[0].container_port': type must be number, but is string"},
+      {"/port_mappings/0/container_port", "80", "field 'port_mappings[0].container_port': type must be integer, but is string"},
       {"/port_mappings", "80:8080", "field 'port_mappings': type must be array, but is string"},
-      {"/labels", nlohmann::json({{"a", 1}}), "field 'labels': type must be string, but is number"},
+      {"/labels", nlohmann::json({{"a", 1}}), "field 'labels.a': type must be string, but is number"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.pointer);
@@ -124,7 +124,7 @@ TEST(Records, WrongTypedMembersAreErrorsNamingThemAndNeverThrow) {
   EXPECT_NO_THROW(loaded = load_checkpoints(dir.path(), dir / "quarantine"));
   EXPECT_TRUE(loaded.valid.empty());
   ASSERT_EQ(loaded.quarantined.size(), 1u);
-  EXPECT_NE(loaded.quarantined[0].find("field 'labels'"), std::string::npos) << loaded.quarantined[0];
+  EXPECT_NE(loaded.quarantined[0].find("field 'labels.a'"), std::string::npos) << loaded.quarantined[0];
 
   ContainerRecord rec;
   rec.id = "c1";
@@ -143,7 +143,7 @@ TEST(Records, WrongTypedMembersAreErrorsNamingThemAndNeverThrow) {
   Result<ContainerRecord> bad = internal_error("not run");
   EXPECT_NO_THROW(bad = read_container_record(rpath));
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("field 'user.uid': type must be number, but is string"), std::string::npos)
+  EXPECT_NE(bad.status().message().find("field 'user.uid': type must be unsigned integer, but is string"), std::string::npos)
       << bad.status().message();
 }
 

@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -66,52 +65,6 @@ LoadedRecords<Record> load_records(const std::string& dir, const std::string& qu
   });
   return out;
 }
-
-// Reads members of a record with at()/get<>(), which throw json::exception on a missing member
-// or another type; remembers the member being read so the error can name it:
-//   "field 'metadata.name': type must be string, but is number".
-class RecordFields {
- public:
-  // `parent` is where `object` sits in the record ("metadata", "port_mappings[0]").
-  const nlohmann::json& at(const nlohmann::json& object, const char* key, const std::string& parent = "") {
-    field_ = parent.empty() ? key : parent + "." + key;
-    return object.at(key);
-  }
-  // An integer member that must fit `Int`: a float, a string or a number out of range is an error
-  // (nlohmann's get<Int>() would convert any number unchecked, a float out of range undefined).
-  template <class Int>
-  Int integer(const nlohmann::json& object, const char* key, const std::string& parent = "") {
-    return checked_integer<Int>(at(object, key, parent));
-  }
-  // Each element of an integer array member, checked the same way.
-  template <class Int>
-  std::vector<Int> integers(const nlohmann::json& object, const char* key, const std::string& parent = "") {
-    const auto& array = at(object, key, parent);
-    if (!array.is_array())
-      throw nlohmann::json::type_error::create(302, std::string("type must be array, but is ") + array.type_name(), &array);
-    std::vector<Int> out;
-    for (const auto& v : array) out.push_back(checked_integer<Int>(v));
-    return out;
-  }
-  // The error for an exception thrown while reading, without nlohmann's "[json.exception…] ".
-  Status error(const nlohmann::json::exception& e) const;
-
- private:
-  template <class Int>
-  static Int checked_integer(const nlohmann::json& v) {
-    if (!v.is_number())
-      throw nlohmann::json::type_error::create(302, std::string("type must be number, but is ") + v.type_name(), &v);
-    if (!v.is_number_integer()) throw nlohmann::json::type_error::create(302, "type must be an integer, but is " + v.dump(), &v);
-    bool fits = v.is_number_unsigned()
-                    ? v.get<uint64_t>() <= uint64_t(std::numeric_limits<Int>::max())
-                    : v.get<int64_t>() >= int64_t(std::numeric_limits<Int>::min()) &&
-                          (uint64_t(std::numeric_limits<Int>::max()) > uint64_t(INT64_MAX) ||
-                           v.get<int64_t>() <= int64_t(std::numeric_limits<Int>::max()));
-    if (!fits) throw nlohmann::json::out_of_range::create(406, "integer " + v.dump() + " out of range", &v);
-    return v.is_number_unsigned() ? static_cast<Int>(v.get<uint64_t>()) : static_cast<Int>(v.get<int64_t>());
-  }
-  std::string field_;
-};
 
 // sha256 of `data`, as lowercase hex.
 std::string sha256_hex(const std::string& data);
