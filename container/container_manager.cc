@@ -123,7 +123,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   if (config.image().image().empty()) return invalid_argument("config.image.image: must not be empty");
   if (config.log_path().rfind('/', 0) == 0) return invalid_argument("config.log_path: '" + config.log_path() + "' must be relative to the pod's log_directory");
   // Held until the container is in the index: a pod being stopped or removed waits for it.
-  auto lease = impl_->opt.sandboxes->lease(sandbox_id);
+  auto lease = impl_->opt.pods->lease(sandbox_id);
   if (!lease.ok()) return lease.status();
   const SandboxInfo* pod = &lease->info;
   // Held from here: the hold goes with the handle on failure and with the container otherwise.
@@ -263,7 +263,7 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
   }
   if (c->state() != v1::CONTAINER_CREATED)
     return failed_precondition("start container " + id + ": it is " + v1::ContainerState_Name(c->state()) + ", not CREATED");
-  auto lease = impl_->opt.sandboxes->lease(c->rec.sandbox_id);
+  auto lease = impl_->opt.pods->lease(c->rec.sandbox_id);
   if (!lease.ok()) return failed_precondition("start container " + id + ": " + lease.status().message());
   auto rt = impl_->runtime_for(c->rec.runtime_handler);
   if (!rt.ok()) return rt.status();

@@ -120,7 +120,7 @@ void ContainerManager::Impl::recover() {
     c->cgroups_path = spec_cgroups_path(c->bundle);
     if (c->cgroups_path.empty()) {
       // The bundle went with a reboot: the path is derived again, as CreateContainer did.
-      if (auto pod = opt.sandboxes->info(rec.sandbox_id))
+      if (auto pod = opt.pods->info(rec.sandbox_id))
         if (auto cg = cgroups_path_for(pod->cgroup_parent, rec.id, opt.runtimes.systemd_cgroup()); cg.ok()) c->cgroups_path = *cg;
     }
     std::string image_signal = rec.stop_signal;
@@ -131,7 +131,7 @@ void ContainerManager::Impl::recover() {
     c->rec = std::move(rec);
     if (c->rec.state == v1::CONTAINER_RUNNING || (c->rec.state == v1::CONTAINER_CREATED && settle_created(*c)))
       to_watch.push_back(c);
-    if (!opt.sandboxes->info(c->rec.sandbox_id)) orphans.push_back(c->rec.id);
+    if (!opt.pods->info(c->rec.sandbox_id)) orphans.push_back(c->rec.id);
     if (Status s = names.reserve(name_key(c->rec.sandbox_id, c->config.metadata()), c->rec.id, "container"); !s.ok())
       spdlog::warn("container {}: {}", c->rec.id, s.message());
     containers[c->rec.id] = c;

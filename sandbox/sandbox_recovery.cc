@@ -48,7 +48,7 @@ std::shared_ptr<Sandbox> SandboxManager::Impl::recovered_sandbox(const SandboxCh
       break;
     }
   }
-  if (!cp.host_network && opt.network.recorded_ips) s->ips = opt.network.recorded_ips(cp.id);
+  if (!cp.host_network && opt.network) s->ips = opt.network->recorded_ips(cp.id);
   return s;
 }
 
@@ -61,7 +61,7 @@ void SandboxManager::Impl::recover() {
     auto s = recovered_sandbox(cp);
     if (Status st = names.reserve(sandbox_name_key(cp), cp.id, "sandbox"); !st.ok())
       spdlog::warn("sandbox {}: {}", cp.id, st.message());
-    if (!cp.image_id.empty() && opt.hold_image) opt.hold_image(cp.image_id);
+    if (!cp.image_id.empty() && opt.images) opt.images->hold(cp.image_id);
     ready += s->ready_locked();
     pending += cp.phase == SandboxPhase::creating;
     sandboxes[cp.id] = std::move(s);

@@ -39,8 +39,8 @@ Status SandboxManager::Impl::release(Sandbox& s) {
   const SandboxCheckpoint& cp = s.cp;
   // CNI DEL first, while the netns still exists. It also runs for a sandbox whose ADD never
   // began (a no-op without a cache entry), so an ADD cut short by a crash is released too.
-  if (!cp.host_network && opt.network.teardown) {
-    if (Status st = opt.network.teardown(cp.id, cp.netns_path); !st.ok()) return failed_step(s, "network", st);
+  if (!cp.host_network && opt.network) {
+    if (Status st = opt.network->teardown(cp.id, cp.netns_path); !st.ok()) return failed_step(s, "network", st);
     std::lock_guard lock(s.mu);
     s.ips.clear();
   }
@@ -92,7 +92,7 @@ Status SandboxManager::Impl::destroy(Sandbox& s) {
   fault_point(FaultPoint::remove_pod_sandbox_files_removed);
   if (Status st = remove_checkpoint(checkpoints_dir, s.cp.id); !st.ok()) return failed_step(s, "checkpoint", st);
   fault_point(FaultPoint::remove_pod_sandbox_checkpoint_removed);
-  if (!s.cp.image_id.empty() && opt.release_image) opt.release_image(s.cp.image_id);
+  if (!s.cp.image_id.empty() && opt.images) opt.images->release(s.cp.image_id);
   {
     std::lock_guard lock(s.mu);
     s.removed = true;

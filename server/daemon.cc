@@ -19,6 +19,7 @@
 #include "berth/metrics_endpoint.h"
 #include "recovery_worker.h"
 #include "rpc_metrics.h"
+#include "container_hooks.h"
 #include "lifecycle_events.h"
 #include "sandbox_hooks.h"
 #include "services.h"
@@ -133,10 +134,10 @@ int run_daemon(const Config& config) {
                     cni_runs.observe({plugin, command, ok ? "ok" : "error"}, s);
                   },
                   .on_busy_retry = [&cni_busy](const std::string& plugin) { cni_busy.add({plugin}); }});
-  sandbox_options.network = cni_network_hooks(cni);
-  if (!config.sandbox_image.empty()) sandbox_options.pause_image = sandbox_image_source(**images, config.sandbox_image);
-  sandbox_options.hold_image = [&images = **images](const std::string& id) { images.hold(id); };
-  sandbox_options.release_image = [&images = **images](const std::string& id) { images.release(id); };
+  CniSandboxNetwork sandbox_network(cni);
+  SandboxImagePolicy sandbox_images(**images, config.sandbox_image);
+  sandbox_options.network = &sandbox_network;
+  sandbox_options.images = &sandbox_images;
   auto sandboxes = SandboxManager::open(sandbox_options);
   if (!sandboxes.ok()) {
     spdlog::critical("berthd: {}", sandboxes.status().message());
@@ -147,12 +148,14 @@ int run_daemon(const Config& config) {
 
   // Events carry the statuses of both managers: connected once both exist, disconnected first.
   LifecycleEvents events(container_events);
+  ManagedPods container_pods(**sandboxes);
+  StoredImages container_images(**images);
   auto containers = ContainerManager::open({.state_dir = config.state,
                                             .root_dir = config.root,
                                             .monitor_binary = helper_binary_path("berth-monitor"),
                                             .runtimes = sandbox_options.runtimes,
-                                            .images = images->get(),
-                                            .sandboxes = sandboxes->get(),
+                                            .images = &container_images,
+                                            .pods = &container_pods,
                                             .events = &events});
   if (!containers.ok()) {
     spdlog::critical("berthd: {}", containers.status().message());

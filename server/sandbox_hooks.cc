@@ -18,43 +18,41 @@ PodNetworkRequest pod_network_request(const SandboxNetworkRequest& r) {
   return req;
 }
 
-SandboxNetworkHooks cni_network_hooks(CniManager& cni) {
-  SandboxNetworkHooks hooks;
-  hooks.setup = [&cni](const SandboxNetworkRequest& r) -> Result<std::vector<std::string>> {
-    auto st = cni.setup(pod_network_request(r));
-    if (!st.ok()) return st.status();
-    return st->ips;
-  };
-  hooks.teardown = [&cni](const std::string& id, const std::string& netns) { return cni.teardown(id, netns); };
-  hooks.check = [&cni](const std::string& id, const std::string& netns) { return cni.check(id, netns); };
-  hooks.recorded_ips = [&cni](const std::string& id) {
-    auto st = cni.status(id);
-    return st.ok() ? st->ips : std::vector<std::string>{};
-  };
-  return hooks;
+Result<std::vector<std::string>> CniSandboxNetwork::setup(const SandboxNetworkRequest& request) {
+  auto st = cni_.setup(pod_network_request(request));
+  if (!st.ok()) return st.status();
+  return st->ips;
 }
 
-std::function<Result<PauseImage>()> sandbox_image_source(ImageManager& images, std::string reference) {
-  return [&images, ref = std::move(reference)]() -> Result<PauseImage> {
-    auto img = images.find(ref);
-    // A client may have pulled it first, unpinned; kubelet's image GC must still spare it.
-    if (img && !img->pinned) {
-      Status s = images.pin(img->id);
-      if (s.code() == Code::not_found) img.reset();  // removed meanwhile: pulled (pinned) below
-      else if (!s.ok()) return s;
-    }
-    if (!img) {
-      auto pulled = images.pull(ref, {}, true);
-      if (!pulled.ok()) return pulled.status();
-    }
-    // Found and held in one step; the sandbox owns the hold from here.
-    auto held = images.acquire(ref);
-    if (!held.ok()) return held.status();
-    ImageRecord record = std::move(*held).keep();
-    PauseImage p{record.id, images.snapshot_dirs(record), record.config.entrypoint};
-    p.args.insert(p.args.end(), record.config.cmd.begin(), record.config.cmd.end());
-    return p;
-  };
+Status CniSandboxNetwork::teardown(const std::string& id, const std::string& netns_path) { return cni_.teardown(id, netns_path); }
+
+std::vector<std::string> CniSandboxNetwork::recorded_ips(const std::string& id) {
+  auto st = cni_.status(id);
+  return st.ok() ? st->ips : std::vector<std::string>{};
+}
+
+Status CniSandboxNetwork::check(const std::string& id, const std::string& netns_path) { return cni_.check(id, netns_path); }
+
+Result<std::optional<PauseImage>> SandboxImagePolicy::pause_image() {
+  if (reference_.empty()) return std::optional<PauseImage>();
+  auto img = images_.find(reference_);
+  // A client may have pulled it first, unpinned; kubelet's image GC must still spare it.
+  if (img && !img->pinned) {
+    Status s = images_.pin(img->id);
+    if (s.code() == Code::not_found) img.reset();  // removed meanwhile: pulled (pinned) below
+    else if (!s.ok()) return s;
+  }
+  if (!img) {
+    auto pulled = images_.pull(reference_, {}, true);
+    if (!pulled.ok()) return pulled.status();
+  }
+  // Found and held in one step; the sandbox owns the hold from here.
+  auto held = images_.acquire(reference_);
+  if (!held.ok()) return held.status();
+  ImageRecord record = std::move(*held).keep();
+  PauseImage p{record.id, images_.snapshot_dirs(record), record.config.entrypoint};
+  p.args.insert(p.args.end(), record.config.cmd.begin(), record.config.cmd.end());
+  return std::optional<PauseImage>(std::move(p));
 }
 
 }  // namespace berth

@@ -64,17 +64,23 @@ TEST(SandboxHooks, TheSandboxImageIsPinnedAndGivesThePauseItsArgs) {
   ASSERT_TRUE((*images)->finish_recovery().ok());
   ASSERT_FALSE((*images)->find("registry.local/pause:1")->pinned);
 
-  auto source = sandbox_image_source(**images, "registry.local/pause:1");
-  auto pause = source();
+  SandboxImagePolicy policy(**images, "registry.local/pause:1");
+  auto pause = policy.pause_image();
   ASSERT_TRUE(pause.ok()) << pause.status().message();
-  EXPECT_EQ(pause->id, id);
-  EXPECT_EQ(pause->args, (std::vector<std::string>{"/pause", "-v"}));
-  EXPECT_TRUE(pause->layer_dirs.empty());
+  ASSERT_TRUE(pause->has_value());
+  EXPECT_EQ((*pause)->id, id);
+  EXPECT_EQ((*pause)->args, (std::vector<std::string>{"/pause", "-v"}));
+  EXPECT_TRUE((*pause)->layer_dirs.empty());
   EXPECT_TRUE((*images)->find("registry.local/pause:1")->pinned);
-  (*images)->release(pause->id);  // what the sandbox's removal does
+  policy.release((*pause)->id);  // what the sandbox's removal does
+
+  // No sandbox_image configured: the embedded pause, nothing looked up or held.
+  auto embedded = SandboxImagePolicy(**images, "").pause_image();
+  ASSERT_TRUE(embedded.ok());
+  EXPECT_FALSE(embedded->has_value());
 
   // Not stored and no registry to pull from: the pull's error, nothing held.
-  auto missing = sandbox_image_source(**images, "127.0.0.1:1/nope:1")();
+  auto missing = SandboxImagePolicy(**images, "127.0.0.1:1/nope:1").pause_image();
   EXPECT_FALSE(missing.ok());
   images->reset();
   std::filesystem::remove_all(dir);

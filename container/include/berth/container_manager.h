@@ -19,8 +19,35 @@
 
 namespace berth {
 
-class ImageManager;
-class SandboxManager;
+class ImageHold;
+struct ImageRecord;
+struct SandboxInfo;
+struct SandboxLease;
+
+// What a container needs of its pod (berthd serves it with the sandbox manager).
+class ContainerPods {
+ public:
+  virtual ~ContainerPods() = default;
+  // The ready pod, which cannot begin to stop while the lease is held (FAILED_PRECONDITION when
+  // it is not ready or is stopping, NOT_FOUND when there is none).
+  virtual Result<SandboxLease> lease(const std::string& sandbox_id) = 0;
+  // Any pod, ready or not: nullopt once it is removed.
+  virtual std::optional<SandboxInfo> info(const std::string& sandbox_id) = 0;
+};
+
+// What a container needs of the image store (berthd serves it with the image manager). A
+// container holds its image's layers from creation to removal.
+class ContainerImages {
+ public:
+  virtual ~ContainerImages() = default;
+  // Found and held in one step; the hold goes with the handle unless kept.
+  virtual Result<ImageHold> acquire(const std::string& reference) = 0;
+  virtual std::vector<std::string> snapshot_dirs(const ImageRecord& image) = 0;
+  virtual std::optional<ImageRecord> find(const std::string& reference) = 0;
+  // Recovery takes the holds of recovered containers again; removal releases them.
+  virtual void hold(const std::string& image_id) = 0;
+  virtual void release(const std::string& image_id) = 0;
+};
 
 // Told after each container lifecycle change (created, started, stopped, deleted); never called
 // under a lock of the manager.
@@ -36,8 +63,8 @@ struct ContainerManagerOptions {
   std::string root_dir;   // <root>: writable layers and records
   std::string monitor_binary;
   RuntimeHandlers runtimes;  // also says the cgroup driver (systemd_cgroup())
-  ImageManager* images = nullptr;
-  SandboxManager* sandboxes = nullptr;
+  ContainerImages* images = nullptr;
+  ContainerPods* pods = nullptr;
   ContainerEventSink* events = nullptr;  // unset: no events
 };
 

@@ -21,7 +21,7 @@ namespace berth {
 
 // A pause image from the registry (berth.toml's sandbox_image) instead of the embedded berth-pause.
 struct PauseImage {
-  std::string id;                       // the image's id, already held for the sandbox (release_image frees it)
+  std::string id;                       // the image's id, already held for the sandbox (SandboxImages::release frees it)
   std::vector<std::string> layer_dirs;  // lowest first
   std::vector<std::string> args;        // Entrypoint + Cmd
 };
@@ -32,15 +32,31 @@ struct SandboxNetworkRequest {
   const runtime::v1::PodSandboxConfig* config = nullptr;
 };
 
-struct SandboxNetworkHooks {
+// What a sandbox needs of the pod network (the daemon serves it with CNI: server/sandbox_hooks).
+class SandboxNetwork {
+ public:
+  virtual ~SandboxNetwork() = default;
   // Returns the pod IPs; on failure it has already undone what it did.
-  std::function<Result<std::vector<std::string>>(const SandboxNetworkRequest&)> setup;
+  virtual Result<std::vector<std::string>> setup(const SandboxNetworkRequest& request) = 0;
   // Must succeed before the netns is released; netns_path may be gone (after a reboot).
-  std::function<Status(const std::string& id, const std::string& netns_path)> teardown;
+  virtual Status teardown(const std::string& id, const std::string& netns_path) = 0;
   // The IPs of a sandbox recovered at start; empty when unknown.
-  std::function<std::vector<std::string>(const std::string& id)> recorded_ips;
+  virtual std::vector<std::string> recorded_ips(const std::string& id) = 0;
   // CNI CHECK of a ready sandbox's network, run for verbose PodSandboxStatus.
-  std::function<Status(const std::string& id, const std::string& netns_path)> check;
+  virtual Status check(const std::string& id, const std::string& netns_path) = 0;
+};
+
+// What a sandbox needs of the image store. A sandbox holds its image's layers from its start to
+// its removal (as a container does), so removing the image never pulls the lower dirs from under a
+// running pause: pause_image() returns the image held, recovery takes the holds of recovered
+// sandboxes again, and removal releases them.
+class SandboxImages {
+ public:
+  virtual ~SandboxImages() = default;
+  // nullopt: no sandbox_image is configured, the pause is the embedded berth-pause.
+  virtual Result<std::optional<PauseImage>> pause_image() = 0;
+  virtual void hold(const std::string& image_id) = 0;
+  virtual void release(const std::string& image_id) = 0;
 };
 
 struct SandboxManagerOptions {
@@ -48,13 +64,8 @@ struct SandboxManagerOptions {
   std::string root_dir;        // <root>: checkpoints
   std::string pause_binary;    // berth-pause
   RuntimeHandlers runtimes;  // also says the cgroup driver (systemd_cgroup())
-  std::function<Result<PauseImage>()> pause_image;  // unset: the embedded pause
-  // A sandbox holds its image's layers from its start to its removal (as a container does), so
-  // removing the image never pulls the lower dirs from under a running pause: pause_image()
-  // returns the image held, recovery takes the holds of recovered sandboxes again (hold_image),
-  // and removal releases them.
-  std::function<void(const std::string& image_id)> hold_image, release_image;
-  SandboxNetworkHooks network;                      // unset: pods get loopback only
+  SandboxImages* images = nullptr;    // unset: the embedded pause, no image holds
+  SandboxNetwork* network = nullptr;  // unset: pods get loopback only
 };
 
 // What other modules (containers, CNI, stats) need to know of a sandbox.

@@ -1,0 +1,148 @@
+// What the sandbox calls serve from memory: PodSandboxStatus (with the verbose info and a CNI
+// CHECK), ListPodSandbox, the SandboxInfo other modules read, and the ready count.
+#include <nlohmann/json.hpp>
+
+#include "berth/file_text.h"
+#include "berth/sandbox_manager.h"
+#include "sandbox_state.h"
+
+namespace berth {
+
+namespace v1 = runtime::v1;
+
+namespace {
+
+void fill_metadata(const SandboxCheckpoint& cp, v1::PodSandboxMetadata* m) {
+  m->set_name(cp.name);
+  m->set_namespace_(cp.namespace_);
+  m->set_uid(cp.uid);
+  m->set_attempt(cp.attempt);
+}
+
+}  // namespace
+
+Status SandboxManager::status(const std::string& id_or_prefix, bool verbose, v1::PodSandboxStatusResponse* out) {
+  Status err;
+  auto s = impl_->find(id_or_prefix, &err);
+  if (!s) return err;
+  const SandboxCheckpoint& cp = s->cp;
+  bool ready = false;
+  int pid = 0;
+  std::vector<std::string> ips;
+  {
+    std::lock_guard lock(s->mu);
+    ready = s->ready_locked();
+    pid = ready ? s->pid : 0;
+    ips = s->ips;
+  }
+  auto* st = out->mutable_status();
+  st->set_id(cp.id);
+  fill_metadata(cp, st->mutable_metadata());
+  st->set_state(ready ? v1::SANDBOX_READY : v1::SANDBOX_NOTREADY);
+  st->set_created_at(cp.created_at);
+  auto* net = st->mutable_network();
+  if (!ips.empty()) {
+    net->set_ip(ips[0]);
+    for (size_t i = 1; i < ips.size(); ++i) net->add_additional_ips()->set_ip(ips[i]);
+  }
+  auto* opts = st->mutable_linux()->mutable_namespaces()->mutable_options();
+  opts->set_network(static_cast<v1::NamespaceMode>(cp.network_mode));
+  opts->set_pid(static_cast<v1::NamespaceMode>(cp.pid_mode));
+  opts->set_ipc(static_cast<v1::NamespaceMode>(cp.ipc_mode));
+  st->mutable_labels()->insert(cp.labels.begin(), cp.labels.end());
+  st->mutable_annotations()->insert(cp.annotations.begin(), cp.annotations.end());
+  st->set_runtime_handler(cp.runtime_handler);
+  if (verbose) {
+    nlohmann::json info = {{"pid", pid},
+                           {"netns_path", cp.netns_path},
+                           {"checkpoint", checkpoint_path(impl_->checkpoints_dir, cp.id)},
+                           {"bundle", s->bundle},
+                           {"cgroups_path", s->cgroups_path}};
+    if (!cp.host_network && ready && impl_->opt.network) {
+      Status check = impl_->opt.network->check(cp.id, cp.netns_path);
+      info["network_check"] = check.ok() ? std::string("ok") : check.message();
+    }
+    auto spec = nlohmann::json::parse(read_text_file(s->bundle + "/config.json"), nullptr, false);
+    if (!spec.is_discarded()) info["runtimeSpec"] = spec;
+    // The network check's message may carry a plugin's raw output: dump() throws on bytes that
+    // are not UTF-8, so they are replaced instead.
+    (*out->mutable_info())["info"] = info.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  return ok_status();
+}
+
+std::vector<v1::PodSandbox> SandboxManager::list(const v1::PodSandboxFilter& f) {
+  std::vector<std::shared_ptr<Sandbox>> all;
+  {
+    std::lock_guard lock(impl_->mu);
+    for (const auto& [id, s] : impl_->sandboxes)
+      if (f.id().empty() || id.rfind(f.id(), 0) == 0) all.push_back(s);
+  }
+  std::vector<v1::PodSandbox> out;
+  for (const auto& s : all) {
+    const SandboxCheckpoint& cp = s->cp;
+    v1::PodSandboxState state = s->ready() ? v1::SANDBOX_READY : v1::SANDBOX_NOTREADY;
+    if (f.has_state() && f.state().state() != state) continue;
+    bool labels_match = true;
+    for (const auto& [k, v] : f.label_selector()) {
+      auto it = cp.labels.find(k);
+      if (it == cp.labels.end() || it->second != v) labels_match = false;
+    }
+    if (!labels_match) continue;
+    v1::PodSandbox p;
+    p.set_id(cp.id);
+    fill_metadata(cp, p.mutable_metadata());
+    p.set_state(state);
+    p.set_created_at(cp.created_at);
+    p.mutable_labels()->insert(cp.labels.begin(), cp.labels.end());
+    p.mutable_annotations()->insert(cp.annotations.begin(), cp.annotations.end());
+    p.set_runtime_handler(cp.runtime_handler);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::optional<SandboxInfo> SandboxManager::info(const std::string& id_or_prefix) {
+  auto s = impl_->find(id_or_prefix, nullptr);
+  if (!s) return std::nullopt;
+  const SandboxCheckpoint& cp = s->cp;
+  SandboxInfo info{cp.id, false, 0, cp.netns_path, s->cgroups_path, cp.cgroup_parent, s->bundle, s->shm_path,
+                   cp.runtime_handler, cp.log_directory};
+  {
+    std::lock_guard lock(s->mu);
+    info.ready = s->ready_locked();
+    info.pid = s->pid;
+    info.closing = s->closing;
+  }
+  info.name = cp.name;
+  info.namespace_ = cp.namespace_;
+  info.uid = cp.uid;
+  info.hostname = cp.hostname;
+  info.host_network = cp.host_network;
+  info.host_ipc = cp.ipc_mode == v1::NODE;
+  info.host_pid = cp.pid_mode == v1::NODE;
+  info.privileged = cp.privileged;
+  return info;
+}
+
+Result<SandboxInfo> SandboxManager::lookup(const std::string& id_or_prefix) {
+  Status err;
+  auto s = impl_->find(id_or_prefix, &err);
+  if (!s) return err;
+  auto found = info(s->cp.id);
+  if (!found) return not_found("pod sandbox " + id_or_prefix + " not found");
+  return *found;
+}
+
+size_t SandboxManager::ready_count() {
+  std::vector<std::shared_ptr<Sandbox>> all;
+  {
+    std::lock_guard lock(impl_->mu);
+    for (const auto& [id, s] : impl_->sandboxes) all.push_back(s);
+  }
+  size_t n = 0;
+  for (const auto& s : all) n += s->ready();
+  return n;
+}
+
+}  // namespace berth
