@@ -1,5 +1,5 @@
-// ContainerStats, ListContainerStats and StreamContainerStats: cgroup readings, the writable layer
-// and cpu rates, from StatsCollector (no exec per container).
+// ContainerStats, ListContainerStats and StreamContainerStats: cgroup readings (PSI included, where
+// the kernel keeps it), the writable layer and cpu rates, from StatsCollector (no exec per container).
 #include "rpc_scope.h"
 #include "services.h"
 #include "stream_batches.h"

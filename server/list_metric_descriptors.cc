@@ -1,5 +1,7 @@
 // ListMetricDescriptors: the cAdvisor-named metrics ListPodSandboxMetrics reports, with their
-// label keys, so kubelet can describe them on its /metrics/cadvisor endpoint.
+// label keys, so kubelet can describe them on its /metrics/cadvisor endpoint. The list is the same
+// on every host (CRI wants it fixed from startup); the PSI and block IO metrics a kernel does not
+// give are described but never reported.
 #include "berth/cadvisor_metrics.h"
 #include "rpc_scope.h"
 #include "services.h"

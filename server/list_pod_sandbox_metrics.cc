@@ -1,5 +1,5 @@
 // ListPodSandboxMetrics and StreamPodSandboxMetrics: the cAdvisor-named metrics (see
-// ListMetricDescriptors) of every ready pod and its running containers.
+// ListMetricDescriptors) of every ready pod and its running containers, block IO and PSI included.
 #include "rpc_scope.h"
 #include "services.h"
 #include "stream_batches.h"

@@ -1,5 +1,6 @@
-// PodSandboxStats, ListPodSandboxStats and StreamPodSandboxStats: the pod's cgroup, its network
-// counters, process count and its containers' stats, from StatsCollector.
+// PodSandboxStats, ListPodSandboxStats and StreamPodSandboxStats: the pod's cgroup (its PSI when the
+// pod has a cgroup of its own), its network counters, process count and its containers' stats,
+// from StatsCollector.
 #include "rpc_scope.h"
 #include "services.h"
 #include "stream_batches.h"

@@ -39,6 +39,37 @@ static bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
+static std::optional<Pressure> read_pressure(const std::string& path) {
+  auto text = kernel_files::read_text(path);  // EOPNOTSUPP when cgroup.pressure is 0
+  return text ? parse_pressure(*text) : std::nullopt;
+}
+
+// PSI is no controller: every cgroup2 directory has the files. A hybrid host's v1 controllers
+// have none, but runc puts each container in the cgroup2 mount at <root>/unified as well, under
+// the same path, and the kernel keeps its PSI there.
+static void read_pressures(const std::string& dir, CgroupSample& s) {
+  s.cpu_pressure = read_pressure(dir + "/cpu.pressure");
+  s.memory_pressure = read_pressure(dir + "/memory.pressure");
+  s.io_pressure = read_pressure(dir + "/io.pressure");
+}
+
+// The _recursive files include descendants (a pod's cgroup holds its containers'); older kernels
+// have only the plain ones. Recent kernels count here only IO that met a throttle limit (on 6.18
+// an unthrottled cgroup reads "Total 0" after 16 MiB of direct IO): berth passes on what the
+// kernel reports.
+static std::optional<ReadWrite> read_blkio(const std::string& dir, const std::string& name) {
+  auto text = kernel_files::read_text(dir + "/blkio.throttle." + name + "_recursive");
+  if (!text) text = kernel_files::read_text(dir + "/blkio.throttle." + name);
+  return text ? parse_blkio_rwstat(*text) : std::nullopt;
+}
+
+static std::optional<IoCounters> read_io_v1(const std::string& blkio) {
+  auto bytes = read_blkio(blkio, "io_service_bytes");
+  auto ops = read_blkio(blkio, "io_serviced");
+  if (!bytes || !ops) return std::nullopt;
+  return IoCounters{bytes->read, bytes->write, ops->read, ops->write};
+}
+
 static Result<CgroupSample> read_v1(const CgroupLocation& w) {
   namespace f = kernel_files;
   const std::string mem = w.cgroup_root + "/memory" + w.relative_path;
@@ -64,6 +95,8 @@ static Result<CgroupSample> read_v1(const CgroupLocation& w) {
       s.swap_limit_bytes = memsw_limit - s.memory_limit_bytes;
   }
   s.pids_current = f::read_u64(w.cgroup_root + "/pids" + w.relative_path + "/pids.current");
+  s.io = read_io_v1(w.cgroup_root + "/blkio" + w.relative_path);
+  read_pressures(w.cgroup_root + "/unified" + w.relative_path, s);
   return s;
 }
 
@@ -85,6 +118,8 @@ static Result<CgroupSample> read_v2(const CgroupLocation& w) {
   s.swap_usage_bytes = f::read_u64(dir + "/memory.swap.current");
   if (s.swap_usage_bytes) s.swap_limit_bytes = limit_or_zero(f::read_u64(dir + "/memory.swap.max").value_or(0));
   s.pids_current = f::read_u64(dir + "/pids.current");
+  if (auto text = f::read_text(dir + "/io.stat")) s.io = parse_io_stat(*text);
+  read_pressures(dir, s);
   return s;
 }
 

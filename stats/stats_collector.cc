@@ -5,6 +5,7 @@
 #include "berth/wall_clock.h"
 
 #include <filesystem>
+#include <map>
 #include <unordered_set>
 
 #include "berth/cadvisor_metrics.h"
@@ -12,9 +13,11 @@
 #include "berth/cgroups_path.h"
 #include "berth/container_manager.h"
 #include "berth/cpu_rate.h"
+#include "berth/cri_pressure.h"
 #include "berth/disk_usage_cache.h"
 #include "berth/net_dev.h"
 #include "berth/sandbox_manager.h"
+#include "text_fields.h"
 
 namespace berth {
 
@@ -40,6 +43,16 @@ void add(CgroupSample& sum, const CgroupSample& s) {
   sum.page_faults += s.page_faults;
   sum.major_page_faults += s.major_page_faults;
   if (s.pids_current) sum.pids_current = sum.pids_current.value_or(0) + *s.pids_current;
+  if (s.io) {
+    using text_fields::saturating_add;
+    IoCounters& io = sum.io.emplace(sum.io.value_or(IoCounters{}));
+    io.read_bytes = saturating_add(io.read_bytes, s.io->read_bytes);
+    io.write_bytes = saturating_add(io.write_bytes, s.io->write_bytes);
+    io.reads = saturating_add(io.reads, s.io->reads);
+    io.writes = saturating_add(io.writes, s.io->writes);
+  }
+  // PSI is not summed: two containers stalled at the same moment are one stalled second of the
+  // pod's, and averages do not add. A pod without a cgroup of its own reports none.
 }
 
 std::string parent_dir(const std::string& dir) {
@@ -80,6 +93,16 @@ struct StatsCollector::Impl {
     mem->mutable_rss_bytes()->set_value(s.memory_rss_bytes);
     mem->mutable_page_faults()->set_value(s.page_faults);
     mem->mutable_major_page_faults()->set_value(s.major_page_faults);
+    if (s.cpu_pressure) pressure_to_cri(*s.cpu_pressure, cpu->mutable_psi());
+    if (s.memory_pressure) pressure_to_cri(*s.memory_pressure, mem->mutable_psi());
+  }
+
+  // CRI's IoUsage holds PSI only (the byte counters go to the metrics): set only with IO PSI.
+  template <class Stats>
+  static void fill_io(const CgroupSample& s, Stats* st) {
+    if (!s.io_pressure) return;
+    st->mutable_io()->set_timestamp(s.timestamp_ns);
+    pressure_to_cri(*s.io_pressure, st->mutable_io()->mutable_psi());
   }
 
   // with_disk false: no walk of the writable layer (the metrics use none of its figures, and the
@@ -96,6 +119,7 @@ struct StatsCollector::Impl {
       auto s = read_cgroup_sample(location(c.cgroups_path));
       if (s.ok()) {
         fill_cpu_memory(*s, c.id, container_rates, st.mutable_cpu(), st.mutable_memory());
+        fill_io(*s, &st);
         if (s->swap_usage_bytes) {
           auto* swap = st.mutable_swap();
           swap->set_timestamp(s->timestamp_ns);
@@ -120,8 +144,10 @@ struct StatsCollector::Impl {
     return st;
   }
 
+  // `samples`, when given, receives each running container's sample by id (for the metrics).
   std::optional<v1::PodSandboxStats> pod_stats(const v1::PodSandbox& p, const std::vector<ContainerInfo>& all,
-                                               bool with_disk = true) {
+                                               bool with_disk = true,
+                                               std::map<std::string, CgroupSample>* samples = nullptr) {
     auto info = sandboxes.info(p.id());
     if (!info) return std::nullopt;
     v1::PodSandboxStats st;
@@ -150,6 +176,7 @@ struct StatsCollector::Impl {
       if (c.sandbox_id != p.id()) continue;
       std::optional<CgroupSample> cs;
       *linux->add_containers() = container_stats(c, &cs, with_disk);
+      if (samples && cs) samples->emplace(c.id, *cs);
       if (!own_parent && cs) {
         add(sum, *cs);
         have = true;
@@ -157,6 +184,7 @@ struct StatsCollector::Impl {
     }
     if (have) {
       fill_cpu_memory(sum, p.id(), pod_rates, linux->mutable_cpu(), linux->mutable_memory());
+      fill_io(sum, linux);
       if (sum.pids_current) {
         linux->mutable_process()->set_timestamp(sum.timestamp_ns);
         linux->mutable_process()->mutable_process_count()->set_value(*sum.pids_current);
@@ -241,7 +269,8 @@ std::vector<v1::PodSandboxMetrics> StatsCollector::metrics() {
   ready.mutable_state()->set_state(v1::SANDBOX_READY);
   auto all = impl_->containers.infos();
   for (const auto& p : impl_->sandboxes.list(ready)) {
-    auto st = impl_->pod_stats(p, all, false);
+    std::map<std::string, CgroupSample> samples;
+    auto st = impl_->pod_stats(p, all, false, &samples);
     if (!st) continue;
     v1::PodSandboxMetrics& pm = out.emplace_back();
     pm.set_pod_sandbox_id(p.id());
@@ -286,9 +315,16 @@ std::vector<v1::PodSandboxMetrics> StatsCollector::metrics() {
           case MetricSource::memory_limit_bytes:
             v = cs.memory().available_bytes().value() ? cs.memory().available_bytes().value() + cs.memory().working_set_bytes().value() : 0;
             break;
-          default: continue;  // processes: the pod's figure, not per container
+          default: continue;  // processes: the pod's figure; block IO and PSI: below
         }
         metric(cm.mutable_metrics(), m, cs.cpu().timestamp(), labels, v);
+      }
+      // Block IO and PSI: from the sample, as CRI's stats carry no byte counters; a figure the
+      // kernel did not give is left out, never sent as zero.
+      if (auto it = samples.find(cs.attributes().id()); it != samples.end()) {
+        for (const CadvisorMetric& m : cadvisor_metrics())
+          if (auto v = cgroup_metric_value(m.source, it->second))
+            metric(cm.mutable_metrics(), m, it->second.timestamp_ns, labels, *v);
       }
     }
     if (st->linux().has_process()) {

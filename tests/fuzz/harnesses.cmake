@@ -5,7 +5,8 @@ set(BERTH_FUZZ_HARNESSES
   spdy_frame spdy_headers spdy_session websocket http_upgrade
   image_reference manifest www_authenticate
   cni_result config records
-  monitor_protocol exit_record cri_log)
+  monitor_protocol exit_record cri_log
+  cgroup_files cdi)
 
 # image/'s parsers without the rest of berth_image: the fuzz build instruments every source it
 # compiles, and the registry client, store and unpacker hold no parser a harness reaches.
@@ -40,6 +41,12 @@ function(berth_fuzz_harness target name)
   elseif(name MATCHES "^(monitor_protocol|exit_record|cri_log)$")
     target_include_directories(${target} PRIVATE ${src}/monitor)
     target_link_libraries(${target} PRIVATE berth_monitor berth_monitor_wire berth_posix)
+  elseif(name STREQUAL "cgroup_files")
+    # stats/'s parsers alone: berth_stats links the container and sandbox managers for its collector.
+    target_sources(${target} PRIVATE ${src}/stats/cgroup_pressure.cc ${src}/stats/cgroup_io.cc)
+    target_include_directories(${target} PRIVATE ${src}/stats/include)
+  elseif(name STREQUAL "cdi")
+    target_link_libraries(${target} PRIVATE berth_cdi nlohmann_json::nlohmann_json)
   else()
     message(FATAL_ERROR "berth_fuzz_harness: unknown harness ${name}")
   endif()

@@ -407,6 +407,21 @@ def monitor():
     write("cri_log", "cr_at_limit", log_input(64 + 3, 0, [b"abcd\r", b"\n", b"abcde\r\n", b"\r\r\n"]))
 
 
+# ---- cgroup files (stats/) ----
+def cgroup_files():
+    """fuzz_cgroup_files: mode byte (% 3: 0 PSI, 1 io.stat, 2 blkio throttle file), then the file."""
+    psi = "some avg10=9.05 avg60=1.63 avg300=0.34 total=1519443\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=20882\n"
+    write("cgroup_files", "pressure", b"\x00" + psi.encode())
+    write("cgroup_files", "pressure_no_full", b"\x00" + b"some avg10=1.52 avg60=0.48 avg300=0.11 total=31684119\n")
+    write("cgroup_files", "io_stat", b"\x01" + b"8:16 rbytes=1459200 wbytes=314773504 rios=192 wios=353 dbytes=0 dios=0\n"
+          b"8:0 rbytes=90430464 wbytes=299008000 rios=8950 wios=1252 dbytes=50331648 dios=3021\n")
+    write("cgroup_files", "io_stat_empty", b"\x01")
+    rw = "".join("254:0 %s %d\n" % (op, v) for op, v in
+                 [("Read", 25178112), ("Write", 25165824), ("Sync", 50343936), ("Async", 0), ("Discard", 0), ("Total", 50343936)])
+    write("cgroup_files", "blkio_bytes", b"\x02" + (rw + "Total 50343936\n").encode())
+    write("cgroup_files", "blkio_idle", b"\x02" + b"Total 0\n")
+
+
 def main():
     spdy()
     ws()
@@ -416,6 +431,7 @@ def main():
     config()
     records()
     monitor()
+    cgroup_files()
 
 
 if __name__ == "__main__":

@@ -1,5 +1,8 @@
 // Stats readings against the real kernel: a process burning cpu with a 64 MiB buffer in cgroups the
-// test creates, disk usage of a tree with hard links, /proc/<pid>/net/dev parsing, cpu rates.
+// test creates, disk usage of a tree with hard links, /proc/<pid>/net/dev parsing, cpu rates; and
+// PSI and block IO parsed from copies of kernel files (tests/unit/data/stats: v1 captured on a
+// 6.18 hybrid host, v2 PSI and cpu.stat captured from its cgroup2 mount, io.stat as the kernel's
+// cgroup-v2 documentation prints it), missing files, old kernels' lines and garbage.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -11,10 +14,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <thread>
 
+#include "berth/cadvisor_metrics.h"
 #include "berth/cgroup_stats.h"
 #include "berth/cpu_rate.h"
+#include "berth/cri_pressure.h"
 #include "berth/file_tree.h"
 #include "berth/net_dev.h"
 #include "berth/test/temp_dir.h"
@@ -241,6 +248,219 @@ TEST(NetDev, ReadsTheNamespaceOfAProcess) {
   auto gone = read_net_dev(999'999'999);
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.status().code(), Code::not_found);
+}
+
+// ---- PSI and block IO, from copies of kernel files ----
+
+const std::string kData = std::string(BERTH_SOURCE_DIR) + "/tests/unit/data/stats";
+
+std::string data_file(const std::string& rel) {
+  std::ifstream in(kData + "/" + rel);
+  EXPECT_TRUE(in) << rel;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(Pressure, ParsesACgroupsCpuPressure) {
+  auto p = parse_pressure(data_file("v2/kubepods/pod1/c1/cpu.pressure"));
+  ASSERT_TRUE(p.has_value());
+  ASSERT_TRUE(p->some.has_value());
+  EXPECT_DOUBLE_EQ(p->some->avg10, 9.05);
+  EXPECT_DOUBLE_EQ(p->some->avg60, 1.63);
+  EXPECT_DOUBLE_EQ(p->some->avg300, 0.34);
+  EXPECT_EQ(p->some->total_us, 1519443u);
+  ASSERT_TRUE(p->full.has_value());
+  EXPECT_DOUBLE_EQ(p->full->avg10, 0.0);
+  EXPECT_EQ(p->full->total_us, 20882u);
+}
+
+TEST(Pressure, CpuOfKernelsBefore5_13HasNoFullLine) {
+  // The file as kernels 4.20 to 5.12 write it: "some" only.
+  auto p = parse_pressure("some avg10=1.52 avg60=0.48 avg300=0.11 total=31684119\n");
+  ASSERT_TRUE(p.has_value());
+  ASSERT_TRUE(p->some.has_value());
+  EXPECT_EQ(p->some->total_us, 31684119u);
+  EXPECT_FALSE(p->full.has_value());
+  runtime::v1::PsiStats cri;
+  pressure_to_cri(*p, &cri);
+  EXPECT_TRUE(cri.has_some());
+  EXPECT_FALSE(cri.has_full());  // absent, not zeros
+}
+
+TEST(Pressure, GarbageIsNoPressureAndBadLinesAreSkipped) {
+  for (const char* text : {"", "\n", "garbage", "some", "some avg10=0.00 avg60=0.00 avg300=0.00",  // no total
+                           "some avg10=0.00 avg60=0.00 avg300=0.00 total=-1", "some avg10=nan avg60=0 avg300=0 total=1",
+                           "some avg10=inf avg60=0 avg300=0 total=1", "some avg10=-0.5 avg60=0 avg300=0 total=1",
+                           "some avg10=1 avg10=1 avg60=0 avg300=0 total=1", "some avg10=1 avg60=0 avg300=0 total=1 junk",
+                           "some avg10=1 avg60=0 avg300=0 total=99999999999999999999", "some avg10= avg60=0 avg300=0 total=1",
+                           "SOME avg10=1 avg60=0 avg300=0 total=1", "partial avg10=1 avg60=0 avg300=0 total=1",
+                           "\x00\xff\n=\n full"}) {
+    EXPECT_FALSE(parse_pressure(text).has_value()) << text;
+  }
+  // A good "full" next to a broken "some"; a second "some" after a good one is not read; fields
+  // a later kernel may add are ignored; tabs and runs of spaces separate fields.
+  auto p = parse_pressure(
+      "some avg10=x avg60=0 avg300=0 total=1\n"
+      "full avg10=0.50 avg60=0.25 avg300=0.10 total=700 new=1\n");
+  ASSERT_TRUE(p.has_value());
+  EXPECT_FALSE(p->some.has_value());
+  ASSERT_TRUE(p->full.has_value());
+  EXPECT_EQ(p->full->total_us, 700u);
+  p = parse_pressure("some\tavg10=1.00  avg60=2.00 avg300=3.00 total=4\nsome avg10=9 avg60=9 avg300=9 total=9\n");
+  ASSERT_TRUE(p.has_value() && p->some.has_value());
+  EXPECT_EQ(p->some->total_us, 4u);
+  EXPECT_DOUBLE_EQ(p->some->avg300, 3.0);
+}
+
+TEST(Pressure, CriTotalsAreNanoseconds) {
+  auto p = parse_pressure(data_file("v2/kubepods/pod1/c1/io.pressure"));
+  ASSERT_TRUE(p.has_value());
+  runtime::v1::PsiStats cri;
+  pressure_to_cri(*p, &cri);
+  EXPECT_EQ(cri.some().total(), 4480u * 1000);  // kernel microseconds, CRI nanoseconds
+  EXPECT_EQ(cri.full().total(), 4476u * 1000);
+  EXPECT_DOUBLE_EQ(cri.some().avg10(), 0.0);
+  EXPECT_EQ(psi_total_ns(UINT64_MAX / 1000 + 1), UINT64_MAX);  // saturates, never wraps
+}
+
+TEST(IoStat, SumsTheDevicesOfAV2File) {
+  auto io = parse_io_stat(data_file("v2/kubepods/pod1/c1/io.stat"));
+  ASSERT_TRUE(io.has_value());
+  EXPECT_EQ(io->read_bytes, 1459200u + 90430464u);
+  EXPECT_EQ(io->write_bytes, 314773504u + 299008000u);
+  EXPECT_EQ(io->reads, 192u + 8950u);
+  EXPECT_EQ(io->writes, 353u + 1252u);
+  // A cgroup that did no IO has an empty file: zeros, and that is data.
+  auto none = parse_io_stat("");
+  ASSERT_TRUE(none.has_value());
+  EXPECT_EQ(none->read_bytes + none->write_bytes + none->reads + none->writes, 0u);
+  // Keys io.cost and later kernels add are ignored; sums stop at the top.
+  io = parse_io_stat("8:0 rbytes=18446744073709551615 wbytes=1 rios=1 wios=1 cost.vrate=100.00 cost.usage=5\n"
+                     "8:16 rbytes=5 wbytes=1 rios=1 wios=1\n");
+  ASSERT_TRUE(io.has_value());
+  EXPECT_EQ(io->read_bytes, UINT64_MAX);
+  EXPECT_EQ(io->writes, 2u);
+  for (const char* text : {"garbage", "8:0 rbytes", "8:0 rbytes=-1", "8:0 rbytes=1x", "8 rbytes=1", "a:b rbytes=1",
+                           "8:0 rbytes=1\nTotal 5", "rbytes=1 8:0", "8:0 rbytes=99999999999999999999"}) {
+    EXPECT_FALSE(parse_io_stat(text).has_value()) << text;
+  }
+}
+
+TEST(Blkio, SumsReadAndWriteOfV1Files) {
+  auto bytes = parse_blkio_rwstat(data_file("v1/blkio/kubepods/pod1/c1/blkio.throttle.io_service_bytes_recursive"));
+  ASSERT_TRUE(bytes.has_value());
+  EXPECT_EQ(bytes->read, 25178112u);
+  EXPECT_EQ(bytes->write, 25165824u);
+  auto ops = parse_blkio_rwstat(data_file("v1/blkio/kubepods/pod1/c1/blkio.throttle.io_serviced"));
+  ASSERT_TRUE(ops.has_value());
+  EXPECT_EQ(ops->read, 386u);
+  EXPECT_EQ(ops->write, 48u);
+  // Two devices are summed; Sync, Async, Discard and the Total lines are not counted again.
+  auto two = parse_blkio_rwstat(
+      "8:0 Read 100\n8:0 Write 10\n8:0 Sync 110\n8:0 Async 0\n8:0 Discard 0\n8:0 Total 110\n"
+      "254:0 Read 5\n254:0 Write 1\n254:0 Sync 6\n254:0 Async 0\n254:0 Discard 0\n254:0 Total 6\nTotal 116\n");
+  ASSERT_TRUE(two.has_value());
+  EXPECT_EQ(two->read, 105u);
+  EXPECT_EQ(two->write, 11u);
+  // What an unthrottled cgroup reads on recent kernels.
+  auto idle = parse_blkio_rwstat("Total 0\n");
+  ASSERT_TRUE(idle.has_value());
+  EXPECT_EQ(idle->read + idle->write, 0u);
+  for (const char* text : {"garbage", "8:0 Read", "8:0 Read x", "8:0 Read 1 2", "Read 8:0 1", "Total", "Total x",
+                           "8:0 Read -1", "8:0 rbytes=1 wbytes=2"}) {
+    EXPECT_FALSE(parse_blkio_rwstat(text).has_value()) << text;
+  }
+}
+
+TEST(CgroupStats, V2SampleCarriesPsiAndIo) {
+  auto s = read_cgroup_sample({.relative_path = "/kubepods/pod1/c1", .cgroup_root = kData + "/v2", .layout = CgroupLayout::v2});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cpu_usage_ns, 5'970'684'000u);
+  ASSERT_TRUE(s->io.has_value());
+  EXPECT_EQ(s->io->read_bytes, 1459200u + 90430464u);
+  ASSERT_TRUE(s->cpu_pressure && s->cpu_pressure->some && s->cpu_pressure->full);
+  EXPECT_EQ(s->cpu_pressure->some->total_us, 1519443u);
+  ASSERT_TRUE(s->memory_pressure && s->memory_pressure->some);
+  EXPECT_EQ(s->memory_pressure->some->total_us, 0u);  // a real zero: the file says so
+  ASSERT_TRUE(s->io_pressure && s->io_pressure->full);
+  EXPECT_EQ(s->io_pressure->full->total_us, 4476u);
+}
+
+TEST(CgroupStats, V1SampleReadsBlkioAndPsiOfTheUnifiedMount) {
+  auto s = read_cgroup_sample({.relative_path = "/kubepods/pod1/c1", .cgroup_root = kData + "/v1", .layout = CgroupLayout::v1});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cpu_usage_ns, 7946027640u);
+  ASSERT_TRUE(s->io.has_value());
+  EXPECT_EQ(s->io->read_bytes, 25178112u);
+  EXPECT_EQ(s->io->write_bytes, 25165824u);
+  EXPECT_EQ(s->io->reads, 386u);
+  EXPECT_EQ(s->io->writes, 48u);
+  ASSERT_TRUE(s->cpu_pressure && s->cpu_pressure->some);
+  EXPECT_EQ(s->cpu_pressure->some->total_us, 2052764u);
+  EXPECT_DOUBLE_EQ(s->cpu_pressure->some->avg10, 11.24);
+  ASSERT_TRUE(s->io_pressure && s->io_pressure->some);
+  EXPECT_EQ(s->io_pressure->some->total_us, 23234u);
+}
+
+// The copies in a temp dir with files taken away: each figure the kernel no longer gives is absent.
+TEST(CgroupStats, MissingFilesLeaveTheirFiguresAbsent) {
+  test::TempDir root;
+  fs::copy(kData, root.path(), fs::copy_options::recursive);
+  const std::string v2 = root.path() + "/v2/kubepods/pod1/c1";
+  fs::remove(v2 + "/cpu.pressure");
+  fs::remove(v2 + "/io.stat");
+  std::ofstream(v2 + "/io.pressure") << "garbage\n";
+  auto s = read_cgroup_sample({.relative_path = "/kubepods/pod1/c1", .cgroup_root = root.path() + "/v2", .layout = CgroupLayout::v2});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_FALSE(s->cpu_pressure.has_value());
+  EXPECT_FALSE(s->io.has_value());
+  EXPECT_FALSE(s->io_pressure.has_value());
+  EXPECT_TRUE(s->memory_pressure.has_value());
+  EXPECT_EQ(s->memory_usage_bytes, 100u << 20);  // the rest is read as before
+  // A v1 host without the cgroup2 mount (or PSI): no PSI at all. Without the _recursive files
+  // (older kernels) the plain ones are read; with a blkio file gone, no IO.
+  fs::remove_all(root.path() + "/v1/unified");
+  const std::string blkio = root.path() + "/v1/blkio/kubepods/pod1/c1";
+  fs::remove(blkio + "/blkio.throttle.io_service_bytes_recursive");
+  fs::remove(blkio + "/blkio.throttle.io_serviced_recursive");
+  CgroupLocation v1{.relative_path = "/kubepods/pod1/c1", .cgroup_root = root.path() + "/v1", .layout = CgroupLayout::v1};
+  s = read_cgroup_sample(v1);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_FALSE(s->cpu_pressure || s->memory_pressure || s->io_pressure);
+  ASSERT_TRUE(s->io.has_value());
+  EXPECT_EQ(s->io->read_bytes, 25178112u);
+  fs::remove(blkio + "/blkio.throttle.io_serviced");
+  s = read_cgroup_sample(v1);
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s->io.has_value());
+}
+
+TEST(CadvisorMetrics, IoAndPressureValuesComeFromTheSample) {
+  auto s = read_cgroup_sample({.relative_path = "/kubepods/pod1/c1", .cgroup_root = kData + "/v1", .layout = CgroupLayout::v1});
+  ASSERT_TRUE(s.ok());
+  std::map<std::string, std::optional<uint64_t>> got;
+  for (const CadvisorMetric& m : cadvisor_metrics()) {
+    EXPECT_TRUE(got.emplace(m.name, cgroup_metric_value(m.source, *s)).second) << "twice: " << m.name;
+    EXPECT_EQ(cadvisor_label_keys(m).size(), m.per_interface ? 7u : 6u) << m.name;
+  }
+  EXPECT_EQ(got["container_fs_reads_bytes_total"], 25178112u);
+  EXPECT_EQ(got["container_fs_writes_bytes_total"], 25165824u);
+  EXPECT_EQ(got["container_fs_reads_total"], 386u);
+  EXPECT_EQ(got["container_fs_writes_total"], 48u);
+  // Whole seconds of the kernel's microseconds (2052764 us).
+  EXPECT_EQ(got["container_pressure_cpu_waiting_seconds_total"], 2u);
+  EXPECT_EQ(got["container_pressure_cpu_stalled_seconds_total"], 0u);
+  EXPECT_EQ(got["container_pressure_memory_waiting_seconds_total"], 0u);
+  EXPECT_EQ(got["container_pressure_io_stalled_seconds_total"], 0u);
+  // Figures computed elsewhere (cpu, memory, network) are not the sample's to give.
+  EXPECT_FALSE(got["container_cpu_usage_seconds_total"].has_value());
+  EXPECT_FALSE(got["container_network_receive_bytes_total"].has_value());
+  // Without PSI or IO: no value, so the metric is left out rather than sent as zero.
+  CgroupSample bare;
+  bare.cpu_pressure = Pressure{.some = PsiFigures{.total_us = 3'500'000}, .full = std::nullopt};
+  EXPECT_EQ(cgroup_metric_value(MetricSource::cpu_pressure_waiting, bare), 3u);
+  EXPECT_FALSE(cgroup_metric_value(MetricSource::cpu_pressure_stalled, bare).has_value());  // kernel < 5.13
+  EXPECT_FALSE(cgroup_metric_value(MetricSource::io_pressure_waiting, bare).has_value());
+  EXPECT_FALSE(cgroup_metric_value(MetricSource::fs_read_bytes, bare).has_value());
 }
 
 }  // namespace

@@ -3,8 +3,12 @@
 // same cgroup and network readings as the stats rpcs.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "berth/cgroup_stats.h"
 
 namespace berth {
 
@@ -21,6 +25,16 @@ enum class MetricSource {
   network_receive_errors,
   network_transmit_bytes,
   network_transmit_errors,
+  fs_read_bytes,
+  fs_write_bytes,
+  fs_reads,
+  fs_writes,
+  cpu_pressure_waiting,  // PSI "some"
+  cpu_pressure_stalled,  // PSI "full"
+  memory_pressure_waiting,
+  memory_pressure_stalled,
+  io_pressure_waiting,
+  io_pressure_stalled,
 };
 
 struct CadvisorMetric {
@@ -35,5 +49,10 @@ const std::vector<CadvisorMetric>& cadvisor_metrics();
 
 // cAdvisor's label keys, in order: container, id, image, name, namespace, pod (+ interface).
 std::vector<std::string> cadvisor_label_keys(const CadvisorMetric& metric);
+
+// The value of a block IO or pressure metric from a container's sample (PSI stall time in whole
+// seconds: Metric values are integers); nullopt when the kernel gave no such figure, so no sample
+// is reported rather than a zero, and for the metrics computed elsewhere.
+std::optional<uint64_t> cgroup_metric_value(MetricSource source, const CgroupSample& s);
 
 }  // namespace berth

@@ -1,11 +1,14 @@
-// Reads a cgroup's cpu, memory, swap and pids figures straight from cgroupfs (v1 controllers or
-// the v2 unified hierarchy), so stats for many containers cost file reads, never a process.
+// Reads a cgroup's cpu, memory, swap, pids, block IO and pressure (PSI) figures straight from
+// cgroupfs (v1 controllers or the v2 unified hierarchy), so stats for many containers cost file
+// reads, never a process.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "berth/cgroup_io.h"
+#include "berth/cgroup_pressure.h"
 #include "berth/status.h"
 
 namespace berth {
@@ -28,6 +31,13 @@ struct CgroupSample {
   std::optional<uint64_t> swap_usage_bytes;  // absent when the host does not account swap
   uint64_t swap_limit_bytes = 0;             // 0: no limit
   std::optional<uint64_t> pids_current;
+  // Summed over devices; absent when neither io.stat (v2) nor the blkio throttle files (v1) read.
+  std::optional<IoCounters> io;
+  // Absent when the kernel keeps no PSI for the cgroup (no CONFIG_PSI, psi=0, cgroup.pressure set
+  // to 0, or a v1 host without the cgroup2 mount at <root>/unified).
+  std::optional<Pressure> cpu_pressure;
+  std::optional<Pressure> memory_pressure;
+  std::optional<Pressure> io_pressure;
 };
 
 // Where a cgroup lives: its path relative to the hierarchy root ("/kubepods/pod…/<id>").
