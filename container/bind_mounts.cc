@@ -59,7 +59,8 @@ std::string mount_propagation_of(const std::string& path, const std::string& mou
   return best_prop;
 }
 
-Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mounts, const std::string& mountinfo) {
+Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mounts, const std::string& mountinfo,
+                                             const MountPolicy& policy) {
   std::vector<OciMount> out;
   for (size_t i = 0; i < mounts.size(); ++i) {
     const MountRequest& m = mounts[i];
@@ -73,13 +74,22 @@ Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mo
     char resolved[PATH_MAX];
     if (!::realpath(m.host_path.c_str(), resolved))
       return errno_status(errno, field + ".host_path: " + m.host_path, Code::invalid_argument);
+    OciMount o{.destination = m.container_path, .type = "bind", .source = m.host_path, .options = {"rbind"}};
     if (m.recursive_read_only) {
+      // Never downgraded to a plain read-only mount: a request that cannot be honoured is refused.
       if (!m.readonly) return invalid_argument(field + ".recursive_read_only: needs readonly");
       if (m.propagation != MountPropagation::private_)
         return invalid_argument(field + ".recursive_read_only: needs private propagation");
-      return invalid_argument(field + ".recursive_read_only: not supported by the configured OCI runtime");
+      switch (policy.recursive_read_only) {
+        case RecursiveReadOnly::unsupported:
+          return invalid_argument(field + ".recursive_read_only: not supported on this host (needs Linux 5.12+ for mount_setattr)");
+        case RecursiveReadOnly::runtime_option: o.options.push_back("rro"); break;
+        case RecursiveReadOnly::host_prepared:
+          o.prepared_from = resolved;
+          o.source = policy.prepared_dir + "/" + std::to_string(i);
+          break;
+      }
     }
-    OciMount o{.destination = m.container_path, .type = "bind", .source = m.host_path, .options = {"rbind"}};
     switch (m.propagation) {
       case MountPropagation::private_: o.options.push_back("rprivate"); break;
       case MountPropagation::host_to_container: {

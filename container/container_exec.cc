@@ -80,15 +80,18 @@ Result<ExecSyncOutput> ContainerManager::exec_sync(const std::string& id_or_pref
                                     "--pid-file", base + ".pid", id}),
                   .timeout = std::chrono::seconds(timeout_seconds),
                   .output_limit = kExecOutputLimit};
+  // The process runc started runs in the container's pid namespace, outside runc's process group:
+  // it is killed first, while runc still waits for it, so runc reaps it and then exits by itself.
+  // Killed through a pidfd, and only while it is one of the container's (its pid may have been
+  // reused). The rpc answers once it is gone.
+  bool gone = true;
+  command.on_timeout = [&] {
+    pid_t pid = read_pid_file(base + ".pid");
+    gone = pid <= 0 || kill_container_process(pid, id, std::chrono::seconds(10));
+  };
   auto r = run_command(command);
   if (!r.ok()) return r.status().context("exec in container " + id);
   if (r->timed_out) {
-    // runc was killed with its process group; the process it started runs in the container's
-    // pid namespace and may not be in that group.
-    // Killed through a pidfd, and only while it is one of the container's: its pid may have been
-    // reused by now. The rpc answers once it is gone.
-    pid_t pid = read_pid_file(base + ".pid");
-    bool gone = pid <= 0 || kill_container_process(pid, id, std::chrono::seconds(10));
     return deadline_exceeded("exec in container " + id + ": timed out after " + std::to_string(timeout_seconds) + "s; " +
                              (gone ? "the command was killed" : "the command was killed but has not exited yet"));
   }

@@ -16,6 +16,7 @@
 #include "berth/cgroup_removal.h"
 #include "berth/cgroups_path.h"
 #include "berth/container_rootfs.h"
+#include "berth/prepared_mounts.h"
 #include "berth/fault_point.h"
 #include "berth/file_text.h"
 #include "berth/file_tree.h"
@@ -169,6 +170,7 @@ void ContainerManager::Impl::remove_leftovers() {
     if (containers.count(id)) continue;
     std::string cgroups_path = spec_cgroups_path(e.path());
     Status s = unmount_container_rootfs(e.path() / "rootfs");
+    if (s.ok()) s = release_prepared_mounts(e.path() / "mounts");
     if (s.ok() && !cgroups_path.empty()) s = remove_cgroup(cgroups_path, opt.runtimes.systemd_cgroup());
     if (s.ok()) s = remove_tree(e.path());
     if (!s.ok()) spdlog::warn("containers: cannot remove leftover bundle {}: {}", e.path().string(), s.message());

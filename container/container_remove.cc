@@ -7,6 +7,7 @@
 
 #include "berth/cgroup_removal.h"
 #include "berth/container_rootfs.h"
+#include "berth/prepared_mounts.h"
 #include "berth/fault_point.h"
 #include "berth/file_tree.h"
 #include "berth/image_manager.h"
@@ -43,6 +44,7 @@ Status ContainerManager::Impl::destroy(Container& c) {
     if (Status s = remove_cgroup(c.cgroups_path, opt.runtimes.systemd_cgroup()); !s.ok()) return failed_step(id, "cgroup", s);
   watcher->unwatch(id);
   if (Status s = unmount_container_rootfs(c.rootfs); !s.ok()) return failed_step(id, "rootfs", s);
+  if (Status s = release_prepared_mounts(c.bundle + "/mounts"); !s.ok()) return failed_step(id, "mounts", s);
   fault_point(FaultPoint::remove_container_rootfs_unmounted);
   ::unlink(c.socket.c_str());  // a monitor killed before it could remove it
   for (const std::string& dir : {c.bundle, layers_dir + "/" + id})

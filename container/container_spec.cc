@@ -52,7 +52,8 @@ json default_mounts(bool privileged, bool host_ipc) {
 
 size_t depth(const std::string& path) { return static_cast<size_t>(std::count(path.begin(), path.end(), '/')); }
 
-Result<std::vector<OciMount>> cri_mounts(const v1::ContainerConfig& c, const std::string& mountinfo, std::string* rootfs_propagation) {
+Result<std::vector<OciMount>> cri_mounts(const v1::ContainerConfig& c, const std::string& mountinfo, const MountPolicy& policy,
+                                         std::string* rootfs_propagation) {
   std::vector<MountRequest> reqs;
   for (const auto& m : c.mounts()) {
     MountPropagation p = m.propagation() == v1::PROPAGATION_HOST_TO_CONTAINER ? MountPropagation::host_to_container
@@ -63,7 +64,7 @@ Result<std::vector<OciMount>> cri_mounts(const v1::ContainerConfig& c, const std
     reqs.push_back({m.container_path(), m.host_path(), m.readonly(), p, m.recursive_read_only(), m.has_image(),
                     m.uidmappings_size() > 0 || m.gidmappings_size() > 0});
   }
-  auto mounts = resolve_mounts(reqs, mountinfo);
+  auto mounts = resolve_mounts(reqs, mountinfo, policy);
   if (!mounts.ok()) return mounts.status();
   // Parents before children, whatever order the config gave.
   std::stable_sort(mounts->begin(), mounts->end(), [](const OciMount& a, const OciMount& b) {
@@ -140,7 +141,7 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
   if (!apparmor->empty()) process["apparmorProfile"] = *apparmor;
 
   std::string rootfs_propagation;
-  auto mounts = cri_mounts(c, in.mountinfo, &rootfs_propagation);
+  auto mounts = cri_mounts(c, in.mountinfo, in.mounts, &rootfs_propagation);
   if (!mounts.ok()) return mounts.status();
   auto taken = [&](const std::string& dest) {
     return std::any_of(mounts->begin(), mounts->end(), [&](const OciMount& m) { return m.destination == dest; });
@@ -154,8 +155,11 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
     if (!taken(dest))
       jmounts.push_back({{"destination", dest}, {"type", "bind"}, {"source", pod.files_dir + "/" + f}, {"options", {"rbind", "rprivate", file_mode}}});
   }
-  for (const auto& m : *mounts)
+  std::vector<PreparedMount> prepared;
+  for (const auto& m : *mounts) {
     jmounts.push_back({{"destination", m.destination}, {"type", m.type}, {"source", m.source}, {"options", m.options}});
+    if (!m.prepared_from.empty()) prepared.push_back({m.prepared_from, m.source});
+  }
 
   auto linux = linux_section(c, pod, in, sc.privileged(), caps->caps);
   if (!linux.ok()) return linux.status();
@@ -167,7 +171,7 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
                {"mounts", jmounts},
                {"annotations", annotations(c, pod, image)},
                {"linux", *linux}};
-  return ContainerSpec{std::move(spec), std::move(*user)};
+  return ContainerSpec{std::move(spec), std::move(*user), std::move(prepared)};
 }
 
 Result<json> exec_process(const json& container_spec, const std::vector<std::string>& cmd, bool tty) {

@@ -1,5 +1,7 @@
 // Capability names are checked and numbered with libcap (cap_from_name, cap_to_name,
-// cap_max_bits), so berth accepts exactly the capabilities this kernel and libcap know.
+// cap_max_bits), so berth accepts exactly the capabilities this kernel and libcap know. What a
+// container can hold is bounded by berthd's own bounding set: the runtime, its child, can grant
+// no more, so ALL and privileged mean that set, and a named capability outside it is refused.
 #include <sys/capability.h>
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 #include <map>
 
 #include "berth/container_security.h"
+#include "berth/own_privileges.h"
 
 namespace berth {
 
@@ -57,11 +60,18 @@ std::string cap_name(int number) {
   return out;
 }
 
-Status check_names(const std::vector<std::string>& names, const char* field) {
+// A zero bounding set is one that could not be read: no limit is known.
+bool grantable(int cap, uint64_t bounding) { return bounding == 0 || (cap >= 0 && cap < 64 && ((bounding >> cap) & 1)); }
+
+Status check_names(const std::vector<std::string>& names, const char* field, uint64_t bounding, bool must_be_grantable) {
   for (const auto& n : names) {
     if (is_all(n)) continue;
-    if (cap_number(n) < 0)
+    int num = cap_number(n);
+    if (num < 0)
       return invalid_argument(std::string("linux.security_context.capabilities.") + field + ": unknown capability '" + n + "'");
+    if (must_be_grantable && !grantable(num, bounding))
+      return invalid_argument(std::string("linux.security_context.capabilities.") + field + ": " + cap_name(num) +
+                              " is not in berthd's bounding set, so no container on this host can hold it");
   }
   return ok_status();
 }
@@ -69,25 +79,23 @@ Status check_names(const std::vector<std::string>& names, const char* field) {
 }  // namespace
 
 Result<CapabilitySet> resolve_capabilities(const CapabilityRequest& req) {
-  if (Status s = check_names(req.add, "add_capabilities"); !s.ok()) return s;
-  if (Status s = check_names(req.drop, "drop_capabilities"); !s.ok()) return s;
-  if (Status s = check_names(req.ambient, "add_ambient_capabilities"); !s.ok()) return s;
+  const uint64_t bounding = req.bounding ? *req.bounding : own_privileges().bounding;
+  if (Status s = check_names(req.add, "add_capabilities", bounding, !req.privileged); !s.ok()) return s;
+  if (Status s = check_names(req.drop, "drop_capabilities", bounding, false); !s.ok()) return s;
+  if (Status s = check_names(req.ambient, "add_ambient_capabilities", bounding, false); !s.ok()) return s;
 
   std::map<int, bool> set;  // ordered by number
+  // Every capability berthd can grant: some hosts (nested, hardened, this build machine) withhold
+  // a few even from root, and asking the runtime for one fails the container's start.
   auto all = [&] {
-    for (int i = 0; i < static_cast<int>(cap_max_bits()); ++i) set[i] = true;
+    for (int i = 0; i < static_cast<int>(cap_max_bits()); ++i)
+      if (grantable(i, bounding)) set[i] = true;
   };
   if (req.privileged) {
-    // Privileged means every capability berthd itself holds: the runtime cannot grant more, and
-    // some hosts (this kind of build machine among them) withhold a few even from root.
-    cap_t own = cap_get_proc();
-    for (int i = 0; i < static_cast<int>(cap_max_bits()); ++i) {
-      cap_flag_value_t v = CAP_CLEAR;
-      if (own && cap_get_flag(own, static_cast<cap_value_t>(i), CAP_EFFECTIVE, &v) == 0 && v == CAP_SET) set[i] = true;
-    }
-    if (own) cap_free(own);
+    all();
   } else {
-    for (const auto& n : default_capabilities()) set[cap_number(n)] = true;
+    for (const auto& n : default_capabilities())
+      if (grantable(cap_number(n), bounding)) set[cap_number(n)] = true;
     // ALL is applied before the named entries, so "add ALL, drop NET_RAW" and "drop ALL, add
     // CHOWN" both mean what they say.
     if (std::any_of(req.add.begin(), req.add.end(), is_all)) all();

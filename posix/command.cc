@@ -125,7 +125,8 @@ Result<CommandResult> run_command(const Command& cmd) {
 
   CommandResult res;
   size_t stdin_off = 0;
-  const auto deadline = Clock::now() + cmd.timeout;
+  auto deadline = Clock::now() + cmd.timeout;
+  bool timeout_handled = false;
   char buf[65536];
   // The deadline covers the exit too: a child that closes its output and then hangs must not
   // block us in waitpid, so the exit is polled for alongside the pipes.
@@ -151,6 +152,13 @@ Result<CommandResult> run_command(const Command& cmd) {
     int wait_ms = -1;
     if (cmd.timeout.count() > 0) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0 && cmd.on_timeout && !timeout_handled) {
+        timeout_handled = true;
+        res.timed_out = true;
+        cmd.on_timeout();
+        deadline = Clock::now() + std::chrono::seconds(2);
+        continue;
+      }
       if (left.count() <= 0) {
         res.timed_out = true;
         kill(-pid, SIGKILL);

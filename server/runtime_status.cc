@@ -1,10 +1,28 @@
 // Status: RuntimeReady from the OCI runtime probe; NetworkReady from the CNI manager (a valid
 // network config whose plugins are all found). verbose adds the effective config, the runtime and
-// the network (with UpdateRuntimeConfig's pod CIDR) as JSON.
+// the network (with UpdateRuntimeConfig's pod CIDR) as JSON. The handlers and features say what
+// kubelet may ask for (it copies them into the node's status and refuses pods that need more).
+#include "berth/prepared_mounts.h"
+#include "berth/runtime_features.h"
 #include "rpc_scope.h"
 #include "services.h"
 
 namespace berth {
+
+namespace {
+
+// Only what the handler's runtime and this host can really do: recursive read-only mounts are
+// the runtime's `rro` option or berthd's own mount_setattr copy (either needs Linux 5.12+); user
+// namespaces are not supported by berth yet.
+void add_handler(const std::string& name, const RuntimeHandler& handler, v1::StatusResponse* resp) {
+  auto* h = resp->add_runtime_handlers();
+  h->set_name(name);
+  bool rro = recursive_read_only_mode(runtime_features(handler.binary).has_mount_option("rro")) != RecursiveReadOnly::unsupported;
+  h->mutable_features()->set_recursive_read_only_mounts(rro);
+  h->mutable_features()->set_user_namespaces(false);
+}
+
+}  // namespace
 
 grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRequest* req,
                                         v1::StatusResponse* resp) {
@@ -27,6 +45,13 @@ grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRe
     network->set_reason(net.reason);
     network->set_message(net.message);
   }
+
+  add_handler("", handler, resp);
+  for (const RuntimeHandler& h : ctx_.runtimes.all()) add_handler(h.name, h, resp);
+  // The Strict policy (only the groups the request names, none from the image's /etc/group) is
+  // applied by user_lookup; kubelet admits such pods only when the runtime says so.
+  resp->mutable_features()->set_supplemental_groups_policy(true);
+  resp->mutable_features()->set_user_namespaces_host_network(false);
 
   if (req->verbose()) {
     // The runtime's version text and the CNI conf file names come from outside and need not be

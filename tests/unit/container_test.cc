@@ -1,5 +1,6 @@
 // The container/ rules: process args and env, user lookup inside an image rootfs, capabilities
 // and bind mounts with propagation, each with its error cases.
+#include <fcntl.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "berth/container_mounts.h"
 #include "berth/container_process.h"
 #include "berth/container_security.h"
+#include "berth/prepared_mounts.h"
 #include "berth/test/temp_dir.h"
 
 namespace berth {
@@ -157,11 +159,39 @@ TEST(Capabilities, DefaultsAddDropAndAll) {
 
   auto priv = resolve_capabilities({.drop = {"ALL"}, .privileged = true});
   ASSERT_TRUE(priv.ok());
-  // Privileged gets exactly the capabilities this process holds.
+  // Privileged gets exactly the capabilities this process may grant: its bounding set.
   std::string status = test::read_file("/proc/self/status");
-  unsigned long long eff = std::stoull(status.substr(status.find("CapEff:") + 7), nullptr, 16);
-  EXPECT_EQ(priv->caps.size(), static_cast<size_t>(__builtin_popcountll(eff)));
+  unsigned long long bnd = std::stoull(status.substr(status.find("CapBnd:") + 7), nullptr, 16);
+  EXPECT_EQ(priv->caps.size(), static_cast<size_t>(__builtin_popcountll(bnd)));
+  auto all_here = resolve_capabilities({.add = {"ALL"}});
+  ASSERT_TRUE(all_here.ok());
+  EXPECT_EQ(all_here->caps, priv->caps);
+}
 
+// A host that withholds capabilities from berthd (nested, hardened, this build machine without
+// CAP_SYS_RESOURCE): ALL and privileged mean what berthd can grant, and naming one it cannot is
+// refused before the runtime would fail the start.
+TEST(Capabilities, BoundedByWhatBerthdCanGrant) {
+  const uint64_t without_sys_resource = ~0ull & ~(1ull << 24) & ((1ull << 41) - 1);  // CAP_SYS_RESOURCE = 24
+  for (bool privileged : {false, true}) {
+    auto all = resolve_capabilities({.add = {"ALL"}, .privileged = privileged, .bounding = without_sys_resource});
+    ASSERT_TRUE(all.ok()) << all.status().message();
+    EXPECT_EQ(std::count(all->caps.begin(), all->caps.end(), "CAP_SYS_RESOURCE"), 0);
+    EXPECT_EQ(std::count(all->caps.begin(), all->caps.end(), "CAP_SYS_ADMIN"), 1);
+  }
+  auto named = resolve_capabilities({.add = {"sys_resource"}, .bounding = without_sys_resource});
+  ASSERT_FALSE(named.ok());
+  EXPECT_EQ(named.status().message(),
+            "linux.security_context.capabilities.add_capabilities: CAP_SYS_RESOURCE is not in berthd's bounding set, so no "
+            "container on this host can hold it");
+  // The defaults hold only what can be granted.
+  auto defaults = resolve_capabilities({.bounding = ~0ull & ~(1ull << 29)});  // CAP_AUDIT_WRITE = 29
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->caps.size(), 13u);
+  EXPECT_TRUE(resolve_capabilities({.drop = {"sys_resource"}, .bounding = without_sys_resource}).ok());
+}
+
+TEST(Capabilities, AmbientMustBeInTheSet) {
   auto amb = resolve_capabilities({.add = {"NET_ADMIN"}, .ambient = {"net_admin"}});
   ASSERT_TRUE(amb.ok());
   EXPECT_EQ(amb->ambient, (Strings{"CAP_NET_ADMIN"}));
@@ -218,10 +248,64 @@ TEST(BindMounts, OptionsAndErrors) {
   ASSERT_FALSE(relative.ok());
   EXPECT_NE(relative.status().message().find("container_path"), std::string::npos);
   EXPECT_FALSE(resolve_mounts({{.container_path = "/a", .host_path = host.path(), .has_image = true}}, kMountinfo).ok());
-  EXPECT_FALSE(resolve_mounts({{.container_path = "/a", .host_path = host.path(), .readonly = true,
-                                .recursive_read_only = true}},
-                              kMountinfo)
-                   .ok());
+}
+
+// recursive_read_only is the runtime's rro option, or a copy berthd prepares, or refused; never a
+// plain read-only mount.
+TEST(BindMounts, RecursiveReadOnlyIsHonouredOrRefused) {
+  test::TempDir host;
+  const MountRequest rro{.container_path = "/a", .host_path = host.path(), .readonly = true, .recursive_read_only = true};
+  auto refused = resolve_mounts({rro}, kMountinfo, {.recursive_read_only = RecursiveReadOnly::unsupported});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "config.mounts[0].recursive_read_only: not supported on this host (needs Linux 5.12+ for mount_setattr)");
+  auto option = resolve_mounts({rro}, kMountinfo, {.recursive_read_only = RecursiveReadOnly::runtime_option});
+  ASSERT_TRUE(option.ok()) << option.status().message();
+  EXPECT_EQ((*option)[0].options, (Strings{"rbind", "rro", "rprivate", "ro"}));
+  EXPECT_EQ((*option)[0].source, host.path());
+  EXPECT_TRUE((*option)[0].prepared_from.empty());
+  auto prepared = resolve_mounts({{.container_path = "/b", .host_path = host.path()}, rro}, kMountinfo,
+                                 {.recursive_read_only = RecursiveReadOnly::host_prepared, .prepared_dir = "/bundle/mounts"});
+  ASSERT_TRUE(prepared.ok()) << prepared.status().message();
+  EXPECT_EQ((*prepared)[1].source, "/bundle/mounts/1");
+  EXPECT_EQ((*prepared)[1].prepared_from, host.path());
+  EXPECT_EQ((*prepared)[1].options, (Strings{"rbind", "rprivate", "ro"}));
+  EXPECT_TRUE((*prepared)[0].prepared_from.empty());
+  for (auto [req, why] : {std::pair{MountRequest{.container_path = "/a", .host_path = host.path(), .recursive_read_only = true},
+                                    "recursive_read_only: needs readonly"},
+                          std::pair{MountRequest{.container_path = "/a", .host_path = host.path(), .readonly = true,
+                                                 .propagation = MountPropagation::host_to_container, .recursive_read_only = true},
+                                    "recursive_read_only: needs private propagation"}}) {
+    auto r = resolve_mounts({req}, kMountinfo, {.recursive_read_only = RecursiveReadOnly::host_prepared});
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
+  }
+}
+
+// The host-side copy: every mount below the source is read-only in it, nothing of it propagates
+// back, and release leaves nothing mounted.
+TEST(PreparedMounts, RecursiveReadOnlyCopyAndRelease) {
+  if (!kernel_has_mount_setattr()) GTEST_SKIP() << "this kernel has no mount_setattr";
+  test::TempDir src, bundle;
+  fs::create_directories(src / "sub");
+  ASSERT_EQ(::mount("tmpfs", (src / "sub").c_str(), "tmpfs", 0, "size=64k"), 0);
+  std::string target = bundle / "mounts/0";
+  Status s = mount_recursive_read_only(src.path(), target);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_NE(::access((src / "sub").c_str(), W_OK), -1);
+  test::write_file(src / "sub/seen", "x");  // the source stays writable and the copy shows it
+  EXPECT_TRUE(fs::exists(target + "/sub/seen"));
+  for (const std::string& p : {target + "/new", target + "/sub/new"}) {
+    int fd = ::open(p.c_str(), O_CREAT | O_WRONLY, 0600);
+    EXPECT_LT(fd, 0) << p;
+    EXPECT_EQ(errno, EROFS) << p;
+    if (fd >= 0) ::close(fd);
+  }
+  EXPECT_FALSE(mount_recursive_read_only(src / "missing", bundle / "mounts/1").ok());
+  ASSERT_TRUE(release_prepared_mounts(bundle / "mounts").ok());
+  EXPECT_FALSE(fs::exists(bundle / "mounts"));
+  EXPECT_EQ(test::read_file("/proc/self/mountinfo").find(bundle.path()), std::string::npos);
+  EXPECT_TRUE(release_prepared_mounts(bundle / "mounts").ok());  // idempotent
+  ::umount2((src / "sub").c_str(), MNT_DETACH);
 }
 
 TEST(BindMounts, PropagationNeedsAMatchingHostMount) {

@@ -2,7 +2,13 @@
 // request field and the known handlers, and each handler keeps its own binary and root.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "berth/runtime_features.h"
 #include "berth/runtime_handlers.h"
+#include "berth/test/temp_dir.h"
 
 namespace berth {
 namespace {
@@ -39,6 +45,36 @@ TEST(RuntimeHandlers, AnUnknownHandlerNamesTheFieldAndTheKnownOnes) {
   ASSERT_FALSE(rt.ok());
   EXPECT_EQ(rt.status().code(), Code::invalid_argument);
   EXPECT_EQ(rt.status().message(), "runtime_handler: unknown handler 'kata' (known: runc, crun)");
+}
+
+// `<runtime> features` as runc 1.1 prints it, as a runtime with rro would, and what does not read.
+TEST(RuntimeFeatures, MountOptionsFromTheFeaturesDocument) {
+  auto runc11 = parse_runtime_features(R"({"ociVersionMin":"1.0.0","mountOptions":["bind","rbind","ro"]})");
+  EXPECT_TRUE(runc11.answered);
+  EXPECT_FALSE(runc11.has_mount_option("rro"));
+  EXPECT_TRUE(runc11.has_mount_option("rbind"));
+  EXPECT_TRUE(parse_runtime_features(R"({"mountOptions":["rro","ro"]})").has_mount_option("rro"));
+  for (const char* bad : {"", "not json", "[]", R"({"mountOptions":"rro"})", R"({"mountOptions":[1]})"}) {
+    auto f = parse_runtime_features(bad);
+    EXPECT_FALSE(f.answered) << bad;
+    EXPECT_FALSE(f.has_mount_option("rro")) << bad;
+  }
+}
+
+// Asked once per binary, and again when the binary at the path is replaced.
+TEST(RuntimeFeatures, AskedAgainWhenTheBinaryChanges) {
+  test::TempDir dir;
+  const std::string bin = dir / "fake-runtime";
+  auto write = [&](const std::string& options) {
+    std::filesystem::remove(bin);  // a new inode, as a package upgrade gives
+    std::ofstream(bin) << "#!/bin/sh\necho '{\"mountOptions\":[" + options + "]}'\n";
+    std::filesystem::permissions(bin, std::filesystem::perms::owner_all);
+  };
+  write("\"ro\"");
+  EXPECT_FALSE(runtime_features(bin).has_mount_option("rro"));
+  write("\"ro\",\"rro\"");
+  EXPECT_TRUE(runtime_features(bin).has_mount_option("rro"));
+  EXPECT_FALSE(runtime_features(dir / "missing").answered);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/prepared_mounts.h"
 #include "berth/status.h"
 
 namespace berth {
@@ -26,11 +27,21 @@ struct OciMount {
   std::string type;
   std::string source;
   std::vector<std::string> options;
+  // Set when `source` is a recursively read-only copy of this host path that berthd mounts
+  // (mount_recursive_read_only) before the runtime runs.
+  std::string prepared_from;
+};
+
+// How recursive_read_only requests are honoured, and where host-prepared copies go.
+struct MountPolicy {
+  RecursiveReadOnly recursive_read_only = RecursiveReadOnly::unsupported;
+  std::string prepared_dir;  // <bundle>/mounts
 };
 
 // `mountinfo` is the text of /proc/self/mountinfo (a parameter so tests can give their own).
 // Errors name the field (config.mounts[i].…) and the reason.
-Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mounts, const std::string& mountinfo);
+Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mounts, const std::string& mountinfo,
+                                             const MountPolicy& policy = {});
 
 // The propagation ("shared", "slave", "private") of the mount holding `path`, from mountinfo text.
 std::string mount_propagation_of(const std::string& path, const std::string& mountinfo);

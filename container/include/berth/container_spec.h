@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "berth/container_mounts.h"
 #include "berth/container_process.h"
 #include "berth/cri_api.h"
 #include "berth/status.h"
@@ -46,11 +47,18 @@ struct ContainerSpecInputs {
   bool host_apparmor = false;   // AppArmor enabled on the host
   std::string default_apparmor_profile;  // loaded profile for RuntimeDefault ("" when none)
   bool cgroup_v2 = false;       // the host runs cgroup v2 (host_cgroup_v2() of cgroups_path.h)
+  MountPolicy mounts;           // how recursive_read_only is honoured
+};
+
+// A mount berthd makes before the runtime runs (mount_recursive_read_only of source at target).
+struct PreparedMount {
+  std::string source, target;
 };
 
 struct ContainerSpec {
   nlohmann::json spec;
   ResolvedUser user;
+  std::vector<PreparedMount> prepared_mounts;
 };
 
 // Errors are INVALID_ARGUMENT naming the config field and why (or FAILED_PRECONDITION for a host

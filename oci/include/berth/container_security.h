@@ -3,6 +3,8 @@
 // same on berth.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,8 @@ struct CapabilityRequest {
   std::vector<std::string> drop;
   std::vector<std::string> ambient;  // must also end up in the set
   bool privileged = false;
+  // What may be granted (a CapBnd mask); unset: berthd's own bounding set (own_privileges.h).
+  std::optional<uint64_t> bounding;
 };
 
 struct CapabilitySet {
@@ -25,7 +29,8 @@ struct CapabilitySet {
 // The default set when nothing is added or dropped (14 capabilities, no CAP_SYS_ADMIN).
 const std::vector<std::string>& default_capabilities();
 
-// Unknown names are INVALID_ARGUMENT naming the field and the name (checked with libcap).
+// Unknown names are INVALID_ARGUMENT naming the field and the name (checked with libcap), as is
+// adding a capability outside the bounding set; ALL and privileged mean the bounding set.
 Result<CapabilitySet> resolve_capabilities(const CapabilityRequest& request);
 
 const std::vector<std::string>& default_masked_paths();

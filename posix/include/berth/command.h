@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,10 @@ struct Command {
   // SIGKILL when berthd dies: for helpers whose outcome berthd waits for (runtime and CNI calls),
   // so none goes on unseen after a crash while recovery works on the same object.
   bool die_with_parent = true;
+  // Run at the deadline, before the process group is killed: stops what the command started
+  // outside its group (an exec's process inside a container), so the command, still alive, reaps
+  // it. The command then has a short grace to exit by itself.
+  std::function<void()> on_timeout;
 };
 
 struct CommandResult {

@@ -1,0 +1,186 @@
+// What a current kubelet (1.34+) asks of the runtime, on a real berthd with runc: the handlers and
+// features Status advertises, recursive read-only mounts, ALL capabilities on a host that
+// withholds some from berthd, and an ExecSync timeout that leaves no process behind. Each effect
+// is checked from inside a running container or on the host.
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "berth/test/cri_client.h"
+#include "pod_fixture.h"
+
+namespace berth::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class KubeletFeatures : public PodFixture {};
+
+// A tmpfs mounted for the test, unmounted however the test ends.
+struct TestMount {
+  std::string path;
+  explicit TestMount(const std::string& at) : path(at) {
+    fs::create_directories(path);
+    EXPECT_EQ(::mount("tmpfs", path.c_str(), "tmpfs", 0, "size=64k"), 0) << std::strerror(errno);
+  }
+  ~TestMount() { ::umount2(path.c_str(), MNT_DETACH); }
+};
+
+std::string cap_line(const std::string& status, const std::string& key) {
+  size_t at = status.find(key + ":");
+  if (at == std::string::npos) return "";
+  size_t end = status.find('\n', at);
+  std::string v = status.substr(at + key.size() + 1, end - at - key.size() - 1);
+  v.erase(0, v.find_first_not_of(" \t"));
+  return v;
+}
+
+// Host processes whose command line is `cmdline` (NUL-separated, as /proc has it); zombies have
+// none, so they are found by name and state instead.
+int host_processes(const std::string& cmdline, const std::string& comm) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string text = read_file(e.path() / "cmdline");
+    std::string stat = read_file(e.path() / "stat");
+    bool zombie = stat.find("(" + comm + ") Z") != std::string::npos;
+    if (text == cmdline || zombie) ++n;
+  }
+  return n;
+}
+
+TEST_F(KubeletFeatures, StatusAdvertisesEveryHandlerAndWhatItCanDo) {
+  auto& cri = ready();
+  v1::StatusResponse r;
+  ASSERT_OK(cri.status(&r));
+  // The default handler ("") and every configured one.
+  ASSERT_GE(r.runtime_handlers_size(), 2);
+  EXPECT_EQ(r.runtime_handlers(0).name(), "");
+  bool has_runc = false;
+  for (const auto& h : r.runtime_handlers()) {
+    SCOPED_TRACE(h.name());
+    has_runc = has_runc || h.name() == "runc";
+    // This kernel has mount_setattr (5.12+): berthd makes the read-only tree itself for runc 1.1.
+    EXPECT_TRUE(h.features().recursive_read_only_mounts());
+    EXPECT_FALSE(h.features().user_namespaces());  // not supported by berth yet
+  }
+  EXPECT_TRUE(has_runc);
+  EXPECT_TRUE(r.features().supplemental_groups_policy());
+  EXPECT_FALSE(r.features().user_namespaces_host_network());
+}
+
+TEST_F(KubeletFeatures, RecursiveReadOnlyMountMakesEverySubmountReadOnly) {
+  auto& cri = ready();
+  TempDir host;
+  fs::permissions(host.path(), fs::perms(0755));
+  write_file(host / "top.txt", "top\n");
+  TestMount sub(host / "sub");
+  write_file(host / "sub/inner.txt", "inner\n");
+
+  auto c = shell_container("rro", "sleep 1000");
+  for (bool recursive : {true, false}) {
+    auto* m = c.add_mounts();
+    m->set_container_path(recursive ? "/rro" : "/ro");
+    m->set_host_path(host.path());
+    m->set_readonly(true);
+    m->set_recursive_read_only(recursive);
+  }
+  std::string id = run(c);
+  EXPECT_EQ(exec_out(id, {"cat", "/rro/top.txt", "/rro/sub/inner.txt"}), "top\ninner\n");
+  auto writes = [&](const std::string& path) {
+    return exec_out(id, {"/bin/sh", "-c", "touch " + path + " 2>/dev/null && echo yes || echo no"});
+  };
+  EXPECT_EQ(writes("/rro/new"), "no\n");
+  EXPECT_EQ(writes("/rro/sub/new"), "no\n");  // the submount is read-only too
+  // The plain read-only mount beside it leaves its submount writable: what recursive adds.
+  EXPECT_EQ(writes("/ro/new"), "no\n");
+  EXPECT_EQ(writes("/ro/sub/new"), "yes\n");
+  // Nothing of the host's tree changed but what the plain mount allowed.
+  EXPECT_TRUE(fs::exists(host / "sub/new"));
+  EXPECT_FALSE(fs::exists(host / "new"));
+
+  // The host-side copy goes with the container.
+  const std::string prepared = d_->state() + "/containers/" + id + "/mounts";
+  EXPECT_NE(read_file("/proc/self/mountinfo").find(prepared), std::string::npos);
+  ASSERT_OK(cri.stop_container(id, 0));
+  ASSERT_OK(cri.remove_container(id));
+  EXPECT_EQ(read_file("/proc/self/mountinfo").find(prepared), std::string::npos);
+  EXPECT_FALSE(fs::exists(prepared));
+}
+
+TEST_F(KubeletFeatures, RecursiveReadOnlyThatCannotBeHonouredIsRefusedNotDowngraded) {
+  auto& cri = ready();
+  TempDir host;
+  struct Case {
+    bool readonly;
+    v1::MountPropagation propagation;
+    const char* why;
+  } cases[] = {
+      {false, v1::PROPAGATION_PRIVATE, "config.mounts[0].recursive_read_only: needs readonly"},
+      {true, v1::PROPAGATION_HOST_TO_CONTAINER, "config.mounts[0].recursive_read_only: needs private propagation"},
+  };
+  for (const auto& k : cases) {
+    SCOPED_TRACE(k.why);
+    auto c = shell_container("refused", "sleep 1000");
+    auto* m = c.add_mounts();
+    m->set_container_path("/data");
+    m->set_host_path(host.path());
+    m->set_readonly(k.readonly);
+    m->set_propagation(k.propagation);
+    m->set_recursive_read_only(true);
+    std::string id;
+    grpc::Status s = cri.create_container(pod_, c, &id, pod_config_);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(s.error_message().find(k.why), std::string::npos) << s.error_message();
+  }
+  EXPECT_TRUE(cri.list_containers().empty());
+  EXPECT_TRUE(fs::is_empty(d_->state() + "/containers"));
+}
+
+// This machine withholds some capabilities (CAP_SYS_RESOURCE among them) from root: ALL means
+// what berthd can grant, the container starts, and its CapEff is berthd's bounding set.
+TEST_F(KubeletFeatures, AllCapabilitiesAreWhatBerthdCanGrant) {
+  auto& cri = ready();
+  const std::string bounding = cap_line(read_file("/proc/" + std::to_string(d_->pid()) + "/status"), "CapBnd");
+  ASSERT_FALSE(bounding.empty());
+  auto c = shell_container("all-caps", "sleep 1000");
+  c.mutable_linux()->mutable_security_context()->mutable_capabilities()->add_add_capabilities("ALL");
+  std::string id = run(c);
+  EXPECT_EQ(cap_line(exec_out(id, {"cat", "/proc/self/status"}), "CapEff"), bounding);
+
+  // The same for a privileged container, in a privileged pod.
+  auto pod = test_pod("privileged");
+  pod.mutable_linux()->mutable_security_context()->set_privileged(true);
+  pod.set_log_directory(logs_->path());
+  std::string pod_id;
+  ASSERT_OK(cri.run_pod(pod, &pod_id));
+  auto p = shell_container("privileged", "sleep 1000");
+  p.mutable_linux()->mutable_security_context()->set_privileged(true);
+  std::string pid;
+  ASSERT_OK(cri.create_container(pod_id, p, &pid, pod));
+  ASSERT_OK(cri.start_container(pid));
+  EXPECT_EQ(cap_line(exec_out(pid, {"cat", "/proc/self/status"}), "CapEff"), bounding);
+}
+
+// kubelet's exec probes: at the timeout the command inside the container is killed and reaped
+// before DeadlineExceeded comes back, not left running (nor as a zombie) behind the runtime.
+TEST_F(KubeletFeatures, ExecSyncTimeoutLeavesNoProcess) {
+  auto& cri = ready();
+  std::string id = run(shell_container("probe", "sleep 1000"));
+  const std::string cmdline = std::string("sleep\0" "4321\0", 11);
+  ASSERT_EQ(host_processes(cmdline, "sleep"), 0);
+  v1::ExecSyncResponse r;
+  grpc::Status s = cri.exec_sync(id, {"sleep", "4321"}, &r, 1);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  EXPECT_NE(s.error_message().find("the command was killed"), std::string::npos) << s.error_message();
+  EXPECT_EQ(host_processes(cmdline, "sleep"), 0);
+}
+
+}  // namespace
+}  // namespace berth::test
