@@ -42,6 +42,7 @@ json to_json(const SandboxCheckpoint& c) {
           {"hostname", c.hostname},
           {"log_directory", c.log_directory},
           {"port_mappings", ports},
+          {"resources", c.resources},
           {"labels", c.labels},
           {"annotations", c.annotations},
           {"created_at", c.created_at}};
@@ -89,6 +90,7 @@ Result<SandboxCheckpoint> checkpoint_from_json(const json& j) {
   f.required_object("annotations");
   c.annotations = f.string_map("annotations");
   c.created_at = f.required_integer<int64_t>("created_at");
+  c.resources = f.string("resources");
   if (!f.ok()) return f.status().context("malformed");
   return c;
 }

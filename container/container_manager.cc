@@ -24,6 +24,7 @@
 #include <spdlog/spdlog.h>
 
 #include "berth/apparmor_default.h"
+#include "berth/cdi.h"
 #include "berth/atomic_file.h"
 #include "berth/cgroups_path.h"
 #include "berth/container_rootfs.h"
@@ -119,6 +120,18 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
   return std::unique_ptr<ContainerManager>(new ContainerManager(std::move(impl)));
 }
 
+// The CDI devices a device plugin or DRA driver asked for, applied to the spec (device nodes with
+// their cgroup rules, mounts, env, hooks, groups): every one, or the create fails naming it.
+static Status apply_cdi_devices(CdiRegistry* cdi, const v1::ContainerConfig& config, nlohmann::json& spec) {
+  if (config.cdi_devices_size() == 0) return ok_status();
+  if (!cdi) return invalid_argument("config.CDI_devices: CDI is not configured in this berthd");
+  std::vector<std::string> names;
+  for (const auto& d : config.cdi_devices()) names.push_back(d.name());
+  auto edits = cdi->resolve(names);
+  if (!edits.ok()) return edits.status().context("config.CDI_devices");
+  return apply_cdi_edits(spec, *edits).context("config.CDI_devices");
+}
+
 Result<std::string> ContainerManager::create(const std::string& sandbox_id, const v1::ContainerConfig& config) {
   const auto& md = config.metadata();
   if (md.name().empty()) return invalid_argument("config.metadata.name: must not be empty");
@@ -206,6 +219,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   }
   auto spec = build_container_spec(config, pfc, ifc, in);
   if (!spec.ok()) return fail(spec.status());
+  if (Status s = apply_cdi_devices(impl_->opt.cdi, config, spec->spec); !s.ok()) return fail(s);
   undo.add("prepared mounts", [dir = in.mounts.prepared_dir] { return release_prepared_mounts(dir); });
   for (const auto& m : spec->prepared_mounts)
     if (Status s = mount_recursive_read_only(m.source, m.target); !s.ok()) return fail(s);

@@ -23,6 +23,7 @@
 #include "netns.h"
 #include "pause_spec.h"
 #include "pod_mounts.h"
+#include "pod_resources.h"
 #include "sandbox_files.h"
 #include "sandbox_state.h"
 
@@ -230,6 +231,30 @@ Result<SandboxLease> SandboxManager::lease(const std::string& id_or_prefix) {
   });
   if (!inf) return not_found("pod sandbox " + id_or_prefix + " not found");
   return SandboxLease{*inf, std::move(hold)};
+}
+
+Status SandboxManager::update_resources(const std::string& id_or_prefix, const v1::LinuxContainerResources& overhead,
+                                        const v1::LinuxContainerResources& resources) {
+  auto limits = pod_cgroup_limits(overhead, resources);
+  if (!limits.ok()) return limits.status();
+  Status err;
+  auto s = impl_->find(id_or_prefix, &err);
+  if (!s) return err;
+  std::lock_guard op(s->op);
+  const std::string what = "update resources of pod sandbox " + s->cp.id;
+  if (!s->ready()) return failed_precondition(what + ": it is not ready");
+  // Without a parent of its own the pod shares berth's default cgroup with every other such pod.
+  if (s->cp.cgroup_parent.empty()) return failed_precondition(what + ": it has no cgroup of its own (linux.cgroup_parent is unset)");
+  std::string pause_dir = cgroup_dir_of(s->cgroups_path, impl_->opt.runtimes.systemd_cgroup());
+  std::string pod_dir = pause_dir.substr(0, pause_dir.rfind('/'));
+  if (Status w = write_cgroup_limits(pod_dir, *limits, host_cgroup_v2()); !w.ok()) return w.context(what);
+  SandboxCheckpoint cp;
+  {
+    std::lock_guard lock(s->mu);
+    s->cp.resources = cgroup_limits_json(*limits).dump();
+    cp = s->cp;
+  }
+  return write_checkpoint(impl_->checkpoints_dir, cp, false).context(what);
 }
 
 void SandboxManager::finish_recovery() {

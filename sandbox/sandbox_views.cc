@@ -62,6 +62,12 @@ Status SandboxManager::status(const std::string& id_or_prefix, bool verbose, v1:
       Status check = impl_->opt.network->check(cp.id, cp.netns_path);
       info["network_check"] = check.ok() ? std::string("ok") : check.message();
     }
+    std::string resources;
+    {
+      std::lock_guard lock(s->mu);
+      resources = s->cp.resources;
+    }
+    if (auto r = nlohmann::json::parse(resources, nullptr, false); r.is_object()) info["resources"] = r;
     auto spec = nlohmann::json::parse(read_text_file(s->bundle + "/config.json"), nullptr, false);
     if (!spec.is_discarded()) info["runtimeSpec"] = spec;
     // The network check's message may carry a plugin's raw output: dump() throws on bytes that

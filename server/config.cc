@@ -151,6 +151,7 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
   r.str("cni_conf_dir", c.cni_conf_dir);
   r.strings("cni_plugin_dirs", c.cni_plugin_dirs);
   r.integer("cni_plugin_timeout_seconds", c.cni_plugin_timeout_seconds, 1, 600);
+  r.strings("cdi_spec_dirs", c.cdi_spec_dirs);
   if (const toml::table* regs = r.table("registries")) {
     for (const auto& [name, node] : *regs) {
       std::string key(name.str());
@@ -212,6 +213,8 @@ Status validate_config(const Config& c) {
   if (Status s = absolute("cni_conf_dir", c.cni_conf_dir); !s.ok()) return s;
   for (const auto& d : c.cni_plugin_dirs)
     if (Status s = absolute("cni_plugin_dirs", d); !s.ok()) return s;
+  for (const auto& d : c.cdi_spec_dirs)
+    if (Status s = absolute("cdi_spec_dirs", d); !s.ok()) return s;
   for (const auto& [name, h] : c.runtimes) {
     if (!h.root.empty() && h.root[0] != '/')
       return invalid_argument("key 'runtimes." + name + ".root': must be an absolute path");
@@ -283,7 +286,8 @@ nlohmann::json config_to_json(const Config& c) {
           {"sandbox_image", c.sandbox_image},
           {"cni_conf_dir", c.cni_conf_dir},
           {"cni_plugin_dirs", c.cni_plugin_dirs},
-          {"cni_plugin_timeout_seconds", c.cni_plugin_timeout_seconds}};
+          {"cni_plugin_timeout_seconds", c.cni_plugin_timeout_seconds},
+          {"cdi_spec_dirs", c.cdi_spec_dirs}};
 }
 
 }  // namespace berth

@@ -16,6 +16,7 @@
 #include <grpcpp/resource_quota.h>
 #include <spdlog/spdlog.h>
 
+#include "berth/cdi.h"
 #include "berth/metrics_endpoint.h"
 #include "recovery_worker.h"
 #include "rpc_metrics.h"
@@ -149,6 +150,7 @@ int run_daemon(const Config& config) {
   // Events carry the statuses of both managers: connected once both exist, disconnected first.
   LifecycleEvents events(container_events);
   ManagedPods container_pods(**sandboxes);
+  CdiRegistry cdi(config.cdi_spec_dirs);
   StoredImages container_images(**images);
   auto containers = ContainerManager::open({.state_dir = config.state,
                                             .root_dir = config.root,
@@ -156,7 +158,8 @@ int run_daemon(const Config& config) {
                                             .runtimes = sandbox_options.runtimes,
                                             .images = &container_images,
                                             .pods = &container_pods,
-                                            .events = &events});
+                                            .events = &events,
+                                            .cdi = &cdi});
   if (!containers.ok()) {
     spdlog::critical("berthd: {}", containers.status().message());
     return 1;

@@ -8,8 +8,4 @@ grpc::Status RuntimeServiceImpl::CheckpointContainer(grpc::ServerContext*, const
   return unimplemented_rpc("CheckpointContainer");
 }
 
-grpc::Status RuntimeServiceImpl::UpdatePodSandboxResources(grpc::ServerContext*, const v1::UpdatePodSandboxResourcesRequest*, v1::UpdatePodSandboxResourcesResponse*) {
-  return unimplemented_rpc("UpdatePodSandboxResources");
-}
-
 }  // namespace berth

@@ -1,6 +1,7 @@
 // What a current kubelet (1.34+) asks of the runtime, on a real berthd with runc: the handlers and
 // features Status advertises, recursive read-only mounts, ALL capabilities on a host that
-// withholds some from berthd, and an ExecSync timeout that leaves no process behind. Each effect
+// withholds some from berthd, an ExecSync timeout that leaves no process behind, CDI devices and
+// in-place pod resize. Each effect
 // is checked from inside a running container or on the host.
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -180,6 +181,139 @@ TEST_F(KubeletFeatures, ExecSyncTimeoutLeavesNoProcess) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
   EXPECT_NE(s.error_message().find("the command was killed"), std::string::npos) << s.error_message();
   EXPECT_EQ(host_processes(cmdline, "sleep"), 0);
+}
+
+// CDI devices as a device plugin or DRA driver hands them over: spec files (JSON and YAML) expose
+// real host devices under vendor names, with env, a mount and a group; every edit is seen from
+// inside the running container, and what cannot be resolved fails the create naming it.
+TEST_F(KubeletFeatures, CdiDevicesAreAppliedAsTheirSpecsSay) {
+  TempDir specs, data;
+  fs::permissions(data.path(), fs::perms(0755));
+  write_file(data / "readme", "vendor data\n");
+  write_file(specs / "vendor.json", R"({"cdiVersion":"0.6.0","kind":"vendor.example/test",
+    "containerEdits":{"env":["VENDOR_SPEC=1"]},
+    "devices":[
+      {"name":"null","containerEdits":{"deviceNodes":[{"path":"/dev/vendor-null","hostPath":"/dev/null"}],"env":["VENDOR_DEV=null"]}},
+      {"name":"loop","containerEdits":{"deviceNodes":[{"path":"/dev/vendor-loop","hostPath":"/dev/loop-control"}],
+                                       "mounts":[{"hostPath":")" + data.path() + R"(","containerPath":"/vendor-data","options":["ro","rbind"]}]}}]})");
+  write_file(specs / "other.yaml", "cdiVersion: 0.7.0\nkind: other.example/gpu\ndevices:\n- name: zero\n  containerEdits:\n"
+                                   "    deviceNodes:\n    - path: /dev/vendor-zero\n      hostPath: /dev/zero\n"
+                                   "    additionalGIDs: [4321]\n");
+  write_file(specs / "broken.json", R"({"cdiVersion":"9.9.9","kind":"broken.example/x","devices":[{"name":"a","containerEdits":{}}]})");
+  auto& cri = ready("pod", {.config_toml = "cdi_spec_dirs = [\"" + specs.path() + "\"]\n"});
+
+  auto c = shell_container("cdi", "sleep 1000");
+  for (const char* name : {"vendor.example/test=null", "vendor.example/test=loop", "other.example/gpu=zero"})
+    c.add_cdi_devices()->set_name(name);
+  std::string id = run(c);
+  EXPECT_EQ(exec_out(id, {"/bin/sh", "-c", "echo $VENDOR_SPEC $VENDOR_DEV"}), "1 null\n");
+  EXPECT_EQ(exec_out(id, {"/bin/sh", "-c", "test -c /dev/vendor-null && echo x > /dev/vendor-null && echo wrote"}), "wrote\n");
+  EXPECT_EQ(exec_out(id, {"/bin/sh", "-c", "head -c 4 /dev/vendor-zero | od -An -tx1"}), " 00 00 00 00\n");
+  // Not among the runtime's default devices: it opens only through the spec's cgroup rule.
+  EXPECT_EQ(exec_out(id, {"/bin/sh", "-c", "exec 3<>/dev/vendor-loop && echo opened"}), "opened\n");
+  EXPECT_EQ(exec_out(id, {"cat", "/vendor-data/readme"}), "vendor data\n");
+  EXPECT_NE(exec_out(id, {"id", "-G"}).find("4321"), std::string::npos);
+  // A container without the device has neither the node nor the rule.
+  std::string plain = run(shell_container("plain", "sleep 1000"));
+  EXPECT_EQ(exec_out(plain, {"/bin/sh", "-c", "test -e /dev/vendor-loop || echo absent"}), "absent\n");
+
+  struct Case {
+    const char* device;
+    grpc::StatusCode code;
+    std::string why;
+  } cases[] = {
+      {"vendor.example/test=nope", grpc::StatusCode::NOT_FOUND, "CDI device 'vendor.example/test=nope': unknown"},
+      {"broken.example/x=a", grpc::StatusCode::FAILED_PRECONDITION, specs / "broken.json"},
+      {"not-qualified", grpc::StatusCode::INVALID_ARGUMENT, "not-qualified"},
+  };
+  for (const auto& k : cases) {
+    SCOPED_TRACE(k.device);
+    auto bad = shell_container("bad", "sleep 1000");
+    bad.add_cdi_devices()->set_name(k.device);
+    std::string bad_id;
+    grpc::Status s = cri.create_container(pod_, bad, &bad_id, pod_config_);
+    EXPECT_EQ(s.error_code(), k.code) << s.error_message();
+    EXPECT_NE(s.error_message().find("config.CDI_devices"), std::string::npos) << s.error_message();
+    EXPECT_NE(s.error_message().find(k.why), std::string::npos) << s.error_message();
+  }
+  EXPECT_EQ(cri.list_containers().size(), 2u);
+
+  // A spec file changed on disk is seen by the next create, without a restart.
+  write_file(specs / "broken.json", R"({"cdiVersion":"0.8.0","kind":"broken.example/x","devices":[{"name":"a","containerEdits":{"env":["FIXED=yes"]}}]})");
+  auto fixed = shell_container("fixed", "sleep 1000");
+  fixed.add_cdi_devices()->set_name("broken.example/x=a");
+  std::string fixed_id = run(fixed);
+  EXPECT_EQ(exec_out(fixed_id, {"/bin/sh", "-c", "echo $FIXED"}), "yes\n");
+}
+
+// In-place pod resize: the pod's own cgroup gets the new pod-level limits (resources plus
+// overhead), up and down; a memory limit below what the pod uses is refused; the limits are
+// recorded and still shown after a berthd restart.
+TEST_F(KubeletFeatures, UpdatePodSandboxResourcesResizesThePodCgroup) {
+  cgroup_parent_ = "/berth-test-resize-" + std::to_string(::getpid());
+  auto& cri = ready();
+  std::string id = run(shell_container("busy", "sleep 1000"));
+  const bool v2 = fs::exists("/sys/fs/cgroup/cgroup.controllers");
+  auto value = [&](const char* controller, const char* v1_file, const char* v2_file) {
+    std::string path = v2 ? "/sys/fs/cgroup" + cgroup_parent_ + "/" + v2_file
+                          : std::string("/sys/fs/cgroup/") + controller + cgroup_parent_ + "/" + v1_file;
+    std::string text = read_file(path);
+    return text.substr(0, text.find('\n'));
+  };
+  auto update = [&](int64_t memory, int64_t quota) {
+    v1::UpdatePodSandboxResourcesRequest req;
+    req.set_pod_sandbox_id(pod_);
+    req.mutable_overhead()->set_memory_limit_in_bytes(16 << 20);
+    req.mutable_overhead()->set_cpu_quota(10000);
+    req.mutable_resources()->set_memory_limit_in_bytes(memory);
+    req.mutable_resources()->set_cpu_quota(quota);
+    req.mutable_resources()->set_cpu_period(100000);
+    req.mutable_resources()->set_cpu_shares(512);
+    v1::UpdatePodSandboxResourcesResponse resp;
+    grpc::ClientContext ctx;
+    return cri.runtime().UpdatePodSandboxResources(&ctx, req, &resp);
+  };
+  ASSERT_OK(update(256 << 20, 50000));
+  EXPECT_EQ(value("memory", "memory.limit_in_bytes", "memory.max"), std::to_string(272 << 20));
+  EXPECT_EQ(value("cpu", "cpu.cfs_quota_us", "cpu.max"), v2 ? "60000 100000" : "60000");
+  if (!v2) {
+    EXPECT_EQ(value("cpu", "cpu.shares", ""), "512");
+  }
+  ASSERT_OK(update(128 << 20, 20000));  // down
+  EXPECT_EQ(value("memory", "memory.limit_in_bytes", "memory.max"), std::to_string(144 << 20));
+  EXPECT_EQ(value("cpu", "cpu.cfs_quota_us", "cpu.max"), v2 ? "30000 100000" : "30000");
+  // The container still runs inside the resized pod.
+  EXPECT_EQ(exec_out(id, {"echo", "alive"}), "alive\n");
+
+  grpc::Status below = update(4096 - (16 << 20), 20000);  // with the overhead: 4 KiB in all
+  EXPECT_EQ(below.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << below.error_message();
+  v1::UpdatePodSandboxResourcesRequest tiny;
+  tiny.set_pod_sandbox_id(pod_);
+  tiny.mutable_resources()->set_memory_limit_in_bytes(4096);
+  v1::UpdatePodSandboxResourcesResponse resp;
+  grpc::ClientContext ctx;
+  grpc::Status s = cri.runtime().UpdatePodSandboxResources(&ctx, tiny, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+  EXPECT_NE(s.error_message().find("below the current memory use"), std::string::npos) << s.error_message();
+  EXPECT_EQ(value("memory", "memory.limit_in_bytes", "memory.max"), std::to_string(144 << 20));  // unchanged
+
+  auto recorded = [&](CriClient& client) {
+    v1::PodSandboxStatusResponse st;
+    EXPECT_TRUE(client.pod_status(pod_, &st, true).ok());
+    return nlohmann::json::parse(st.info().at("info"))["resources"];
+  };
+  EXPECT_EQ(recorded(cri)["memory_limit_in_bytes"], 144 << 20);
+  ASSERT_EQ(d_->stop(), 0);
+  ASSERT_TRUE(d_->start()) << d_->log();
+  CriClient again(*d_);
+  auto after = recorded(again);
+  EXPECT_EQ(after["memory_limit_in_bytes"], 144 << 20);
+  EXPECT_EQ(after["cpu_quota"], 30000);
+
+  grpc::ClientContext unknown_ctx;
+  v1::UpdatePodSandboxResourcesRequest unknown;
+  unknown.set_pod_sandbox_id("nope");
+  EXPECT_EQ(again.runtime().UpdatePodSandboxResources(&unknown_ctx, unknown, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
 }  // namespace

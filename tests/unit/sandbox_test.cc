@@ -2,10 +2,14 @@
 // (checkpoints, container records) read back from disk, without running anything.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "../../sandbox/pause_spec.h"
+#include "../../sandbox/pod_resources.h"
+#include "berth/cgroup_limits.h"
 #include "berth/cgroups_path.h"
 #include "berth/checksummed_json.h"
 #include "berth/container_record.h"
@@ -145,6 +149,96 @@ TEST(Records, WrongTypedMembersAreErrorsNamingThemAndNeverThrow) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("field 'user.uid': type must be unsigned integer, but is string"), std::string::npos)
       << bad.status().message();
+}
+
+// UpdatePodSandboxResources: the overhead adds to each limit the resources set; fields are checked
+// by name.
+TEST(PodResources, OverheadAddsToTheLimitsTheResourcesSet) {
+  v1::LinuxContainerResources overhead, resources;
+  overhead.set_memory_limit_in_bytes(10);
+  overhead.set_cpu_quota(5);
+  overhead.set_cpu_shares(2);
+  resources.set_memory_limit_in_bytes(100);
+  resources.set_cpu_quota(50);
+  resources.set_cpu_period(1000);
+  resources.set_cpuset_cpus("0-1");
+  auto l = pod_cgroup_limits(overhead, resources);
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  EXPECT_EQ(l->memory, 110);
+  EXPECT_EQ(l->cpu_quota, 55);
+  EXPECT_EQ(l->cpu_period, 1000);
+  EXPECT_EQ(l->cpu_shares, 0);  // unset by the resources: the overhead alone limits nothing
+  EXPECT_EQ(l->cpuset_cpus, "0-1");
+  EXPECT_EQ(cgroup_limits_json(*l)["memory_limit_in_bytes"], 110);
+  resources.set_cpu_quota(-1);
+  EXPECT_EQ(pod_cgroup_limits(overhead, resources)->cpu_quota, -1);  // no limit stays no limit
+
+  struct Case {
+    std::function<void(v1::LinuxContainerResources&, v1::LinuxContainerResources&)> set;
+    const char* why;
+  } cases[] = {
+      {[](auto&, auto& r) { r.set_memory_limit_in_bytes(-1); }, "resources.memory_limit_in_bytes: must not be negative"},
+      {[](auto& o, auto&) { o.set_cpu_shares(-2); }, "overhead.cpu_shares: must not be negative"},
+      {[](auto&, auto& r) { r.set_cpu_quota(-5); }, "resources.cpu_quota: must be -1"},
+      {[](auto&, auto& r) { r.set_oom_score_adj(5); }, "resources.oom_score_adj: a pod cgroup has no OOM score"},
+      {[](auto& o, auto& r) { o.set_cpu_period(10); r.set_cpu_period(20); }, "overhead.cpu_period: differs"},
+      {[](auto&, auto& r) { r.set_memory_limit_in_bytes(10); r.set_memory_swap_limit_in_bytes(5); },
+       "resources.memory_swap_limit_in_bytes: smaller"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.why);
+    v1::LinuxContainerResources o, r;
+    c.set(o, r);
+    auto bad = pod_cgroup_limits(o, r);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.status().code(), Code::invalid_argument);
+    EXPECT_NE(bad.status().message().find(c.why), std::string::npos) << bad.status().message();
+  }
+}
+
+// The files each cgroup version takes, on copies of the kernel's files; a memory limit below the
+// current use is refused before anything is written.
+TEST(PodResources, CgroupFilesOfV1AndV2) {
+  test::TempDir root;
+  auto make = [&](const std::string& dir, std::initializer_list<std::pair<const char*, const char*>> files) {
+    std::filesystem::create_directories(root / dir);
+    for (auto [name, text] : files) test::write_file(root / (dir + "/" + name), text);
+  };
+  make("pod", {{"memory.current", "5000\n"}, {"memory.max", "max\n"}, {"memory.swap.max", "max\n"}, {"cpu.max", "max 100000\n"},
+               {"cpu.weight", "100\n"}, {"cpuset.cpus", "\n"}, {"hugetlb.2MB.max", "max\n"}, {"io.weight", "default 100\n"}});
+  CgroupLimits l{.cpu_shares = 1024, .cpu_quota = 50000, .cpu_period = 100000, .memory = 8192, .memory_swap = 16384,
+                 .cpuset_cpus = "0", .hugepages = {{"2MB", 4194304}}, .unified = {{"io.weight", "default 50"}}};
+  Status s = write_cgroup_limits("/pod", l, true, root.path());
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(test::read_file(root / "pod/memory.max"), "8192");
+  EXPECT_EQ(test::read_file(root / "pod/memory.swap.max"), "8192");
+  EXPECT_EQ(test::read_file(root / "pod/cpu.max"), "50000 100000");
+  EXPECT_EQ(test::read_file(root / "pod/cpu.weight"), "39");
+  EXPECT_EQ(test::read_file(root / "pod/cpuset.cpus"), "0");
+  EXPECT_EQ(test::read_file(root / "pod/hugetlb.2MB.max"), "4194304");
+  EXPECT_EQ(test::read_file(root / "pod/io.weight"), "default 50");
+  Status below = write_cgroup_limits("/pod", {.memory = 4096}, true, root.path());
+  EXPECT_EQ(below.code(), Code::failed_precondition);
+  EXPECT_EQ(below.message(), "memory limit 4096 is below the current memory use 5000 of cgroup /pod");
+  EXPECT_EQ(write_cgroup_limits("/pod", {.unified = {{"../escape", "1"}}}, true, root.path()).code(), Code::invalid_argument);
+  EXPECT_EQ(write_cgroup_limits("relative", {}, true, root.path()).code(), Code::invalid_argument);
+
+  make("memory/pod", {{"memory.usage_in_bytes", "5000\n"}, {"memory.limit_in_bytes", "9223372036854771712\n"},
+                      {"memory.memsw.limit_in_bytes", "8192\n"}});
+  make("cpu/pod", {{"cpu.cfs_period_us", "100000\n"}, {"cpu.cfs_quota_us", "-1\n"}, {"cpu.shares", "1024\n"}});
+  make("cpuset/pod", {{"cpuset.cpus", "0-1\n"}});
+  make("hugetlb/pod", {{"hugetlb.2MB.limit_in_bytes", "0\n"}});
+  // memory above the current memsw limit: memsw is raised first (the kernel refuses the other order).
+  s = write_cgroup_limits("/pod", {.cpu_shares = 512, .cpu_quota = 20000, .memory = 12288, .memory_swap = 24576}, false, root.path());
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(test::read_file(root / "memory/pod/memory.limit_in_bytes"), "12288");
+  EXPECT_EQ(test::read_file(root / "memory/pod/memory.memsw.limit_in_bytes"), "24576");
+  EXPECT_EQ(test::read_file(root / "cpu/pod/cpu.cfs_quota_us"), "20000");
+  EXPECT_EQ(test::read_file(root / "cpu/pod/cpu.cfs_period_us"), "100000");
+  EXPECT_EQ(test::read_file(root / "cpu/pod/cpu.shares"), "512");
+  EXPECT_EQ(write_cgroup_limits("/pod", {.unified = {{"io.weight", "1"}}}, false, root.path()).message(),
+            "unified: needs a cgroup v2 host; this host runs cgroup v1");
+  EXPECT_EQ(write_cgroup_limits("/pod", {.memory = 1000}, false, root.path()).code(), Code::failed_precondition);
 }
 
 }  // namespace

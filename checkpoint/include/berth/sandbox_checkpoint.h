@@ -44,6 +44,9 @@ struct SandboxCheckpoint {
   std::vector<CheckpointPortMapping> port_mappings;
   std::map<std::string, std::string> labels, annotations;
   int64_t created_at = 0;  // ns since the epoch
+  // The last UpdatePodSandboxResources applied to the pod's cgroup, as JSON text
+  // ({"overhead": …, "resources": …}); empty when none.
+  std::string resources;
 };
 
 std::string checkpoint_path(const std::string& dir, const std::string& id);

@@ -19,6 +19,7 @@
 
 namespace berth {
 
+class CdiRegistry;
 class ImageHold;
 struct ImageRecord;
 struct SandboxInfo;
@@ -66,6 +67,7 @@ struct ContainerManagerOptions {
   ContainerImages* images = nullptr;
   ContainerPods* pods = nullptr;
   ContainerEventSink* events = nullptr;  // unset: no events
+  CdiRegistry* cdi = nullptr;             // unset: CDI_devices are refused
 };
 
 // What the streaming server and the stats need of a container.

@@ -46,6 +46,7 @@ struct Config {
   std::string cni_conf_dir = "/etc/cni/net.d";
   std::vector<std::string> cni_plugin_dirs{"/opt/cni/bin", "/usr/lib/cni"};
   int cni_plugin_timeout_seconds = 30;  // per plugin exec; a hung plugin is killed
+  std::vector<std::string> cdi_spec_dirs{"/etc/cdi", "/var/run/cdi"};  // later dirs override earlier ones
   std::string sandbox_image;  // empty: the embedded berth-pause; else pulled, pinned and used  // by registry host: mirrors, insecure, ca_file
 };
 
