@@ -59,3 +59,9 @@ target_link_libraries(berth_nettle INTERFACE PkgConfig::NETTLE)
 find_path(TOMLPP_INCLUDE_DIR toml++/toml.h REQUIRED)
 add_library(berth_toml INTERFACE)
 target_include_directories(berth_toml INTERFACE ${TOMLPP_INCLUDE_DIR})
+
+# yaml-cpp for CDI's YAML spec files, from Debian's static archive: its shared library would bring
+# the shared libstdc++ and libgcc_s into berthd (measured +2.3 MiB idle RSS with the .so).
+find_path(BERTH_YAML_CPP_INCLUDE yaml-cpp/yaml.h REQUIRED)
+berth_static_deps(berth_yaml_cpp_static yaml-cpp)
+target_include_directories(berth_yaml_cpp_static INTERFACE ${BERTH_YAML_CPP_INCLUDE})

@@ -65,10 +65,16 @@ Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mo
   for (size_t i = 0; i < mounts.size(); ++i) {
     const MountRequest& m = mounts[i];
     const std::string field = "config.mounts[" + std::to_string(i) + "]";
-    if (m.has_image) return invalid_argument(field + ".image: image volumes are not supported by berth");
     if (m.has_id_mapping) return invalid_argument(field + ": id-mapped mounts are not supported by berth");
     if (m.container_path.empty() || m.container_path[0] != '/')
       return invalid_argument(field + ".container_path: '" + m.container_path + "' is not an absolute path");
+    if (m.has_image) {
+      if (m.image_source.empty()) return invalid_argument(field + ".image: image volumes are not supported here");
+      // Always read-only, whatever the request says: the layers are shared with other users.
+      out.push_back({.destination = m.container_path, .type = "bind", .source = m.image_source,
+                     .options = {"rbind", "rprivate", "ro", "nosuid", "nodev"}});
+      continue;
+    }
     if (m.host_path.empty() || m.host_path[0] != '/')
       return invalid_argument(field + ".host_path: '" + m.host_path + "' is not an absolute path");
     char resolved[PATH_MAX];

@@ -113,6 +113,8 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
   std::error_code ec;
   for (const auto& d : {impl->containers_state, impl->monitors_dir, impl->layers_dir, impl->records_dir})
     if (Status s = make_private_dir(d); !s.ok()) return s.context("containers");
+  if (Status s = make_private_dir(impl->opt.state_dir + "/image-volumes"); !s.ok()) return s.context("containers");
+  impl->volumes = std::make_unique<ImageVolumes>(impl->opt.state_dir + "/image-volumes", *impl->opt.images);
   Impl* raw = impl.get();
   impl->watcher = std::make_unique<MonitorWatcher>([raw](const std::string& id, const ExitInfo& e) { raw->on_exit(id, e); });
 
@@ -216,6 +218,14 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
     auto profile = ensure_apparmor_default_profile(impl_->opt.state_dir);
     if (!profile.ok()) return fail(profile.status());
     in.default_apparmor_profile = *profile;
+  }
+  undo.add("image volumes", [this, id] { return impl_->volumes->detach(id); });
+  for (int i = 0; i < config.mounts_size(); ++i) {
+    const auto& m = config.mounts(i);
+    if (!m.has_image()) continue;
+    auto source = impl_->volumes->attach(pod->id, id, m.image().image(), m.image_sub_path(), "config.mounts[" + std::to_string(i) + "]");
+    if (!source.ok()) return fail(source.status());
+    in.image_sources[i] = *source;
   }
   auto spec = build_container_spec(config, pfc, ifc, in);
   if (!spec.ok()) return fail(spec.status());

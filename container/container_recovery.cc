@@ -21,6 +21,7 @@
 #include "berth/file_text.h"
 #include "berth/file_tree.h"
 #include "berth/image_manager.h"
+#include "berth/json_fields.h"
 #include "berth/process_identity.h"
 #include "berth/sandbox_manager.h"
 #include "berth/wall_clock.h"
@@ -33,14 +34,26 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string spec_cgroups_path(const std::string& bundle) {
+// What recovery needs of a bundle's config.json: its cgroupsPath and its mounts' sources (the
+// image volumes it uses). Typed reads: a damaged file must not throw at every start.
+struct SpecFacts {
+  std::string cgroups_path;
+  std::vector<std::string> mount_sources;
+};
+
+SpecFacts read_spec_facts(const std::string& bundle) {
+  SpecFacts out;
   auto spec = nlohmann::json::parse(read_text_file(bundle + "/config.json"), nullptr, false);
-  // Typed reads: value() would throw on a damaged config.json, and this runs at every start.
-  if (spec.is_object() && spec.contains("linux") && spec["linux"].is_object() && spec["linux"].contains("cgroupsPath") &&
-      spec["linux"]["cgroupsPath"].is_string())
-    return spec["linux"]["cgroupsPath"].get<std::string>();
-  return "";
+  if (!spec.is_object()) return out;
+  JsonFields f(spec);
+  if (const nlohmann::json* linux = f.object("linux")) out.cgroups_path = f.nested(*linux, "linux").string("cgroupsPath");
+  if (const nlohmann::json* mounts = f.array("mounts"))
+    for (size_t i = 0; i < mounts->size(); ++i)
+      if ((*mounts)[i].is_object()) out.mount_sources.push_back(f.nested((*mounts)[i], "mounts").string("source"));
+  return out;
 }
+
+std::string spec_cgroups_path(const std::string& bundle) { return read_spec_facts(bundle).cgroups_path; }
 
 }  // namespace
 
@@ -106,6 +119,7 @@ void ContainerManager::Impl::recover() {
   for (const auto& q : loaded.quarantined) spdlog::error("container record quarantined: {}", q);
   for (const auto& t : loaded.temps_removed) spdlog::info("containers: removed {}, a record write cut short", t);
   std::vector<std::shared_ptr<Container>> to_watch;
+  std::map<std::string, std::vector<std::string>> volume_sources;
   for (auto& rec : loaded.valid) {
     auto c = std::make_shared<Container>();
     if (!config_from_json(rec.config, &c->config)) {
@@ -118,7 +132,9 @@ void ContainerManager::Impl::recover() {
     c->work = layers_dir + "/" + rec.id + "/work";
     c->socket = monitor_socket(rec.id);
     c->exit_file = c->bundle + "/exit.json";
-    c->cgroups_path = spec_cgroups_path(c->bundle);
+    SpecFacts facts = read_spec_facts(c->bundle);
+    c->cgroups_path = facts.cgroups_path;
+    volume_sources[rec.id] = facts.mount_sources;
     if (c->cgroups_path.empty()) {
       // The bundle went with a reboot: the path is derived again, as CreateContainer did.
       if (auto pod = opt.pods->info(rec.sandbox_id))
@@ -144,6 +160,7 @@ void ContainerManager::Impl::recover() {
   if (!loaded.valid.empty())
     spdlog::info("containers: recovered {} from records, {} running, {} of gone pods to remove", loaded.valid.size(),
                  to_watch.size(), orphans.size());
+  volumes->recover(volume_sources);
   remove_leftovers();
 }
 

@@ -45,6 +45,7 @@ Status ContainerManager::Impl::destroy(Container& c) {
   watcher->unwatch(id);
   if (Status s = unmount_container_rootfs(c.rootfs); !s.ok()) return failed_step(id, "rootfs", s);
   if (Status s = release_prepared_mounts(c.bundle + "/mounts"); !s.ok()) return failed_step(id, "mounts", s);
+  if (Status s = volumes->detach(id); !s.ok()) return failed_step(id, "image volumes", s);
   fault_point(FaultPoint::remove_container_rootfs_unmounted);
   ::unlink(c.socket.c_str());  // a monitor killed before it could remove it
   for (const std::string& dir : {c.bundle, layers_dir + "/" + id})

@@ -52,19 +52,20 @@ json default_mounts(bool privileged, bool host_ipc) {
 
 size_t depth(const std::string& path) { return static_cast<size_t>(std::count(path.begin(), path.end(), '/')); }
 
-Result<std::vector<OciMount>> cri_mounts(const v1::ContainerConfig& c, const std::string& mountinfo, const MountPolicy& policy,
-                                         std::string* rootfs_propagation) {
+Result<std::vector<OciMount>> cri_mounts(const v1::ContainerConfig& c, const ContainerSpecInputs& in, std::string* rootfs_propagation) {
   std::vector<MountRequest> reqs;
-  for (const auto& m : c.mounts()) {
+  for (int i = 0; i < c.mounts_size(); ++i) {
+    const auto& m = c.mounts(i);
     MountPropagation p = m.propagation() == v1::PROPAGATION_HOST_TO_CONTAINER ? MountPropagation::host_to_container
                          : m.propagation() == v1::PROPAGATION_BIDIRECTIONAL   ? MountPropagation::bidirectional
                                                                               : MountPropagation::private_;
     if (p == MountPropagation::bidirectional) *rootfs_propagation = "rshared";
     else if (p == MountPropagation::host_to_container && rootfs_propagation->empty()) *rootfs_propagation = "rslave";
+    auto source = in.image_sources.find(i);
     reqs.push_back({m.container_path(), m.host_path(), m.readonly(), p, m.recursive_read_only(), m.has_image(),
-                    m.uidmappings_size() > 0 || m.gidmappings_size() > 0});
+                    source == in.image_sources.end() ? "" : source->second, m.uidmappings_size() > 0 || m.gidmappings_size() > 0});
   }
-  auto mounts = resolve_mounts(reqs, mountinfo, policy);
+  auto mounts = resolve_mounts(reqs, in.mountinfo, in.mounts);
   if (!mounts.ok()) return mounts.status();
   // Parents before children, whatever order the config gave.
   std::stable_sort(mounts->begin(), mounts->end(), [](const OciMount& a, const OciMount& b) {
@@ -141,7 +142,7 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
   if (!apparmor->empty()) process["apparmorProfile"] = *apparmor;
 
   std::string rootfs_propagation;
-  auto mounts = cri_mounts(c, in.mountinfo, in.mounts, &rootfs_propagation);
+  auto mounts = cri_mounts(c, in, &rootfs_propagation);
   if (!mounts.ok()) return mounts.status();
   auto taken = [&](const std::string& dest) {
     return std::any_of(mounts->begin(), mounts->end(), [&](const OciMount& m) { return m.destination == dest; });

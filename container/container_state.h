@@ -16,6 +16,7 @@
 #include "berth/monitor.h"
 #include "berth/monitor_watcher.h"
 #include "berth/name_reservations.h"
+#include "image_volumes.h"
 #include "berth/oci_runtime.h"
 
 namespace berth {
@@ -46,6 +47,7 @@ struct ContainerManager::Impl {
   std::map<std::string, std::shared_ptr<Container>> containers;
   NameReservations names;  // sandbox id + name + attempt -> id
   std::unique_ptr<MonitorWatcher> watcher;
+  std::unique_ptr<ImageVolumes> volumes;  // <state>/image-volumes
   // Recovered containers whose pod is gone, or that run without a monitor: finish_recovery's work.
   std::vector<std::string> orphans, unmonitored;
 

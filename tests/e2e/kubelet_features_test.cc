@@ -1,7 +1,7 @@
 // What a current kubelet (1.34+) asks of the runtime, on a real berthd with runc: the handlers and
 // features Status advertises, recursive read-only mounts, ALL capabilities on a host that
-// withholds some from berthd, an ExecSync timeout that leaves no process behind, CDI devices and
-// in-place pod resize. Each effect
+// withholds some from berthd, an ExecSync timeout that leaves no process behind, CDI devices, in-place
+// pod resize and image volumes. Each effect
 // is checked from inside a running container or on the host.
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -20,7 +20,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class KubeletFeatures : public PodFixture {};
+class KubeletFeatures : public PodFixture {
+ protected:
+  // Every test image: the image volume test mounts the four-layer test/layered:v1.
+  static void SetUpTestSuite() {
+    registry_ = new RegistryProcess();
+    push_test_images(registry_->url());
+  }
+  static std::string layered() { return registry_->host() + "/test/layered:v1"; }
+};
 
 // A tmpfs mounted for the test, unmounted however the test ends.
 struct TestMount {
@@ -314,6 +322,108 @@ TEST_F(KubeletFeatures, UpdatePodSandboxResourcesResizesThePodCgroup) {
   v1::UpdatePodSandboxResourcesRequest unknown;
   unknown.set_pod_sandbox_id("nope");
   EXPECT_EQ(again.runtime().UpdatePodSandboxResources(&unknown_ctx, unknown, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// Image volumes: an image's layers mounted read-only, once per pod and image, shared by the pod's
+// containers that name it, with a sub path that must exist and stay inside; the image is held
+// while mounted (RemoveImage keeps its layers), and the volume goes with its last container, also
+// after a berthd restart.
+TEST_F(KubeletFeatures, ImageVolumesAreSharedReadOnlyLayers) {
+  auto& cri = ready();
+  ASSERT_OK(cri.pull_image(layered()));
+  auto with_volumes = [&](const std::string& name) {
+    auto c = shell_container(name, "sleep 1000");
+    auto add = [&](const std::string& path, const std::string& image, const std::string& sub) {
+      auto* m = c.add_mounts();
+      m->set_container_path(path);
+      m->mutable_image()->set_image(image);
+      m->set_image_sub_path(sub);
+    };
+    add("/vol", layered(), "");
+    add("/sub", layered(), "data");
+    add("/bb", image(), "");  // one layer: a bind instead of an overlay
+    return c;
+  };
+  std::string a = run(with_volumes("a"));
+  // The merged layers: layer 4's file, layer 3's whiteout of data/a.
+  EXPECT_EQ(exec_out(a, {"cat", "/vol/zstd-file"}), "from a zstd layer\n");
+  EXPECT_EQ(exec_out(a, {"ls", "/sub"}), "b\nb-link\nnull\nsym\n");
+  EXPECT_EQ(exec_out(a, {"/bin/sh", "-c", "test -x /bb/bin/busybox && echo yes"}), "yes\n");
+  for (const char* path : {"/vol/new", "/sub/new", "/bb/new"})
+    EXPECT_EQ(exec_out(a, {"/bin/sh", "-c", std::string("touch ") + path + " 2>/dev/null && echo yes || echo no"}), "no\n") << path;
+  auto st = status(a);
+  ASSERT_EQ(st.mounts_size(), 3);
+  EXPECT_EQ(st.mounts(1).image().image(), layered());
+  EXPECT_EQ(st.mounts(1).image_sub_path(), "data");
+
+  // A second container of the pod shares the mounted volumes.
+  std::string b = run(with_volumes("b"));
+  EXPECT_EQ(exec_out(b, {"cat", "/vol/zstd-file"}), "from a zstd layer\n");
+  const std::string volumes = d_->state() + "/image-volumes/" + pod_;
+  auto mounted = [&] {
+    std::string info = read_file("/proc/self/mountinfo");
+    int n = 0;
+    for (size_t at = info.find(volumes); at != std::string::npos; at = info.find(volumes, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(mounted(), 2);  // layered and busybox, once each
+
+  // Held while mounted: removing the image keeps its layers for the containers.
+  ASSERT_OK(cri.remove_image(layered()));
+  EXPECT_EQ(exec_out(b, {"cat", "/vol/zstd-file"}), "from a zstd layer\n");
+
+  ASSERT_OK(cri.stop_container(a, 0));
+  ASSERT_OK(cri.remove_container(a));
+  EXPECT_EQ(mounted(), 2);  // b still uses them
+  // A restart finds the volumes' users again from their specs.
+  ASSERT_EQ(d_->stop(), 0);
+  ASSERT_TRUE(d_->start()) << d_->log();
+  CriClient again(*d_);
+  EXPECT_EQ(mounted(), 2);
+  v1::ExecSyncResponse r;
+  ASSERT_OK(again.exec_sync(b, {"cat", "/vol/zstd-file"}, &r, 10));
+  EXPECT_EQ(r.stdout(), "from a zstd layer\n");
+  ASSERT_OK(again.stop_container(b, 0));
+  ASSERT_OK(again.remove_container(b));
+  EXPECT_EQ(mounted(), 0);
+  EXPECT_FALSE(fs::exists(volumes));
+}
+
+TEST_F(KubeletFeatures, ImageVolumeSubPathMustExistAndStayInside) {
+  auto& cri = ready();
+  ASSERT_OK(cri.pull_image(layered()));
+  struct Case {
+    std::string image, sub;
+    grpc::StatusCode code;
+    const char* why;
+  } cases[] = {
+      {layered(), "nope", grpc::StatusCode::INVALID_ARGUMENT, "config.mounts[0].image_sub_path: 'nope' does not exist in the image"},
+      {layered(), "../..", grpc::StatusCode::INVALID_ARGUMENT, "config.mounts[0].image_sub_path: '../..' leaves the image"},
+      {layered(), "data/sym", grpc::StatusCode::INVALID_ARGUMENT, "config.mounts[0].image_sub_path: 'data/sym' leaves the image"},
+      {registry_->host() + "/test/never-pulled:v1", "", grpc::StatusCode::NOT_FOUND, "config.mounts[0].image: image"},
+  };
+  for (const auto& k : cases) {
+    SCOPED_TRACE(k.sub);
+    auto c = shell_container("bad", "sleep 1000");
+    auto* m = c.add_mounts();
+    m->set_container_path("/vol");
+    m->mutable_image()->set_image(k.image);
+    m->set_image_sub_path(k.sub);
+    std::string id;
+    grpc::Status s = cri.create_container(pod_, c, &id, pod_config_);
+    EXPECT_EQ(s.error_code(), k.code) << s.error_message();
+    EXPECT_NE(s.error_message().find(k.why), std::string::npos) << s.error_message();
+  }
+  // Nothing was left mounted or held by the refused creates.
+  EXPECT_EQ(read_file("/proc/self/mountinfo").find(d_->state() + "/image-volumes"), std::string::npos);
+  ASSERT_OK(cri.remove_image(layered()));
+  v1::ImageStatusResponse img;
+  grpc::ClientContext ctx;
+  v1::ImageStatusRequest req;
+  req.mutable_image()->set_image(layered());
+  auto stub = d_->images();
+  ASSERT_TRUE(stub->ImageStatus(&ctx, req, &img).ok());
+  EXPECT_FALSE(img.has_image());
 }
 
 }  // namespace

@@ -281,6 +281,20 @@ TEST(BindMounts, RecursiveReadOnlyIsHonouredOrRefused) {
   }
 }
 
+// An image volume's mount is the prepared volume (or its sub path), always read-only; without one
+// prepared it is refused.
+TEST(BindMounts, ImageVolumesAreReadOnlyBindsOfThePreparedVolume) {
+  auto m = resolve_mounts({{.container_path = "/vol", .has_image = true, .image_source = "/run/berth/image-volumes/p/abc/data"}},
+                          kMountinfo);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].source, "/run/berth/image-volumes/p/abc/data");
+  EXPECT_EQ((*m)[0].options, (Strings{"rbind", "rprivate", "ro", "nosuid", "nodev"}));
+  auto unprepared = resolve_mounts({{.container_path = "/vol", .has_image = true}}, kMountinfo);
+  ASSERT_FALSE(unprepared.ok());
+  EXPECT_NE(unprepared.status().message().find("config.mounts[0].image"), std::string::npos);
+  EXPECT_FALSE(resolve_mounts({{.container_path = "vol", .has_image = true, .image_source = "/x"}}, kMountinfo).ok());
+}
+
 // The host-side copy: every mount below the source is read-only in it, nothing of it propagates
 // back, and release leaves nothing mounted.
 TEST(PreparedMounts, RecursiveReadOnlyCopyAndRelease) {

@@ -19,6 +19,7 @@ struct MountRequest {
   MountPropagation propagation = MountPropagation::private_;
   bool recursive_read_only = false;
   bool has_image = false;     // an image volume (Mount.image)
+  std::string image_source;  // where the image volume (or its sub path) is mounted on the host
   bool has_id_mapping = false;
 };
 

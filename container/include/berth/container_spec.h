@@ -48,6 +48,7 @@ struct ContainerSpecInputs {
   std::string default_apparmor_profile;  // loaded profile for RuntimeDefault ("" when none)
   bool cgroup_v2 = false;       // the host runs cgroup v2 (host_cgroup_v2() of cgroups_path.h)
   MountPolicy mounts;           // how recursive_read_only is honoured
+  std::map<int, std::string> image_sources;  // config.mounts index -> its image volume's host path
 };
 
 // A mount berthd makes before the runtime runs (mount_recursive_read_only of source at target).

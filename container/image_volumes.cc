@@ -1,0 +1,165 @@
+// ImageVolumes (see image_volumes.h). A sub path is opened beneath the volume with openat2
+// (RESOLVE_BENEATH: no absolute symlink, no "..", no escape) and the runtime is given the path
+// the kernel resolved, so no symlink in the image is ever followed on the host by the runtime.
+#include "image_volumes.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
+#include <spdlog/spdlog.h>
+
+#include "berth/file_tree.h"
+#include "berth/image_manager.h"
+#include "berth/unique_fd.h"
+
+namespace berth {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool under(const std::string& path, const std::string& dir) {
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
+}
+
+Result<std::string> resolve_sub_path(const std::string& volume, const std::string& sub_path, const std::string& field) {
+  if (sub_path.empty()) return volume;
+  UniqueFd root(::open(volume.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root) return errno_status(errno, field + ": open image volume " + volume);
+  open_how how{};
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  std::string rel = sub_path;
+  while (!rel.empty() && rel.front() == '/') rel.erase(0, 1);
+  UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, root.get(), rel.c_str(), &how, sizeof how)));
+  if (!fd) {
+    int e = errno;
+    if (e == EXDEV || e == ELOOP)
+      return invalid_argument(field + ".image_sub_path: '" + sub_path + "' leaves the image");
+    if (e == ENOENT || e == ENOTDIR)
+      return invalid_argument(field + ".image_sub_path: '" + sub_path + "' does not exist in the image");
+    return errno_status(e, field + ".image_sub_path: " + sub_path);
+  }
+  std::error_code ec;
+  std::string real = fs::read_symlink("/proc/self/fd/" + std::to_string(fd.get()), ec);
+  if (ec || !under(real, volume)) return invalid_argument(field + ".image_sub_path: '" + sub_path + "' leaves the image");
+  return real;
+}
+
+}  // namespace
+
+Status mount_image_layers(const std::vector<std::string>& layers, const std::string& target) {
+  std::error_code ec;
+  fs::create_directories(target, ec);
+  if (ec) return Status(Code::internal, "image volume: mkdir " + target + ": " + ec.message());
+  if (layers.empty()) {
+    // An image without layers: an empty read-only tmpfs stands in for it.
+    if (::mount("tmpfs", target.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=755") != 0)
+      return errno_status(errno, "image volume: mount an empty tmpfs on " + target);
+    return ok_status();
+  }
+  if (layers.size() == 1) {
+    // overlayfs without an upper dir wants two lower dirs: one layer is bound and made read-only.
+    if (::mount(layers[0].c_str(), target.c_str(), nullptr, MS_BIND, nullptr) != 0)
+      return errno_status(errno, "image volume: bind " + layers[0] + " at " + target);
+    if (::mount(nullptr, target.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr) != 0) {
+      Status s = errno_status(errno, "image volume: make " + target + " read-only");
+      ::umount2(target.c_str(), MNT_DETACH);
+      return s;
+    }
+    return ok_status();
+  }
+  std::string lower;
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) lower += (lower.empty() ? "" : ":") + *it;
+  std::string opts = "lowerdir=" + lower;
+  if (opts.size() >= static_cast<size_t>(::sysconf(_SC_PAGESIZE)))
+    return invalid_argument("image volume: the image has too many layers for one overlay mount (" + std::to_string(layers.size()) + ")");
+  if (::mount("overlay", target.c_str(), "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts.c_str()) != 0)
+    return errno_status(errno, "image volume: mount overlay on " + target);
+  return ok_status();
+}
+
+Result<std::string> ImageVolumes::attach(const std::string& pod_id, const std::string& container_id, const std::string& image_ref,
+                                         const std::string& sub_path, const std::string& field) {
+  if (image_ref.empty()) return invalid_argument(field + ".image.image: must not be empty");
+  std::lock_guard lock(mu_);
+  auto held = images_.acquire(image_ref);
+  if (!held.ok()) return not_found(field + ".image: image " + image_ref + " not found (pull it first)");
+  const ImageRecord& image = held->record();
+  std::string hex = image.id.substr(image.id.find(':') + 1);
+  std::string path = dir_ + "/" + pod_id + "/" + hex;
+  auto it = volumes_.find(path);
+  if (it == volumes_.end()) {
+    if (Status s = mount_image_layers(images_.snapshot_dirs(image), path); !s.ok()) return s.context(field + ".image");
+    it = volumes_.emplace(path, Volume{image.id, {}}).first;
+    (void)std::move(*held).keep();  // the volume holds the image from here
+  }
+  auto source = resolve_sub_path(path, sub_path, field);
+  if (!source.ok()) {
+    if (it->second.users.empty()) {
+      if (Status s = unmount_locked(path, it->second); !s.ok()) spdlog::warn("containers: {}", s.message());
+      volumes_.erase(it);
+    }
+    return source.status();
+  }
+  it->second.users.insert(container_id);
+  return source;
+}
+
+Status ImageVolumes::unmount_locked(const std::string& path, const Volume& v) {
+  if (::umount2(path.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)
+    return errno_status(errno, "unmount image volume " + path);
+  if (::rmdir(path.c_str()) != 0 && errno != ENOENT) return errno_status(errno, "remove image volume " + path);
+  ::rmdir(path.substr(0, path.rfind('/')).c_str());  // the pod's dir, once empty
+  if (!v.image_id.empty()) images_.release(v.image_id);
+  return ok_status();
+}
+
+Status ImageVolumes::detach(const std::string& container_id) {
+  std::lock_guard lock(mu_);
+  Status first;
+  for (auto it = volumes_.begin(); it != volumes_.end();) {
+    if (!it->second.users.erase(container_id) || !it->second.users.empty()) {
+      ++it;
+      continue;
+    }
+    if (Status s = unmount_locked(it->first, it->second); !s.ok()) {
+      if (first.ok()) first = s;
+      ++it;
+      continue;
+    }
+    it = volumes_.erase(it);
+  }
+  return first;
+}
+
+void ImageVolumes::recover(const std::map<std::string, std::vector<std::string>>& sources_by_container) {
+  std::lock_guard lock(mu_);
+  std::error_code ec;
+  for (const auto& pod : fs::directory_iterator(dir_, ec)) {
+    for (const auto& vol : fs::directory_iterator(pod.path(), ec)) {
+      const std::string path = vol.path();
+      Volume v{"sha256:" + vol.path().filename().string(), {}};
+      for (const auto& [id, sources] : sources_by_container)
+        for (const auto& s : sources)
+          if (under(s, path)) v.users.insert(id);
+      if (v.users.empty()) {
+        // No container uses it: nothing held it since the restart, so nothing is released.
+        v.image_id.clear();
+        if (Status s = unmount_locked(path, v); !s.ok()) spdlog::warn("containers: leftover image volume {}: {}", path, s.message());
+        else spdlog::info("containers: removed leftover image volume {} of no known container", path);
+        continue;
+      }
+      images_.hold(v.image_id);
+      volumes_.emplace(path, std::move(v));
+    }
+  }
+}
+
+}  // namespace berth

@@ -1,0 +1,53 @@
+// Image volumes (CRI Mount.image): an image's layers mounted read-only once per pod and image at
+// <state>/image-volumes/<pod id>/<image id hex> (an overlay of the layers without an upper dir,
+// or a bind of the only layer), shared by every container of the pod that names the image, and
+// holding the image from its first user to its last, so RemoveImage cannot take the layers from
+// under it. The users are known from the containers' specs (their mount sources), so a restarted
+// berthd finds them again without a record of its own.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "berth/container_manager.h"
+#include "berth/status.h"
+
+namespace berth {
+
+class ImageVolumes {
+ public:
+  ImageVolumes(std::string dir, ContainerImages& images) : dir_(std::move(dir)), images_(images) {}
+
+  // The source of a container's mount: the pod's volume of `image_ref` (mounted on first use) or
+  // `sub_path` in it, which must exist and may not leave it. `field` names the mount in errors.
+  Result<std::string> attach(const std::string& pod_id, const std::string& container_id, const std::string& image_ref,
+                             const std::string& sub_path, const std::string& field);
+  // The container no longer uses its volumes; one left without a user is unmounted and its
+  // image released. Idempotent.
+  Status detach(const std::string& container_id);
+  // After a restart: each container's mount sources (from its bundle's spec). Volumes in use get
+  // their image holds again; the others are unmounted and removed.
+  void recover(const std::map<std::string, std::vector<std::string>>& sources_by_container);
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  struct Volume {
+    std::string image_id;
+    std::set<std::string> users;
+  };
+  Status unmount_locked(const std::string& path, const Volume& v);
+
+  std::string dir_;
+  ContainerImages& images_;
+  std::mutex mu_;
+  std::map<std::string, Volume> volumes_;  // by mount path
+};
+
+// Mounts `layers` (lowest first) read-only at `target` (made when missing).
+Status mount_image_layers(const std::vector<std::string>& layers, const std::string& target);
+
+}  // namespace berth
