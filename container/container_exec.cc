@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "berth/cgroup_limits.h"
 #include "berth/cgroups_path.h"
 #include "berth/command.h"
 #include "berth/file_text.h"
@@ -119,6 +120,11 @@ Status ContainerManager::update_resources(const std::string& id_or_prefix, const
   }
   auto oci = oci_resources(next, host_cgroup_v2());
   if (!oci.ok()) return oci.status().context("update container " + id);
+  if (state == v1::CONTAINER_RUNNING && update.memory_limit_in_bytes() > 0)
+    if (Status s = check_memory_limit(cgroup_dir_of(c->cgroups_path, impl_->opt.runtimes.systemd_cgroup()),
+                                      update.memory_limit_in_bytes(), host_cgroup_v2());
+        !s.ok())
+      return s.context("update container " + id + ": config.linux.resources.memory_limit_in_bytes");
   if (state == v1::CONTAINER_RUNNING) {
     auto rt = impl_->runtime_for(c->rec.runtime_handler);
     if (!rt.ok()) return rt.status();

@@ -107,6 +107,10 @@ Status write_v1(const std::string& root, const std::string& dir, const CgroupLim
 
 }  // namespace
 
+Status check_memory_limit(const std::string& dir, int64_t limit, bool cgroup_v2, const std::string& root) {
+  return check_memory_use(cgroup_v2 ? root + dir + "/memory.current" : root + "/memory" + dir + "/memory.usage_in_bytes", limit, dir);
+}
+
 Status write_cgroup_limits(const std::string& dir, const CgroupLimits& limits, bool cgroup_v2, const std::string& root) {
   if (dir.empty() || dir[0] != '/' || dir.find("/../") != std::string::npos)
     return invalid_argument("cgroup '" + dir + "' is not an absolute cgroup path");

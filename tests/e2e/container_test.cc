@@ -368,6 +368,19 @@ TEST_F(Containers, ResourcesAreAppliedAndUpdatedLive) {
   auto st = status(id);
   EXPECT_EQ(st.resources().linux().memory_limit_in_bytes(), 96 << 20);
   EXPECT_EQ(st.resources().linux().cpu_shares(), 256);
+  // In-place resize down, then below what the container uses: refused before the runtime is
+  // asked (cgroup v2 would reclaim and OOM-kill instead of refusing), the limit left as it was.
+  update.set_memory_limit_in_bytes(48 << 20);
+  ASSERT_OK(cri.update_resources(id, update));
+  EXPECT_EQ(read_file("/sys/fs/cgroup/memory" + cg + "/memory.limit_in_bytes"), std::to_string(48 << 20) + "\n");
+  v1::LinuxContainerResources tiny;
+  tiny.set_memory_limit_in_bytes(4096);
+  grpc::Status below = cri.update_resources(id, tiny);
+  EXPECT_EQ(below.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << below.error_message();
+  EXPECT_NE(below.error_message().find("memory_limit_in_bytes: memory limit 4096 is below the current memory use"), std::string::npos)
+      << below.error_message();
+  EXPECT_EQ(read_file("/sys/fs/cgroup/memory" + cg + "/memory.limit_in_bytes"), std::to_string(48 << 20) + "\n");
+  EXPECT_EQ(status(id).resources().linux().memory_limit_in_bytes(), 48 << 20);
   v1::LinuxContainerResources bad;
   bad.mutable_unified()->insert({"memory.max", "1G"});
   grpc::Status s = cri.update_resources(id, bad);

@@ -32,4 +32,8 @@ struct CgroupLimits {
 Status write_cgroup_limits(const std::string& dir, const CgroupLimits& limits, bool cgroup_v2,
                            const std::string& root = "/sys/fs/cgroup");
 
+// FAILED_PRECONDITION when `limit` is below what cgroup `dir` uses now (the check above, alone:
+// for a runtime's update of a container, which cgroup v2 would otherwise answer with an OOM kill).
+Status check_memory_limit(const std::string& dir, int64_t limit, bool cgroup_v2, const std::string& root = "/sys/fs/cgroup");
+
 }  // namespace berth
