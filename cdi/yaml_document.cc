@@ -57,6 +57,9 @@ class YamlToJson {
         out = nullptr;
         return "";
       case YAML::NodeType::Scalar:
+        // Aliases share one node but each use copies its string: the copies are bounded too.
+        if ((bytes_ += node.Scalar().size()) > 2 * kMaxSpecBytes)
+          return at(node, "more than " + std::to_string((2 * kMaxSpecBytes) >> 20) + " MiB of strings once aliases are expanded");
         if (!valid_utf8(node.Scalar())) return at(node, "a string is not valid UTF-8");
         out = node.Scalar();
         return "";
@@ -92,6 +95,7 @@ class YamlToJson {
   }
 
   size_t nodes_ = 0;
+  size_t bytes_ = 0;
 };
 
 }  // namespace

@@ -54,6 +54,12 @@ Result<std::string> resolve_sub_path(const std::string& volume, const std::strin
 
 }  // namespace
 
+ImageVolumes::ImageVolumes(const std::string& dir, ContainerImages& images) : images_(images) {
+  std::error_code ec;
+  dir_ = fs::canonical(dir, ec);
+  if (ec) dir_ = dir;
+}
+
 Status mount_image_layers(const std::vector<std::string>& layers, const std::string& target) {
   std::error_code ec;
   fs::create_directories(target, ec);
@@ -95,6 +101,12 @@ Result<std::string> ImageVolumes::attach(const std::string& pod_id, const std::s
   std::string hex = image.id.substr(image.id.find(':') + 1);
   std::string path = dir_ + "/" + pod_id + "/" + hex;
   auto it = volumes_.find(path);
+  if (it != volumes_.end() && it->second.image_id.empty()) {
+    // Unmounted already (a release whose rmdir failed): mounted again below.
+    if (!it->second.users.empty()) return internal_error(field + ".image: the volume " + path + " is being released");
+    volumes_.erase(it);
+    it = volumes_.end();
+  }
   if (it == volumes_.end()) {
     if (Status s = mount_image_layers(images_.snapshot_dirs(image), path); !s.ok()) return s.context(field + ".image");
     it = volumes_.emplace(path, Volume{image.id, {}}).first;
@@ -104,7 +116,7 @@ Result<std::string> ImageVolumes::attach(const std::string& pod_id, const std::s
   if (!source.ok()) {
     if (it->second.users.empty()) {
       if (Status s = unmount_locked(path, it->second); !s.ok()) spdlog::warn("containers: {}", s.message());
-      volumes_.erase(it);
+      else volumes_.erase(it);
     }
     return source.status();
   }
@@ -112,12 +124,14 @@ Result<std::string> ImageVolumes::attach(const std::string& pod_id, const std::s
   return source;
 }
 
-Status ImageVolumes::unmount_locked(const std::string& path, const Volume& v) {
+Status ImageVolumes::unmount_locked(const std::string& path, Volume& v) {
   if (::umount2(path.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)
     return errno_status(errno, "unmount image volume " + path);
+  // Unmounted: the image is no longer in use, whatever happens to the empty dir.
+  if (!v.image_id.empty()) images_.release(v.image_id);
+  v.image_id.clear();
   if (::rmdir(path.c_str()) != 0 && errno != ENOENT) return errno_status(errno, "remove image volume " + path);
   ::rmdir(path.substr(0, path.rfind('/')).c_str());  // the pod's dir, once empty
-  if (!v.image_id.empty()) images_.release(v.image_id);
   return ok_status();
 }
 
@@ -125,11 +139,19 @@ Status ImageVolumes::detach(const std::string& container_id) {
   std::lock_guard lock(mu_);
   Status first;
   for (auto it = volumes_.begin(); it != volumes_.end();) {
-    if (!it->second.users.erase(container_id) || !it->second.users.empty()) {
+    Volume& v = it->second;
+    if (!v.users.count(container_id)) {
       ++it;
       continue;
     }
-    if (Status s = unmount_locked(it->first, it->second); !s.ok()) {
+    if (v.users.size() > 1) {
+      v.users.erase(container_id);
+      ++it;
+      continue;
+    }
+    // The last user stays one until the volume is gone, so a failed unmount is retried by the
+    // next RemoveContainer of the same container.
+    if (Status s = unmount_locked(it->first, v); !s.ok()) {
       if (first.ok()) first = s;
       ++it;
       continue;

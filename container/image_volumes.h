@@ -19,7 +19,8 @@ namespace berth {
 
 class ImageVolumes {
  public:
-  ImageVolumes(std::string dir, ContainerImages& images) : dir_(std::move(dir)), images_(images) {}
+  // `dir` must exist; it is used canonical, as the kernel names the paths resolved below it.
+  ImageVolumes(const std::string& dir, ContainerImages& images);
 
   // The source of a container's mount: the pod's volume of `image_ref` (mounted on first use) or
   // `sub_path` in it, which must exist and may not leave it. `field` names the mount in errors.
@@ -39,7 +40,8 @@ class ImageVolumes {
     std::string image_id;
     std::set<std::string> users;
   };
-  Status unmount_locked(const std::string& path, const Volume& v);
+  // Releases the image once unmounted (image_id cleared: released).
+  Status unmount_locked(const std::string& path, Volume& v);
 
   std::string dir_;
   ContainerImages& images_;

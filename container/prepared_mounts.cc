@@ -10,9 +10,32 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 namespace berth {
+
+namespace {
+
+// Whether `dir` is itself a mount point whose propagation is private (mountinfo: no shared:N or
+// master:N field on its line).
+bool is_private_mount_point(const std::string& dir) {
+  std::ifstream in("/proc/self/mountinfo");
+  bool found = false, private_ = false;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string id, parent, devno, root, point, opts, field;
+    if (!(f >> id >> parent >> devno >> root >> point >> opts) || point != dir) continue;
+    found = true;  // a later line for the same point is stacked on top: it wins
+    private_ = true;
+    while (f >> field && field != "-")
+      if (field.rfind("shared:", 0) == 0 || field.rfind("master:", 0) == 0) private_ = false;
+  }
+  return found && private_;
+}
+
+}  // namespace
 
 bool kernel_has_mount_setattr() {
   static const bool has = [] {
@@ -33,8 +56,25 @@ Status mount_recursive_read_only(const std::string& source, const std::string& t
   if (::stat(source.c_str(), &st) != 0) return errno_status(errno, "recursive read-only mount: " + source);
   std::string parent = target.substr(0, target.rfind('/'));
   if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + parent);
-  int made = S_ISDIR(st.st_mode) ? ::mkdir(target.c_str(), 0700) : ::close(::open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
-  if (made != 0 && errno != EEXIST) return errno_status(errno, "create mount point " + target);
+  // The copies hang below a private self-bind of their dir: berthd's state dir is under /run,
+  // shared on systemd hosts, and a copy attached there would be propagated, writable, into every
+  // namespace that receives /run's mounts, and outlive its release there.
+  if (!is_private_mount_point(parent)) {
+    if (::mount(parent.c_str(), parent.c_str(), nullptr, MS_BIND, nullptr) != 0)
+      return errno_status(errno, "recursive read-only mount: bind " + parent + " on itself");
+    if (::mount(nullptr, parent.c_str(), nullptr, MS_PRIVATE, nullptr) != 0) {
+      Status s = errno_status(errno, "recursive read-only mount: make " + parent + " private");
+      ::umount2(parent.c_str(), MNT_DETACH);
+      return s;
+    }
+  }
+  if (S_ISDIR(st.st_mode)) {
+    if (::mkdir(target.c_str(), 0700) != 0 && errno != EEXIST) return errno_status(errno, "create mount point " + target);
+  } else {
+    int fd = ::open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) return errno_status(errno, "create mount point " + target);
+    ::close(fd);
+  }
   if (::mount(source.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
     return errno_status(errno, "recursive read-only mount: bind " + source + " at " + target);
   Status s;
@@ -61,6 +101,9 @@ Status release_prepared_mounts(const std::string& dir) {
       return errno_status(errno, "unmount " + path);
     if (::rmdir(path.c_str()) != 0 && errno == ENOTDIR) ::unlink(path.c_str());
   }
+  // The private self-bind the copies hung below.
+  if (::umount2(dir.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) != 0 && errno != EINVAL && errno != ENOENT)
+    return errno_status(errno, "unmount " + dir);
   if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) return errno_status(errno, "remove " + dir);
   return ok_status();
 }

@@ -37,6 +37,13 @@ bool plain_name(const std::string& name) {
   return !name.empty() && name.find('/') == std::string::npos && name != "." && name != "..";
 }
 
+// A controller's interface file ("memory.high", "io.weight"): never the core cgroup.* files, which
+// move processes or kill them, or enable controllers below.
+bool controller_file(const std::string& name) {
+  size_t dot = name.find('.');
+  return plain_name(name) && dot != std::string::npos && dot > 0 && dot + 1 < name.size() && name.rfind("cgroup.", 0) != 0;
+}
+
 Status check_memory_use(const std::string& usage_file, int64_t limit, const std::string& dir) {
   int64_t used = read_number(usage_file);
   if (used > limit)
@@ -69,7 +76,16 @@ Status write_v2(const std::string& d, const std::string& dir, const CgroupLimits
   for (const auto& [size, bytes] : l.hugepages)
     if (Status s = write_file_value(d + "/hugetlb." + size + ".max", std::to_string(bytes)); !s.ok()) return s;
   for (const auto& [file, value] : l.unified) {
-    if (!plain_name(file)) return invalid_argument("unified: '" + file + "' is not a file of the cgroup");
+    if (!controller_file(file)) return invalid_argument("unified: '" + file + "' is not a controller's file of the cgroup");
+    if (file == "memory.max" && value != "max") {
+      int64_t limit = -1;
+      try {
+        limit = std::stoll(value);
+      } catch (...) {
+      }
+      if (limit < 0) return invalid_argument("unified: memory.max '" + value + "' is not a number of bytes");
+      if (Status s = check_memory_use(d + "/memory.current", limit, dir); !s.ok()) return s;
+    }
     if (Status s = write_file_value(d + "/" + file, value); !s.ok()) return s;
   }
   return ok_status();
@@ -79,13 +95,22 @@ Status write_v1(const std::string& root, const std::string& dir, const CgroupLim
   const std::string mem = root + "/memory" + dir, cpu = root + "/cpu" + dir, cpuset = root + "/cpuset" + dir;
   if (l.memory > 0) {
     if (Status s = check_memory_use(mem + "/memory.usage_in_bytes", l.memory, dir); !s.ok()) return s;
+    // Without swap accounting there is no memsw file: a swap limit equal to the memory limit (no
+    // swap) needs none, any other cannot be honoured.
+    bool swap_accounting = ::access((mem + "/memory.memsw.limit_in_bytes").c_str(), F_OK) == 0;
+    int64_t swap = l.memory_swap;
+    if (swap > 0 && !swap_accounting) {
+      if (swap != l.memory)
+        return failed_precondition("memory_swap_limit_in_bytes: cgroup " + dir + " has no swap accounting (memory.memsw.*)");
+      swap = 0;
+    }
     // memsw may never be below memory: raise it first when the new memory limit passes it.
-    bool swap_first = l.memory_swap > 0 && l.memory > read_number(mem + "/memory.memsw.limit_in_bytes");
+    bool swap_first = swap > 0 && l.memory > read_number(mem + "/memory.memsw.limit_in_bytes");
     if (swap_first)
-      if (Status s = write_file_value(mem + "/memory.memsw.limit_in_bytes", std::to_string(l.memory_swap)); !s.ok()) return s;
+      if (Status s = write_file_value(mem + "/memory.memsw.limit_in_bytes", std::to_string(swap)); !s.ok()) return s;
     if (Status s = write_file_value(mem + "/memory.limit_in_bytes", std::to_string(l.memory)); !s.ok()) return s;
-    if (l.memory_swap > 0 && !swap_first)
-      if (Status s = write_file_value(mem + "/memory.memsw.limit_in_bytes", std::to_string(l.memory_swap)); !s.ok()) return s;
+    if (swap > 0 && !swap_first)
+      if (Status s = write_file_value(mem + "/memory.memsw.limit_in_bytes", std::to_string(swap)); !s.ok()) return s;
   }
   if (l.cpu_period > 0 || l.cpu_quota != 0)
     if (Status s = write_file_value(cpu + "/cpu.cfs_period_us", std::to_string(l.cpu_period > 0 ? l.cpu_period : 100000)); !s.ok())

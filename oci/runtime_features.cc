@@ -31,7 +31,11 @@ RuntimeFeatures parse_runtime_features(const std::string& json_text) {
   return f;
 }
 
-RuntimeFeatures runtime_features(const std::string& binary) {
+RuntimeFeatures runtime_features(const std::string& configured) {
+  // The config may name the runtime ("runc"): it is looked up in PATH, as the runtime probe does.
+  auto found = configured.find('/') == std::string::npos ? find_executable(configured) : std::optional<std::string>(configured);
+  if (!found) return {};
+  const std::string& binary = *found;
   using Identity = std::tuple<dev_t, ino_t, off_t, int64_t, int64_t>;
   static std::mutex mu;
   static std::map<std::string, std::pair<Identity, RuntimeFeatures>> cache;

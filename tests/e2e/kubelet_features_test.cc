@@ -75,7 +75,7 @@ TEST_F(KubeletFeatures, StatusAdvertisesEveryHandlerAndWhatItCanDo) {
   for (const auto& h : r.runtime_handlers()) {
     SCOPED_TRACE(h.name());
     has_runc = has_runc || h.name() == "runc";
-    // This kernel has mount_setattr (5.12+): berthd makes the read-only tree itself for runc 1.1.
+    // This kernel has mount_setattr (5.12+): the runtime's rro, or berthd's own read-only copy.
     EXPECT_TRUE(h.features().recursive_read_only_mounts());
     EXPECT_FALSE(h.features().user_namespaces());  // not supported by berth yet
   }
@@ -84,43 +84,58 @@ TEST_F(KubeletFeatures, StatusAdvertisesEveryHandlerAndWhatItCanDo) {
   EXPECT_FALSE(r.features().user_namespaces_host_network());
 }
 
+// Both ways berth honours it: the runtime's own `rro` (Debian's runc lists it in `runc features`)
+// and, for a runtime without it (here a wrapper that hides it), a read-only copy berthd prepares.
 TEST_F(KubeletFeatures, RecursiveReadOnlyMountMakesEverySubmountReadOnly) {
-  auto& cri = ready();
+  TempDir wrapper;
+  write_file(wrapper / "runc-norro",
+             "#!/bin/sh\nif [ \"$1\" = features ]; then runc features | grep -v '\"rro\",'; else exec runc \"$@\"; fi\n", 0755);
+  auto& cri = ready("pod", {.config_toml = "[runtimes.runc]\npath = \"runc\"\n[runtimes.norro]\npath = \"" + (wrapper / "runc-norro") + "\"\n"});
   TempDir host;
   fs::permissions(host.path(), fs::perms(0755));
   write_file(host / "top.txt", "top\n");
   TestMount sub(host / "sub");
   write_file(host / "sub/inner.txt", "inner\n");
 
-  auto c = shell_container("rro", "sleep 1000");
-  for (bool recursive : {true, false}) {
-    auto* m = c.add_mounts();
-    m->set_container_path(recursive ? "/rro" : "/ro");
-    m->set_host_path(host.path());
-    m->set_readonly(true);
-    m->set_recursive_read_only(recursive);
-  }
-  std::string id = run(c);
-  EXPECT_EQ(exec_out(id, {"cat", "/rro/top.txt", "/rro/sub/inner.txt"}), "top\ninner\n");
-  auto writes = [&](const std::string& path) {
-    return exec_out(id, {"/bin/sh", "-c", "touch " + path + " 2>/dev/null && echo yes || echo no"});
-  };
-  EXPECT_EQ(writes("/rro/new"), "no\n");
-  EXPECT_EQ(writes("/rro/sub/new"), "no\n");  // the submount is read-only too
-  // The plain read-only mount beside it leaves its submount writable: what recursive adds.
-  EXPECT_EQ(writes("/ro/new"), "no\n");
-  EXPECT_EQ(writes("/ro/sub/new"), "yes\n");
-  // Nothing of the host's tree changed but what the plain mount allowed.
-  EXPECT_TRUE(fs::exists(host / "sub/new"));
-  EXPECT_FALSE(fs::exists(host / "new"));
+  auto norro_pod = test_pod("norro");
+  norro_pod.set_log_directory(logs_->path());
+  std::string norro_pod_id;
+  ASSERT_OK(cri.run_pod(norro_pod, &norro_pod_id, "norro"));
+  for (bool host_prepared : {false, true}) {
+    SCOPED_TRACE(host_prepared ? "berthd's copy (norro)" : "runc's rro");
+    auto c = shell_container(host_prepared ? "rro-copy" : "rro", "sleep 1000");
+    for (bool recursive : {true, false}) {
+      auto* m = c.add_mounts();
+      m->set_container_path(recursive ? "/rro" : "/ro");
+      m->set_host_path(host.path());
+      m->set_readonly(true);
+      m->set_recursive_read_only(recursive);
+    }
+    std::string id;
+    ASSERT_OK(cri.create_container(host_prepared ? norro_pod_id : pod_, c, &id, host_prepared ? norro_pod : pod_config_));
+    ASSERT_OK(cri.start_container(id));
+    EXPECT_EQ(exec_out(id, {"cat", "/rro/top.txt", "/rro/sub/inner.txt"}), "top\ninner\n");
+    auto writes = [&](const std::string& path) {
+      return exec_out(id, {"/bin/sh", "-c", "touch " + path + " 2>/dev/null && echo yes || echo no"});
+    };
+    EXPECT_EQ(writes("/rro/new"), "no\n");
+    EXPECT_EQ(writes("/rro/sub/new"), "no\n");  // the submount is read-only too
+    // The plain read-only mount beside it leaves its submount writable: what recursive adds.
+    EXPECT_EQ(writes("/ro/new"), "no\n");
+    EXPECT_EQ(writes("/ro/sub/new"), "yes\n");
+    fs::remove(host / "sub/new");
+    EXPECT_FALSE(fs::exists(host / "new"));
 
-  // The host-side copy goes with the container.
-  const std::string prepared = d_->state() + "/containers/" + id + "/mounts";
-  EXPECT_NE(read_file("/proc/self/mountinfo").find(prepared), std::string::npos);
-  ASSERT_OK(cri.stop_container(id, 0));
-  ASSERT_OK(cri.remove_container(id));
-  EXPECT_EQ(read_file("/proc/self/mountinfo").find(prepared), std::string::npos);
-  EXPECT_FALSE(fs::exists(prepared));
+    // The host-side copy exists only when berthd made it, and goes with the container.
+    const std::string prepared = d_->state() + "/containers/" + id + "/mounts";
+    EXPECT_EQ(read_file("/proc/self/mountinfo").find(prepared) != std::string::npos, host_prepared);
+    ASSERT_OK(cri.stop_container(id, 0));
+    ASSERT_OK(cri.remove_container(id));
+    EXPECT_EQ(read_file("/proc/self/mountinfo").find(prepared), std::string::npos);
+    EXPECT_FALSE(fs::exists(prepared));
+  }
+  ASSERT_OK(cri.stop_pod(norro_pod_id));
+  ASSERT_OK(cri.remove_pod(norro_pod_id));
 }
 
 TEST_F(KubeletFeatures, RecursiveReadOnlyThatCannotBeHonouredIsRefusedNotDowngraded) {

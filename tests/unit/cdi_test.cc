@@ -445,6 +445,16 @@ TEST_F(CdiTest, YamlAliasesCannotExpandWithoutEnd) {
   ASSERT_FALSE(laugh.ok());
   EXPECT_NE(laugh.status().message().find(etc + "/laughs.yaml: line "), std::string::npos) << laugh.status().message();
   EXPECT_NE(laugh.status().message().find("more than 262144 nodes once aliases are expanded"), std::string::npos);
+
+  // Few nodes but a long anchored string used many times: each use is a copy, and they are
+  // bounded too (16 MiB), not only the node count.
+  std::string big = "cdiVersion: 0.5.0\nkind: vendor.example/b\ns: &s " + std::string(1 << 20, 'x') + "\nuses: [*s";
+  for (int i = 0; i < 40; ++i) big += ", *s";
+  test::write_file(etc + "/big.yaml", big + "]\ndevices: []\n");
+  auto copies = registry.resolve({"vendor.example/b=z"});
+  ASSERT_FALSE(copies.ok());
+  EXPECT_NE(copies.status().message().find("more than 16 MiB of strings once aliases are expanded"), std::string::npos)
+      << copies.status().message();
 }
 
 // ---- applying ----

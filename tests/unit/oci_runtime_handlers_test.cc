@@ -47,7 +47,7 @@ TEST(RuntimeHandlers, AnUnknownHandlerNamesTheFieldAndTheKnownOnes) {
   EXPECT_EQ(rt.status().message(), "runtime_handler: unknown handler 'kata' (known: runc, crun)");
 }
 
-// `<runtime> features` as runc 1.1 prints it, as a runtime with rro would, and what does not read.
+// `<runtime> features` without rro, with it, and what does not read.
 TEST(RuntimeFeatures, MountOptionsFromTheFeaturesDocument) {
   auto runc11 = parse_runtime_features(R"({"ociVersionMin":"1.0.0","mountOptions":["bind","rbind","ro"]})");
   EXPECT_TRUE(runc11.answered);
@@ -75,6 +75,11 @@ TEST(RuntimeFeatures, AskedAgainWhenTheBinaryChanges) {
   write("\"ro\",\"rro\"");
   EXPECT_TRUE(runtime_features(bin).has_mount_option("rro"));
   EXPECT_FALSE(runtime_features(dir / "missing").answered);
+  // A bare name (the default config's "runc") is looked up in PATH.
+  std::string path = getenv("PATH") ? getenv("PATH") : "";
+  setenv("PATH", (dir.path() + ":" + path).c_str(), 1);
+  EXPECT_TRUE(runtime_features("fake-runtime").has_mount_option("rro"));
+  setenv("PATH", path.c_str(), 1);
 }
 
 }  // namespace

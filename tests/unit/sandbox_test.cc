@@ -221,6 +221,11 @@ TEST(PodResources, CgroupFilesOfV1AndV2) {
   EXPECT_EQ(below.code(), Code::failed_precondition);
   EXPECT_EQ(below.message(), "memory limit 4096 is below the current memory use 5000 of cgroup /pod");
   EXPECT_EQ(write_cgroup_limits("/pod", {.unified = {{"../escape", "1"}}}, true, root.path()).code(), Code::invalid_argument);
+  // Only controllers' files: never cgroup.procs, cgroup.kill or cgroup.subtree_control.
+  for (const char* core : {"cgroup.procs", "cgroup.kill", "cgroup.subtree_control", "noctrl"})
+    EXPECT_EQ(write_cgroup_limits("/pod", {.unified = {{core, "1"}}}, true, root.path()).code(), Code::invalid_argument) << core;
+  // memory.max through unified gets the same check against the current use.
+  EXPECT_EQ(write_cgroup_limits("/pod", {.unified = {{"memory.max", "4096"}}}, true, root.path()).code(), Code::failed_precondition);
   EXPECT_EQ(write_cgroup_limits("relative", {}, true, root.path()).code(), Code::invalid_argument);
 
   make("memory/pod", {{"memory.usage_in_bytes", "5000\n"}, {"memory.limit_in_bytes", "9223372036854771712\n"},
@@ -239,6 +244,10 @@ TEST(PodResources, CgroupFilesOfV1AndV2) {
   EXPECT_EQ(write_cgroup_limits("/pod", {.unified = {{"io.weight", "1"}}}, false, root.path()).message(),
             "unified: needs a cgroup v2 host; this host runs cgroup v1");
   EXPECT_EQ(write_cgroup_limits("/pod", {.memory = 1000}, false, root.path()).code(), Code::failed_precondition);
+  // Without swap accounting: no swap (swap == memory) is fine, a real swap limit is refused.
+  std::filesystem::remove(root / "memory/pod/memory.memsw.limit_in_bytes");
+  EXPECT_TRUE(write_cgroup_limits("/pod", {.memory = 16384, .memory_swap = 16384}, false, root.path()).ok());
+  EXPECT_EQ(write_cgroup_limits("/pod", {.memory = 16384, .memory_swap = 32768}, false, root.path()).code(), Code::failed_precondition);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Mounts berthd makes on the host for a container before its runtime runs, under the container's
-// bundle (<bundle>/mounts/<n>): today the recursively read-only copy of a host path, for runtimes
-// that have no `rro` mount option (runc 1.1). The runtime then bind-mounts the copy; a bind of a
-// tree whose every mount is read-only gives read-only copies of every mount.
+// bundle (<bundle>/mounts/<n>, below a private self-bind of that dir): today the recursively
+// read-only copy of a host path, for runtimes that do not list the `rro` mount option (crun
+// before 1.9 has no `features` at all). The runtime then bind-mounts the copy; a bind of a tree
+// whose every mount is read-only gives read-only copies of every mount.
 #pragma once
 
 #include <string>
