@@ -3,7 +3,6 @@
 // the network (with UpdateRuntimeConfig's pod CIDR) as JSON. The handlers and features say what
 // kubelet may ask for (it copies them into the node's status and refuses pods that need more).
 #include "berth/prepared_mounts.h"
-#include "berth/runtime_features.h"
 #include "rpc_scope.h"
 #include "services.h"
 
@@ -12,12 +11,13 @@ namespace berth {
 namespace {
 
 // Only what the handler's runtime and this host can really do: recursive read-only mounts are
-// the runtime's `rro` option or berthd's own mount_setattr copy (either needs Linux 5.12+); user
-// namespaces are not supported by berth yet.
-void add_handler(const std::string& name, const RuntimeHandler& handler, v1::StatusResponse* resp) {
+// the runtime's `rro` option or, for a runtime without it, berthd's own mount_setattr copy, so any
+// handler can on Linux 5.12+ (which of the two is chosen at CreateContainer, where the runtime is
+// asked); user namespaces are not supported by berth yet.
+void add_handler(const std::string& name, const RuntimeHandler&, v1::StatusResponse* resp) {
   auto* h = resp->add_runtime_handlers();
   h->set_name(name);
-  bool rro = recursive_read_only_mode(runtime_features(handler.binary).has_mount_option("rro")) != RecursiveReadOnly::unsupported;
+  bool rro = kernel_has_mount_setattr();
   h->mutable_features()->set_recursive_read_only_mounts(rro);
   h->mutable_features()->set_user_namespaces(false);
 }
