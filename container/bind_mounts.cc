@@ -29,14 +29,17 @@ std::string unescape(const std::string& s) {
   return out;
 }
 
-bool under(const std::string& path, const std::string& mount_point) {
-  if (mount_point == "/") return true;
-  return path == mount_point || (path.rfind(mount_point, 0) == 0 && path[mount_point.size()] == '/');
-}
-
 }  // namespace
 
-std::string mount_propagation_of(const std::string& path, const std::string& mountinfo) {
+bool path_under(const std::string& path, const std::string& dir) {
+  if (dir == "/") return true;
+  return path == dir || (path.rfind(dir, 0) == 0 && path.size() > dir.size() && path[dir.size()] == '/');
+}
+
+namespace {
+
+// The mount holding `path` (its mount point and propagation), from mountinfo text.
+std::pair<std::string, std::string> holding_mount(const std::string& path, const std::string& mountinfo) {
   std::istringstream in(mountinfo);
   std::string line, best_point, best_prop = "private";
   while (std::getline(in, line)) {
@@ -51,12 +54,23 @@ std::string mount_propagation_of(const std::string& path, const std::string& mou
       else if (field.rfind("master:", 0) == 0 && prop != "shared") prop = "slave";
     }
     // Later lines for the same point are mounts stacked on top: they win.
-    if (under(path, point) && point.size() >= best_point.size()) {
+    if (path_under(path, point) && point.size() >= best_point.size()) {
       best_point = point;
       best_prop = prop;
     }
   }
-  return best_prop;
+  return {best_point, best_prop};
+}
+
+}  // namespace
+
+std::string mount_propagation_of(const std::string& path, const std::string& mountinfo) {
+  return holding_mount(path, mountinfo).second;
+}
+
+bool is_private_mount_point(const std::string& dir, const std::string& mountinfo) {
+  auto [point, propagation] = holding_mount(dir, mountinfo);
+  return point == dir && propagation == "private";
 }
 
 Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mounts, const std::string& mountinfo,

@@ -227,6 +227,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
     if (!source.ok()) return fail(source.status());
     in.image_sources[i] = *source;
   }
+  fault_point(FaultPoint::create_container_image_volumes_mounted);
   auto spec = build_container_spec(config, pfc, ifc, in);
   if (!spec.ok()) return fail(spec.status());
   if (Status s = apply_cdi_devices(impl_->opt.cdi, config, spec->spec); !s.ok()) return fail(s);

@@ -1,6 +1,7 @@
 // overlayfs root filesystems. The lowerdir option lists the layers top first; a mount option
 // string is limited to one page, which bounds the number of layers (the error says so).
 #include "berth/container_rootfs.h"
+#include "berth/layer_mount.h"
 
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -17,17 +18,16 @@ Status mount_container_rootfs(const std::vector<std::string>& layers, const std:
     std::filesystem::create_directories(d, ec);
     if (ec) return Status(Code::internal, "rootfs: mkdir " + d + ": " + ec.message());
   }
-  std::string lower;
-  for (auto it = layers.rbegin(); it != layers.rend(); ++it) lower += (lower.empty() ? "" : ":") + *it;
-  if (lower.empty()) {
+  std::vector<std::string> lowers = layers;
+  if (lowers.empty()) {
     // An image without layers: overlayfs still wants a lower dir.
-    std::string empty = work + "-empty";
-    std::filesystem::create_directories(empty, ec);
-    lower = empty;
+    lowers.push_back(work + "-empty");
+    std::filesystem::create_directories(lowers[0], ec);
   }
-  std::string opts = "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work;
-  if (opts.size() >= static_cast<size_t>(::sysconf(_SC_PAGESIZE)))
-    return invalid_argument("rootfs: the image has too many layers for one overlay mount (" + std::to_string(layers.size()) + ")");
+  const std::string rest = ",upperdir=" + upper + ",workdir=" + work;
+  auto lower = overlay_lowerdir(lowers, rest.size());
+  if (!lower.ok()) return lower.status().context("rootfs");
+  std::string opts = *lower + rest;
   if (::mount("overlay", target.c_str(), "overlay", 0, opts.c_str()) != 0)
     return errno_status(errno, "rootfs: mount overlay on " + target);
   return ok_status();

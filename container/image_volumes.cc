@@ -15,18 +15,16 @@
 
 #include <spdlog/spdlog.h>
 
+#include "berth/container_mounts.h"
 #include "berth/file_tree.h"
 #include "berth/image_manager.h"
+#include "berth/layer_mount.h"
 #include "berth/unique_fd.h"
 
 namespace berth {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool under(const std::string& path, const std::string& dir) {
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
-}
 
 Result<std::string> resolve_sub_path(const std::string& volume, const std::string& sub_path, const std::string& field) {
   if (sub_path.empty()) return volume;
@@ -48,7 +46,7 @@ Result<std::string> resolve_sub_path(const std::string& volume, const std::strin
   }
   std::error_code ec;
   std::string real = fs::read_symlink("/proc/self/fd/" + std::to_string(fd.get()), ec);
-  if (ec || !under(real, volume)) return invalid_argument(field + ".image_sub_path: '" + sub_path + "' leaves the image");
+  if (ec || !path_under(real, volume)) return invalid_argument(field + ".image_sub_path: '" + sub_path + "' leaves the image");
   return real;
 }
 
@@ -58,37 +56,6 @@ ImageVolumes::ImageVolumes(const std::string& dir, ContainerImages& images) : im
   std::error_code ec;
   dir_ = fs::canonical(dir, ec);
   if (ec) dir_ = dir;
-}
-
-Status mount_image_layers(const std::vector<std::string>& layers, const std::string& target) {
-  std::error_code ec;
-  fs::create_directories(target, ec);
-  if (ec) return Status(Code::internal, "image volume: mkdir " + target + ": " + ec.message());
-  if (layers.empty()) {
-    // An image without layers: an empty read-only tmpfs stands in for it.
-    if (::mount("tmpfs", target.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=755") != 0)
-      return errno_status(errno, "image volume: mount an empty tmpfs on " + target);
-    return ok_status();
-  }
-  if (layers.size() == 1) {
-    // overlayfs without an upper dir wants two lower dirs: one layer is bound and made read-only.
-    if (::mount(layers[0].c_str(), target.c_str(), nullptr, MS_BIND, nullptr) != 0)
-      return errno_status(errno, "image volume: bind " + layers[0] + " at " + target);
-    if (::mount(nullptr, target.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr) != 0) {
-      Status s = errno_status(errno, "image volume: make " + target + " read-only");
-      ::umount2(target.c_str(), MNT_DETACH);
-      return s;
-    }
-    return ok_status();
-  }
-  std::string lower;
-  for (auto it = layers.rbegin(); it != layers.rend(); ++it) lower += (lower.empty() ? "" : ":") + *it;
-  std::string opts = "lowerdir=" + lower;
-  if (opts.size() >= static_cast<size_t>(::sysconf(_SC_PAGESIZE)))
-    return invalid_argument("image volume: the image has too many layers for one overlay mount (" + std::to_string(layers.size()) + ")");
-  if (::mount("overlay", target.c_str(), "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts.c_str()) != 0)
-    return errno_status(errno, "image volume: mount overlay on " + target);
-  return ok_status();
 }
 
 Result<std::string> ImageVolumes::attach(const std::string& pod_id, const std::string& container_id, const std::string& image_ref,
@@ -108,7 +75,7 @@ Result<std::string> ImageVolumes::attach(const std::string& pod_id, const std::s
     it = volumes_.end();
   }
   if (it == volumes_.end()) {
-    if (Status s = mount_image_layers(images_.snapshot_dirs(image), path); !s.ok()) return s.context(field + ".image");
+    if (Status s = mount_layers_read_only(images_.snapshot_dirs(image), path); !s.ok()) return s.context(field + ".image");
     it = volumes_.emplace(path, Volume{image.id, {}}).first;
     (void)std::move(*held).keep();  // the volume holds the image from here
   }
@@ -170,7 +137,7 @@ void ImageVolumes::recover(const std::map<std::string, std::vector<std::string>>
       Volume v{"sha256:" + vol.path().filename().string(), {}};
       for (const auto& [id, sources] : sources_by_container)
         for (const auto& s : sources)
-          if (under(s, path)) v.users.insert(id);
+          if (path_under(s, path)) v.users.insert(id);
       if (v.users.empty()) {
         // No container uses it: nothing held it since the restart, so nothing is released.
         v.image_id.clear();

@@ -49,7 +49,4 @@ class ImageVolumes {
   std::map<std::string, Volume> volumes_;  // by mount path
 };
 
-// Mounts `layers` (lowest first) read-only at `target` (made when missing).
-Status mount_image_layers(const std::vector<std::string>& layers, const std::string& target);
-
 }  // namespace berth

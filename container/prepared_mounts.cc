@@ -10,32 +10,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
+#include "berth/container_mounts.h"
+#include "berth/file_text.h"
+
 namespace berth {
-
-namespace {
-
-// Whether `dir` is itself a mount point whose propagation is private (mountinfo: no shared:N or
-// master:N field on its line).
-bool is_private_mount_point(const std::string& dir) {
-  std::ifstream in("/proc/self/mountinfo");
-  bool found = false, private_ = false;
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream f(line);
-    std::string id, parent, devno, root, point, opts, field;
-    if (!(f >> id >> parent >> devno >> root >> point >> opts) || point != dir) continue;
-    found = true;  // a later line for the same point is stacked on top: it wins
-    private_ = true;
-    while (f >> field && field != "-")
-      if (field.rfind("shared:", 0) == 0 || field.rfind("master:", 0) == 0) private_ = false;
-  }
-  return found && private_;
-}
-
-}  // namespace
 
 bool kernel_has_mount_setattr() {
   static const bool has = [] {
@@ -59,7 +39,7 @@ Status mount_recursive_read_only(const std::string& source, const std::string& t
   // The copies hang below a private self-bind of their dir: berthd's state dir is under /run,
   // shared on systemd hosts, and a copy attached there would be propagated, writable, into every
   // namespace that receives /run's mounts, and outlive its release there.
-  if (!is_private_mount_point(parent)) {
+  if (!is_private_mount_point(parent, read_text_file("/proc/self/mountinfo"))) {
     if (::mount(parent.c_str(), parent.c_str(), nullptr, MS_BIND, nullptr) != 0)
       return errno_status(errno, "recursive read-only mount: bind " + parent + " on itself");
     if (::mount(nullptr, parent.c_str(), nullptr, MS_PRIVATE, nullptr) != 0) {

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 
+#include "berth/layer_mount.h"
 #include "berth/sandbox_manager.h"
 
 namespace berth {
@@ -13,20 +14,7 @@ namespace berth {
 Result<std::string> mount_image_rootfs(const PauseImage& image, const std::string& target) {
   if (image.layer_dirs.empty()) return invalid_argument("sandbox image has no layers");
   if (image.args.empty()) return invalid_argument("sandbox image has no Entrypoint or Cmd");
-  if (::mkdir(target.c_str(), 0755) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + target);
-  if (image.layer_dirs.size() == 1) {
-    if (::mount(image.layer_dirs[0].c_str(), target.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
-        ::mount(nullptr, target.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0) {
-      int err = errno;
-      ::umount2(target.c_str(), MNT_DETACH);
-      return errno_status(err, "mount sandbox image rootfs");
-    }
-    return target;
-  }
-  std::string lower;
-  for (auto it = image.layer_dirs.rbegin(); it != image.layer_dirs.rend(); ++it) lower += (lower.empty() ? "" : ":") + *it;
-  if (::mount("overlay", target.c_str(), "overlay", MS_RDONLY, ("lowerdir=" + lower).c_str()) != 0)
-    return errno_status(errno, "mount sandbox image rootfs (overlay)");
+  if (Status s = mount_layers_read_only(image.layer_dirs, target); !s.ok()) return s.context("mount sandbox image rootfs");
   return target;
 }
 

@@ -11,8 +11,7 @@ namespace berth {
 
 struct PauseImage;
 
-// The pause image's layers, read-only: overlayfs for several layers, a bind mount for one
-// (overlayfs wants two lower layers when it has no upper one).
+// The pause image's layers, read-only (mount_layers_read_only of image/).
 Result<std::string> mount_image_rootfs(const PauseImage& image, const std::string& target);
 Status mount_pod_shm(const std::string& path);
 // Detaches whatever is mounted at `target`; not mounted or gone is fine.

@@ -226,6 +226,9 @@ TEST(BindMounts, PropagationFromMountinfo) {
   EXPECT_EQ(mount_propagation_of("/database", kMountinfo), "shared");  // not under /data
   EXPECT_EQ(mount_propagation_of("/slave/a", kMountinfo), "slave");
   EXPECT_EQ(mount_propagation_of("/with space/a", kMountinfo), "shared");
+  EXPECT_TRUE(is_private_mount_point("/data", kMountinfo));
+  EXPECT_FALSE(is_private_mount_point("/data/sub", kMountinfo));  // held by /data, not a mount itself
+  EXPECT_FALSE(is_private_mount_point("/slave", kMountinfo));
 }
 
 TEST(BindMounts, OptionsAndErrors) {

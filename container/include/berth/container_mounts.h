@@ -44,7 +44,12 @@ struct MountPolicy {
 Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mounts, const std::string& mountinfo,
                                              const MountPolicy& policy = {});
 
+// Whether `path` is `dir` or below it (by name: neither is resolved).
+bool path_under(const std::string& path, const std::string& dir);
+
 // The propagation ("shared", "slave", "private") of the mount holding `path`, from mountinfo text.
 std::string mount_propagation_of(const std::string& path, const std::string& mountinfo);
+// Whether a mount is at `dir` itself (not only above it) and its propagation is private.
+bool is_private_mount_point(const std::string& dir, const std::string& mountinfo);
 
 }  // namespace berth

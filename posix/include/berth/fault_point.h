@@ -29,6 +29,7 @@ namespace berth {
   X(create_container_name_reserved, "CreateContainer")      \
   X(create_container_dirs_made, "CreateContainer")          \
   X(create_container_rootfs_mounted, "CreateContainer")     \
+  X(create_container_image_volumes_mounted, "CreateContainer") \
   X(create_container_mounts_prepared, "CreateContainer")    \
   X(create_container_spec_written, "CreateContainer")       \
   X(create_container_log_created, "CreateContainer")        \
