@@ -77,7 +77,8 @@ TEST(JsonFields, FirstFailureWinsAcrossNestedReaders) {
   }
   f.string("a");
   EXPECT_EQ(f.status().message(), "field 'doc.o.b': type must be string, but is number");
-  JsonFields top(json::array());
+  json not_object = json::array();
+  JsonFields top(not_object);
   EXPECT_EQ(top.status().message(), "type must be object, but is array");
   EXPECT_EQ(top.string("x", "fb"), "fb");  // a non-object reads as empty, never throws
 }

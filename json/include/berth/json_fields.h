@@ -24,12 +24,15 @@ class JsonFields {
  public:
   // `name` is where `object` sits ("config", "images[2]"); errors name fields below it.
   explicit JsonFields(const nlohmann::json& object, const std::string& name = "");
+  // The reader keeps a reference: a temporary document would dangle.
+  explicit JsonFields(nlohmann::json&&, const std::string& = "") = delete;
   JsonFields(const JsonFields&) = delete;
   JsonFields& operator=(const JsonFields&) = delete;
 
   // A reader of a nested object that reports into this one's status: the first failure anywhere
   // in the document is the one returned.
   JsonFields nested(const nlohmann::json& object, const std::string& name);
+  JsonFields nested(nlohmann::json&&, const std::string&) = delete;
 
   // Optional members: absent or null gives the fallback, another type the fallback and an error.
   std::string string(const char* key, std::string fallback = "");
