@@ -32,6 +32,19 @@ Result<std::unique_ptr<BlobStore>> BlobStore::open(const std::string& dir) {
   return std::unique_ptr<BlobStore>(new BlobStore(dir));
 }
 
+std::unique_ptr<BlobStore> BlobStore::attach(const std::string& dir, std::string temp_tag) {
+  return std::unique_ptr<BlobStore>(new BlobStore(dir, std::move(temp_tag)));
+}
+
+void BlobStore::remove_temp_files(const std::string& temp_tag) const {
+  const std::string marker = "." + temp_tag + ".";
+  if (DIR* d = ::opendir((dir_ + "/tmp").c_str())) {
+    while (dirent* e = ::readdir(d))
+      if (std::string(e->d_name).find(marker) != std::string::npos) ::unlinkat(::dirfd(d), e->d_name, 0);
+    ::closedir(d);
+  }
+}
+
 std::string BlobStore::path(const std::string& digest) const { return dir_ + "/blobs/sha256/" + digest.substr(7); }
 
 bool BlobStore::has(const std::string& digest) const {
@@ -98,7 +111,7 @@ Status BlobStore::Writer::commit() {
 Result<std::unique_ptr<BlobStore::Writer>> BlobStore::begin(const std::string& digest, int64_t expected_size) {
   if (!is_sha256_digest(digest)) return invalid_argument("blob digest '" + digest + "' is not a sha256 digest");
   static thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string temp = dir_ + "/tmp/" + digest.substr(7) + "." + std::to_string(rng());
+  std::string temp = dir_ + "/tmp/" + digest.substr(7) + "." + (temp_tag_.empty() ? "" : temp_tag_ + ".") + std::to_string(rng());
   UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!fd) return errno_status(errno, "create temp blob for " + digest);
   return std::make_unique<Writer>(temp, std::move(fd), path(digest), digest, expected_size);

@@ -18,6 +18,11 @@ class BlobStore {
  public:
   // Creates the directories; removes temp files an earlier crash left.
   static Result<std::unique_ptr<BlobStore>> open(const std::string& dir);
+  // The store another process opened (a berth-pull helper writing for berthd): nothing is
+  // created or cleaned. Its temp files carry `temp_tag` ("p<pid>"), so that berthd can remove
+  // what a helper it killed left (remove_temp_files).
+  static std::unique_ptr<BlobStore> attach(const std::string& dir, std::string temp_tag);
+  void remove_temp_files(const std::string& temp_tag) const;
 
   std::string path(const std::string& digest) const;
   bool has(const std::string& digest) const;
@@ -49,8 +54,9 @@ class BlobStore {
   std::vector<std::string> list() const;
 
  private:
-  explicit BlobStore(std::string dir) : dir_(std::move(dir)) {}
+  explicit BlobStore(std::string dir, std::string temp_tag = "") : dir_(std::move(dir)), temp_tag_(std::move(temp_tag)) {}
   std::string dir_;
+  std::string temp_tag_;
 };
 
 }  // namespace berth

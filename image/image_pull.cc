@@ -15,8 +15,8 @@
 #include "berth/file_tree.h"
 #include "berth/image_reference.h"
 #include "image_store_state.h"
-#include "layer_unpack.h"
 #include "pull_libraries.h"
+#include "pull_worker.h"
 
 namespace berth {
 
@@ -59,30 +59,37 @@ size_t ImageManager::Impl::mountable_layers() const {
   return page > fixed ? (page - fixed) / (snapshot + 1) : 0;
 }
 
-Status ImageManager::Impl::fetch_blob(RegistryClient& client, const Descriptor& d, const std::string& what) {
-  if (blobs->has(d.digest)) return ok_status();
-  Status last;
-  for (int attempt = 0; attempt < 2; ++attempt) {  // a transfer cut midway restarts from scratch once
-    auto w = blobs->begin(d.digest, d.size);
-    if (!w.ok()) return w.status();
-    Status s = client.get_blob(d.digest, [&](const char* data, size_t n) { return (*w)->write(data, n); });
-    if (s.ok()) s = (*w)->commit();
-    if (s.ok()) fault_point(FaultPoint::pull_image_blob_stored);
-    if (s.ok()) return s;
-    last = s;
-    if (s.code() != Code::unavailable) break;  // a stop (cancelled, deadline) or a bad blob: no retry
+Result<std::unique_ptr<PullSteps>> ImageManager::Impl::open_steps(const ImageReference& ref, const RegistryCredentials& creds,
+                                                                 const StopCheck& stop) {
+  if (opt.pull_helper.empty()) {
+    // libcurl and libarchive are loaded (and curl's TLS set up) at the first pull, not at start
+    // (pull_libraries.cc).
+    auto libs = pull_libraries();
+    if (!libs.ok()) return libs.status();
+    return in_process_pull_steps(opt.registry, ref, creds, *blobs, stop);
   }
-  return last.context(what);
+  auto w = PullWorker::start(opt.pull_helper, {.store = opt.dir, .reference = ref.string(), .registry = opt.registry, .credentials = creds},
+                             opt.registry.on_bytes, stop);
+  if (!w.ok()) return w.status();
+  return std::unique_ptr<PullSteps>(std::move(*w));
 }
 
-Status ImageManager::Impl::ensure_layer(RegistryClient& client, const Descriptor& d, const std::string& what, const StopCheck& stop) {
+Status ImageManager::Impl::fetch_blob(PullSteps& steps, const Descriptor& d, const std::string& what) {
+  if (blobs->has(d.digest)) return ok_status();
+  Status s = steps.fetch_blob(d, what);
+  if (s.ok()) fault_point(FaultPoint::pull_image_blob_stored);
+  return s;
+}
+
+Status ImageManager::Impl::ensure_layer(const StepsSource& source, const Descriptor& d, const std::string& what, const StopCheck& stop) {
   std::string snap = snapshot_dir(d.digest);
   struct stat st {};
   if (::stat(snap.c_str(), &st) == 0) return ok_status();
   // A slot of the node-wide download budget; waiting for one stops with the pull.
   while (!fetch_slots.try_acquire_for(std::chrono::milliseconds(200)))
     if (Status s = stop(); !s.ok()) return s;
-  Status s = fetch_blob(client, d, what);
+  auto steps = source();
+  Status s = steps.ok() ? fetch_blob(**steps, d, what) : steps.status();
   fetch_slots.release();
   if (!s.ok()) return s;
   if (Status st2 = stop(); !st2.ok()) return st2;
@@ -90,7 +97,7 @@ Status ImageManager::Impl::ensure_layer(RegistryClient& client, const Descriptor
   if (Status r = remove_tree(temp); !r.ok()) return r.context(what);
   if (::mkdir(temp.c_str(), 0755) != 0) return errno_status(errno, what + ": mkdir " + temp);
   fault_point(FaultPoint::pull_image_layer_unpacking);
-  s = unpack_layer(blobs->path(d.digest), temp, what);
+  s = (*steps)->unpack(blobs->path(d.digest), temp, what);
   if (s.ok() && ::rename(temp.c_str(), snap.c_str()) != 0) s = errno_status(errno, what + ": rename snapshot");
   if (s.ok()) fault_point(FaultPoint::pull_image_layer_unpacked);
   if (!s.ok())
@@ -99,7 +106,7 @@ Status ImageManager::Impl::ensure_layer(RegistryClient& client, const Descriptor
 }
 
 // One fetch+unpack per layer digest at a time, shared by every pull that needs it.
-Status ImageManager::Impl::ensure_layer_once(RegistryClient& client, const Descriptor& d, const std::string& what,
+Status ImageManager::Impl::ensure_layer_once(const StepsSource& steps, const Descriptor& d, const std::string& what,
                                              const StopCheck& stop) {
   for (;;) {
     std::promise<Status> mine;
@@ -129,7 +136,7 @@ Status ImageManager::Impl::ensure_layer_once(RegistryClient& client, const Descr
     {
       PromiseKeeper<Status> keeper(mine);
       try {
-        s = ensure_layer(client, d, what, stop);
+        s = ensure_layer(steps, d, what, stop);
       } catch (const std::exception& e) {
         s = internal_error(what + ": " + e.what());
       }
@@ -144,7 +151,8 @@ Status ImageManager::Impl::ensure_layer_once(RegistryClient& client, const Descr
 // A pool of at most max_parallel_layer_fetches threads takes the layers in turn; the first error
 // stops the others at their next layer. A thread that cannot be started leaves its share to the
 // others (and to this thread, which works too).
-Status ImageManager::Impl::fetch_layers(RegistryClient& client, const std::vector<Descriptor>& layers, const StopCheck& stop) {
+Status ImageManager::Impl::fetch_layers(PullSteps& own, const ImageReference& ref, const RegistryCredentials& creds,
+                                        const std::vector<Descriptor>& layers, const StopCheck& stop) {
   std::atomic<size_t> next{0};
   std::mutex error_mu;
   Status first_error;
@@ -152,11 +160,23 @@ Status ImageManager::Impl::fetch_layers(RegistryClient& client, const std::vecto
     std::lock_guard lock(error_mu);
     return !first_error.ok();
   };
-  auto work = [&] {
+  auto work = [&](bool pool_thread) {
+    // A pool thread's steps (a berth-pull helper) start with its first layer that is missing and
+    // end with the thread.
+    std::unique_ptr<PullSteps> opened;
+    StepsSource steps = [&]() -> Result<PullSteps*> {
+      if (!pool_thread) return &own;
+      if (!opened) {
+        auto o = open_steps(ref, creds, stop);
+        if (!o.ok()) return o.status();
+        opened = std::move(*o);
+      }
+      return opened.get();
+    };
     for (size_t i; !failed() && (i = next++) < layers.size();) {
       Status s;
       try {
-        s = ensure_layer_once(client, layers[i], "layer " + layers[i].digest, stop);
+        s = ensure_layer_once(steps, layers[i], "layer " + layers[i].digest, stop);
       } catch (const std::exception& e) {
         s = internal_error("layer " + layers[i].digest + ": " + e.what());
       }
@@ -169,13 +189,13 @@ Status ImageManager::Impl::fetch_layers(RegistryClient& client, const std::vecto
   std::vector<std::thread> pool;
   for (size_t i = 0; i < helpers; ++i) {
     try {
-      pool.emplace_back(work);
+      pool.emplace_back(work, true);
     } catch (const std::system_error& e) {
       spdlog::warn("images: cannot start a layer fetch thread ({}); fewer layers at once", e.what());
       break;
     }
   }
-  work();
+  work(false);
   for (auto& t : pool) t.join();
   return first_error;
 }
@@ -206,8 +226,10 @@ Result<ImageRecord> ImageManager::Impl::pull_and_record(const ImageReference& re
 
 Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const RegistryCredentials& creds, bool pin,
                                                 PullLease& lease, const StopCheck& stop) {
-  RegistryClient client(opt.registry, ref, creds, stop);
   std::string what = "pull " + ref.string();
+  auto opened = open_steps(ref, creds, stop);
+  if (!opened.ok()) return opened.status().context(what);
+  PullSteps& client = **opened;
   auto top = client.get_manifest(ref.digest.empty() ? ref.tag : ref.digest);
   if (!top.ok()) return top.status().context(what);
   auto parsed = parse_manifest(top->body, top->media_type, "manifest " + top->digest);
@@ -249,7 +271,7 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
   auto summary = summarise_image_config(*config);
   if (!summary.ok()) return summary.status().context("config " + parsed->config.digest).context(what);
 
-  if (Status s = fetch_layers(client, parsed->layers, stop); !s.ok()) return s.context(what);
+  if (Status s = fetch_layers(client, ref, creds, parsed->layers, stop); !s.ok()) return s.context(what);
 
   ImageRecord r;
   r.id = parsed->config.digest;
@@ -277,10 +299,6 @@ Result<ImageRecord> ImageManager::pull(const std::string& reference, const Regis
                                        const std::function<bool()>& cancelled) {
   auto ref = parse_image_reference(reference);
   if (!ref.ok()) return ref.status();
-  // libcurl and libarchive are loaded (and curl's TLS set up) at the first pull, not at start: a
-  // node that never pulls, or not yet, does not pay their memory (pull_libraries.cc).
-  auto libs = pull_libraries();
-  if (!libs.ok()) return libs.status();
   const std::string key = ref->string();
   std::promise<Result<ImageRecord>> mine;
   std::shared_ptr<PullJob> job;

@@ -21,6 +21,7 @@
 #include "blob_store.h"
 #include "image_index.h"
 #include "manifest.h"
+#include "pull_steps.h"
 #include "registry_client.h"
 
 namespace berth {
@@ -62,14 +63,21 @@ struct ImageManager::Impl {
   size_t mountable_layers() const;
 
   class PullLease;
-  using StopCheck = std::function<Status()>;
+  using StopCheck = PullStopCheck;
+  // The registry and unpack steps of one pull (or of one of its layer threads): a berth-pull
+  // helper when opt.pull_helper is set (berthd), else in this process.
+  Result<std::unique_ptr<PullSteps>> open_steps(const ImageReference& ref, const RegistryCredentials& creds, const StopCheck& stop);
   Result<ImageRecord> pull_and_record(const ImageReference& ref, const RegistryCredentials& creds, bool pin, const StopCheck& stop);
   Result<ImageRecord> do_pull(const ImageReference& ref, const RegistryCredentials& creds, bool pin, PullLease& lease,
                               const StopCheck& stop);
-  Status fetch_layers(RegistryClient& client, const std::vector<Descriptor>& layers, const StopCheck& stop);
-  Status fetch_blob(RegistryClient& client, const Descriptor& d, const std::string& what);
-  Status ensure_layer(RegistryClient& client, const Descriptor& d, const std::string& what, const StopCheck& stop);
-  Status ensure_layer_once(RegistryClient& client, const Descriptor& d, const std::string& what, const StopCheck& stop);
+  // `steps` serves this thread; the pool's other threads open their own (lazily, when a layer
+  // needs fetching at all).
+  Status fetch_layers(PullSteps& steps, const ImageReference& ref, const RegistryCredentials& creds,
+                      const std::vector<Descriptor>& layers, const StopCheck& stop);
+  Status fetch_blob(PullSteps& steps, const Descriptor& d, const std::string& what);
+  using StepsSource = std::function<Result<PullSteps*>()>;
+  Status ensure_layer(const StepsSource& steps, const Descriptor& d, const std::string& what, const StopCheck& stop);
+  Status ensure_layer_once(const StepsSource& steps, const Descriptor& d, const std::string& what, const StopCheck& stop);
   // With mu held: moves what no image, hold or lease uses into the trash; returns the paths there.
   std::vector<std::string> collect_garbage_locked();
   // Without mu: deletes what collect_garbage_locked moved aside.

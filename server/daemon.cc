@@ -30,7 +30,7 @@
 
 namespace berth {
 
-// berth-pause and berth-monitor are installed beside berthd (packaging builds all three).
+// berth-pause, berth-monitor and berth-pull are installed beside berthd (packaging builds them all).
 static std::string helper_binary_path(const char* name) {
   char self[4096] = {};
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
@@ -109,6 +109,7 @@ int run_daemon(const Config& config) {
                                     .registry = {.hosts = config.registries,
                                                  .idle_timeout_seconds = config.image_pull_idle_timeout_seconds,
                                                  .on_bytes = [&pull_bytes](size_t n) { pull_bytes.add({}, static_cast<double>(n)); }},
+                                    .pull_helper = helper_binary_path("berth-pull"),
                                     .max_parallel_layer_fetches = config.max_parallel_layer_fetches,
                                     .max_layers = config.max_image_layers,
                                     .pull_timeout = std::chrono::seconds(config.image_pull_timeout_seconds),

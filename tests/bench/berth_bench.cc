@@ -3,6 +3,7 @@
 // It prints figures and asserts nothing; each measurement lives in its own file.
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <grpcpp/grpcpp.h>
@@ -10,10 +11,14 @@
 #include "bench_figures.h"
 #include "berth/cri_api.h"
 #include "container_bench.h"
+#include "density_bench.h"
+#include "lifecycle_bench.h"
 #include "pull_bench.h"
+#include "runtime_procs.h"
 #include "sandbox_bench.h"
 #include "stream_rpc_bench.h"
 #include "stats_bench.h"
+#include "steady_state_bench.h"
 
 namespace v1 = runtime::v1;
 using namespace berth::bench;
@@ -24,15 +29,24 @@ int main(int argc, char** argv) {
   size_t calls = 1000;
   std::string pull_ref;
   size_t pull_runs = 5;
+  std::vector<std::string> stored_refs;
   int runtime_pid = 0;
   bool sandboxes = false, host_network = false;
   std::string metrics_url, container_image, streaming_image, stats_image;
   uint64_t streaming_mib = 256;
   size_t stats_calls = 50;
+  std::string pod_image;
+  bool lifecycle = false, steady = false, density = false;
+  LifecycleBenchOptions lifecycle_o;
+  SteadyStateOptions steady_o;
+  DensityOptions density_o;
+  RuntimeProcsOptions procs_o;
   app.add_option("--endpoint", endpoint, "CRI endpoint, e.g. unix:///run/berth/berth.sock");
   app.add_option("--calls", calls, "calls per round-trip measurement");
   app.add_option("--pull", pull_ref, "also measure PullImage of this image, cold store (removed before each run)");
   app.add_option("--pull-runs", pull_runs, "PullImage runs (the median is reported)");
+  app.add_option("--pull-stored", stored_refs,
+                 "pull these images, then the first again (already stored) --pull-runs times; prints RSS after each step");
   app.add_option("--runtime-pid", runtime_pid, "the runtime daemon's pid, to report its RSS");
   app.add_flag("--sandboxes", sandboxes, "also measure RunPodSandbox (20 sequential, 10 parallel) and RSS with 30 sandboxes");
   app.add_flag("--host-network", host_network, "sandboxes on the host network (no netns, no CNI)");
@@ -43,7 +57,25 @@ int main(int argc, char** argv) {
   app.add_option("--stats", stats_image,
                  "also measure ListContainerStats/ListPodSandboxStats with 100 containers running this image");
   app.add_option("--stats-calls", stats_calls, "calls per stats measurement (the median is reported)");
+  app.add_option("--pod-image", pod_image, "the image --lifecycle, --steady-state and --density run (`sleep`, /bin/true)");
+  app.add_flag("--lifecycle", lifecycle,
+               "measure each rpc of a pod's life: Run, Create+Start, ExecSync, StopContainer, RemoveContainer, "
+               "StopPodSandbox, RemovePodSandbox");
+  app.add_option("--lifecycle-pods", lifecycle_o.pods, "pods --lifecycle makes, one after another");
+  app.add_flag("--steady-state", steady, "replay kubelet's periodic calls on --steady-pods pods for --duration seconds");
+  app.add_option("--steady-pods", steady_o.pods, "pods of the steady state");
+  app.add_option("--duration", steady_o.seconds, "seconds of the steady state");
+  app.add_flag("--density", density, "start --density-pods pods at --concurrency, then list them");
+  app.add_option("--density-pods", density_o.pods, "pods of the density measurement");
+  app.add_option("--concurrency", steady_o.concurrency, "pod starts and removals in flight (steady state, density)");
+  app.add_option("--helper-exe", procs_o.helper_exes,
+                 "executable name of a runtime helper process counted with the daemon (containerd-shim-runc-v2, "
+                 "berth-monitor); repeatable");
+  app.add_option("--helper-marker", procs_o.helper_marker,
+                 "a string in every helper's command line tying it to this daemon (its socket or work dir)");
   CLI11_PARSE(app, argc, argv);
+  procs_o.daemon_pid = runtime_pid;
+  density_o.concurrency = steady_o.concurrency;
   std::string target = endpoint;
   if (target.rfind("unix://", 0) == 0) target = "unix:" + target.substr(7);
 
@@ -82,5 +114,11 @@ int main(int argc, char** argv) {
   if (!streaming_image.empty()) run_stream_rpc_bench(*rt, *images, streaming_image, streaming_mib);
   if (!stats_image.empty()) run_stats_bench(*rt, *images, {stats_image, runtime_pid, stats_calls});
   if (!pull_ref.empty()) run_pull_bench(*images, pull_ref, pull_runs, runtime_pid);
+  if (!stored_refs.empty()) run_stored_pull_bench(*images, stored_refs, pull_runs, runtime_pid);
+  RuntimeProcs procs(procs_o);
+  lifecycle_o.image = steady_o.image = density_o.image = pod_image;
+  if (lifecycle) run_lifecycle_bench(*rt, *images, procs, lifecycle_o);
+  if (steady) run_steady_state_bench(*rt, *images, procs, steady_o);
+  if (density) run_density_bench(*rt, *images, procs, density_o);
   return 0;
 }

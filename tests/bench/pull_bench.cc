@@ -47,4 +47,25 @@ void run_pull_bench(v1::ImageService::Stub& images, const std::string& ref, size
   if (!error.empty()) std::printf("last pull error: %s\n", error.c_str());
 }
 
+void run_stored_pull_bench(v1::ImageService::Stub& images, const std::vector<std::string>& refs, size_t runs,
+                           int runtime_pid) {
+  auto pull = [&](const std::string& ref) {
+    grpc::ClientContext ctx;
+    v1::PullImageRequest req;
+    req.mutable_image()->set_image(ref);
+    v1::PullImageResponse r;
+    grpc::Status s = images.PullImage(&ctx, req, &r);
+    if (!s.ok()) std::printf("PullImage %s: %s\n", ref.c_str(), s.error_message().c_str());
+    return s.ok();
+  };
+  auto rss = [&] { return runtime_pid > 0 ? rss_kib(runtime_pid) / 1024.0 : 0.0; };
+  std::printf("\nruntime VmRSS before the pulls: %.1f MiB\n", rss());
+  for (const auto& ref : refs) pull(ref);
+  std::printf("runtime VmRSS after pulling %zu images: %.1f MiB\n", refs.size(), rss());
+  if (refs.empty()) return;
+  Figures f = measure(runs, [&] { return pull(refs.front()); });
+  row("PullImage, image already stored", f);
+  std::printf("runtime VmRSS after %zu pulls of stored %s: %.1f MiB\n", f.n, refs.front().c_str(), rss());
+}
+
 }  // namespace berth::bench

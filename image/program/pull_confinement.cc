@@ -1,0 +1,94 @@
+// confine_pull_helper; see pull_confinement.h. libcap and libseccomp (both static, as in oci/)
+// do the work; the lists of what stays and what goes are berth's own.
+#include "pull_confinement.h"
+
+#include <errno.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/prctl.h>
+
+#include <seccomp.h>
+#include <sys/capability.h>
+
+#include <memory>
+
+namespace berth {
+
+namespace {
+
+// What unpacking a layer needs: owners, modes with setuid bits, device nodes (whiteouts are 0:0
+// character devices), security.capability xattrs, and trusted.overlay.opaque (CAP_SYS_ADMIN).
+constexpr cap_value_t kKept[] = {CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID, CAP_MKNOD, CAP_SETFCAP, CAP_SYS_ADMIN};
+
+// Denied with EPERM. CAP_SYS_ADMIN stays for the xattrs above, so what it would otherwise allow
+// beyond files is closed here.
+constexpr const char* kDenied[] = {
+    "mount", "umount2", "pivot_root", "chroot", "setns", "unshare",
+    "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr",
+    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
+    "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
+    "open_by_handle_at", "name_to_handle_at", "swapon", "swapoff", "acct", "quotactl", "syslog",
+    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
+    "iopl", "ioperm", "vhangup", "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid",
+    "setgroups", "setfsuid", "setfsgid", "personality", "lookup_dcookie", "nfsservctl",
+};
+
+bool kept(cap_value_t c) {
+  for (cap_value_t k : kKept)
+    if (k == c) return true;
+  return false;
+}
+
+Status drop_capabilities() {
+  for (cap_value_t c = 0; c <= CAP_LAST_CAP; ++c)
+    if (!kept(c) && ::prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0 && errno != EINVAL)
+      return errno_status(errno, "drop capability " + std::to_string(c) + " from the bounding set");
+  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+    return errno_status(errno, "clear ambient capabilities");
+  std::unique_ptr<_cap_struct, int (*)(void*)> own(cap_get_proc(), cap_free), next(cap_init(), cap_free);
+  if (!own || !next) return errno_status(errno, "read capabilities");
+  for (cap_value_t c : kKept) {
+    cap_flag_value_t have = CAP_CLEAR;
+    if (cap_get_flag(own.get(), c, CAP_PERMITTED, &have) != 0 || have != CAP_SET) continue;
+    cap_set_flag(next.get(), CAP_PERMITTED, 1, &c, CAP_SET);
+    cap_set_flag(next.get(), CAP_EFFECTIVE, 1, &c, CAP_SET);
+  }
+  if (cap_set_proc(next.get()) != 0) return errno_status(errno, "set capabilities");
+  return ok_status();
+}
+
+Status install_seccomp_filter() {
+  std::unique_ptr<void, void (*)(scmp_filter_ctx)> ctx(seccomp_init(SCMP_ACT_ALLOW), seccomp_release);
+  if (!ctx) return internal_error("seccomp_init failed");
+  // The 32-bit ABIs get the same rules: a default-allow filter must not leave int 0x80 open.
+  if (seccomp_arch_native() == SCMP_ARCH_X86_64) {
+    seccomp_arch_add(ctx.get(), SCMP_ARCH_X86);
+    seccomp_arch_add(ctx.get(), SCMP_ARCH_X32);
+  }
+  for (const char* name : kDenied) {
+    int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR) continue;  // not a syscall of this architecture
+    if (int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ERRNO(EPERM), nr, 0); rc != 0 && rc != -EDOM)
+      return Status(Code::internal, std::string("seccomp rule for ") + name + " failed", -rc);
+  }
+  // No new namespaces through clone either (CAP_SYS_ADMIN would allow them); clone3 hides its
+  // flags from the filter, so it is "not implemented" and glibc falls back to clone.
+  if (int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0); rc != 0 && rc != -EDOM)
+    return Status(Code::internal, "seccomp rule for clone3 failed", -rc);
+  for (uint64_t flag : {CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP})
+    if (int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag)); rc != 0)
+      return Status(Code::internal, "seccomp rule for clone failed", -rc);
+  if (int rc = seccomp_load(ctx.get()); rc != 0) return Status(Code::internal, "load the seccomp filter", -rc);
+  return ok_status();
+}
+
+}  // namespace
+
+Status confine_pull_helper() {
+  if (Status s = drop_capabilities(); !s.ok()) return s;
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno_status(errno, "set no_new_privs");
+  return install_seccomp_filter();
+}
+
+}  // namespace berth

@@ -1,0 +1,48 @@
+// The in-process PullSteps: RegistryClient, BlobStore's verifying writer and unpack_layer.
+#include "pull_steps.h"
+
+#include "layer_unpack.h"
+
+namespace berth {
+
+namespace {
+
+class InProcessPullSteps final : public PullSteps {
+ public:
+  InProcessPullSteps(const RegistryOptions& registry, const ImageReference& ref, const RegistryCredentials& creds,
+                     BlobStore& blobs, PullStopCheck stop)
+      : client_(registry, ref, creds, std::move(stop)), blobs_(blobs) {}
+
+  Result<FetchedManifest> get_manifest(const std::string& tag_or_digest) override { return client_.get_manifest(tag_or_digest); }
+
+  Status fetch_blob(const Descriptor& d, const std::string& what) override {
+    Status last;
+    for (int attempt = 0; attempt < 2; ++attempt) {  // a transfer cut midway restarts from scratch once
+      auto w = blobs_.begin(d.digest, d.size);
+      if (!w.ok()) return w.status();
+      Status s = client_.get_blob(d.digest, [&](const char* data, size_t n) { return (*w)->write(data, n); });
+      if (s.ok()) s = (*w)->commit();
+      if (s.ok()) return s;
+      last = s;
+      if (s.code() != Code::unavailable) break;  // a stop (cancelled, deadline) or a bad blob: no retry
+    }
+    return last.context(what);
+  }
+
+  Status unpack(const std::string& blob_path, const std::string& dest, const std::string& what) override {
+    return unpack_layer(blob_path, dest, what);
+  }
+
+ private:
+  RegistryClient client_;
+  BlobStore& blobs_;
+};
+
+}  // namespace
+
+std::unique_ptr<PullSteps> in_process_pull_steps(const RegistryOptions& registry, const ImageReference& ref,
+                                                 const RegistryCredentials& creds, BlobStore& blobs, PullStopCheck stop) {
+  return std::make_unique<InProcessPullSteps>(registry, ref, creds, blobs, std::move(stop));
+}
+
+}  // namespace berth

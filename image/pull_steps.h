@@ -1,0 +1,38 @@
+// PullSteps: the parts of a pull that read outside bytes with libcurl and libarchive (a registry's
+// manifests and blobs, a layer's archive). berthd asks them of a berth-pull helper process
+// (PullWorker), so it never maps those libraries and a hostile archive cannot take it down; the
+// helper itself, and tests that drive ImageManager without one, run them in process.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "berth/image_reference.h"
+#include "berth/registry_settings.h"
+#include "berth/status.h"
+#include "blob_store.h"
+#include "manifest.h"
+#include "registry_client.h"
+
+namespace berth {
+
+class PullSteps {
+ public:
+  virtual ~PullSteps() = default;
+  // A tag or digest of the pull's repository; a digest is verified against the body.
+  virtual Result<FetchedManifest> get_manifest(const std::string& tag_or_digest) = 0;
+  // Fetches blob `d` into the store, verified (digest and size); a transfer cut midway is
+  // restarted once. `what` names it in errors.
+  virtual Status fetch_blob(const Descriptor& d, const std::string& what) = 0;
+  // Unpacks a stored layer blob into `dest` (exists, empty).
+  virtual Status unpack(const std::string& blob_path, const std::string& dest, const std::string& what) = 0;
+};
+
+using PullStopCheck = std::function<Status()>;
+
+// The steps run in this process. `blobs` must outlive them; `stop` is asked during transfers.
+std::unique_ptr<PullSteps> in_process_pull_steps(const RegistryOptions& registry, const ImageReference& ref,
+                                                 const RegistryCredentials& creds, BlobStore& blobs, PullStopCheck stop);
+
+}  // namespace berth

@@ -1,0 +1,57 @@
+// The pipe protocol between berthd (PullWorker) and a berth-pull helper. Every message is a frame:
+// a 4-byte little-endian length, then that many bytes. berthd sends a hello (the store, the
+// reference, the registry settings and the credentials: over the pipe, never in argv or the
+// environment) and then one request at a time; the helper answers each with a reply frame, and a
+// manifest reply with one more frame holding the body. Requests and replies are JSON objects.
+// berthd reads the helper's frames as outside bytes: a helper that a hostile archive took over
+// gets no more than a clear error out of berthd (fuzz_pull_worker_reply).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "berth/registry_settings.h"
+#include "berth/status.h"
+
+namespace berth::pull_protocol {
+
+// A manifest is at most 8 MiB (RegistryClient); a frame has room for it and its envelope.
+constexpr size_t kMaxFrameBytes = 9u << 20;
+
+std::string frame(std::string_view payload);
+// Takes the first whole frame off `buffer`; nullopt while it is incomplete. A frame longer than
+// kMaxFrameBytes is an error.
+Result<std::optional<std::string>> take_frame(std::string& buffer);
+
+struct Hello {
+  std::string store;      // the blob store's directory
+  std::string reference;  // the image reference being pulled
+  RegistryOptions registry;  // on_bytes is not sent
+  RegistryCredentials credentials;
+};
+std::string encode_hello(const Hello& hello);
+Result<Hello> decode_hello(const std::string& payload);
+
+struct Request {
+  enum class Op { manifest, blob, unpack } op = Op::manifest;
+  std::string ref;  // manifest: tag or digest
+  std::string digest, media_type;
+  int64_t size = -1;  // blob
+  std::string blob_path, dest;  // unpack
+  std::string what;  // names the object in errors
+};
+std::string encode_request(const Request& request);
+Result<Request> decode_request(const std::string& payload);
+
+struct Reply {
+  Status status;
+  uint64_t registry_bytes = 0;  // body bytes received from registries for this request
+  std::string media_type, digest;  // manifest
+};
+std::string encode_reply(const Reply& reply);
+// The helper's answer; an unreadable one is an internal error naming the helper.
+Result<Reply> decode_reply(const std::string& payload);
+
+}  // namespace berth::pull_protocol
