@@ -123,28 +123,33 @@ const ImageRecord* ImageIndex::find(const std::string& reference) const {
   return match;
 }
 
-static void add_unique(std::vector<std::string>& v, const std::string& s) {
-  if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+static bool add_unique(std::vector<std::string>& v, const std::string& s) {
+  if (std::find(v.begin(), v.end(), s) != v.end()) return false;
+  v.push_back(s);
+  return true;
 }
 
-void ImageIndex::upsert(const ImageRecord& image) {
+bool ImageIndex::upsert(const ImageRecord& image) {
+  bool changed = false;
   for (auto& r : images_)
     if (r.id != image.id)
-      for (const auto& t : image.repo_tags) std::erase(r.repo_tags, t);
+      for (const auto& t : image.repo_tags) changed |= std::erase(r.repo_tags, t) > 0;
   for (auto& r : images_) {
     if (r.id != image.id) continue;
     if (removed_.erase(r.id)) {
       r.repo_tags = image.repo_tags;
       r.repo_digests = image.repo_digests;
       r.pinned = image.pinned;
-      return;
+      return true;
     }
-    for (const auto& t : image.repo_tags) add_unique(r.repo_tags, t);
-    for (const auto& d : image.repo_digests) add_unique(r.repo_digests, d);
+    for (const auto& t : image.repo_tags) changed |= add_unique(r.repo_tags, t);
+    for (const auto& d : image.repo_digests) changed |= add_unique(r.repo_digests, d);
+    changed |= image.pinned && !r.pinned;
     r.pinned = r.pinned || image.pinned;
-    return;
+    return changed;
   }
   images_.push_back(image);
+  return true;
 }
 
 bool ImageIndex::erase(const std::string& id) {

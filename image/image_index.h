@@ -30,7 +30,9 @@ class ImageIndex {
 
   // Adds the image or merges tags, digests and pin into its record; a tag moves from any other
   // image. A removed record comes back as the image pulled now.
-  void upsert(const ImageRecord& image);
+  // False when the index already said all of it (a pull of an image stored under that name):
+  // nothing to save.
+  bool upsert(const ImageRecord& image);
   bool erase(const std::string& id);
   // Hides the record (dropping its tags, digests and pin) but keeps its layers listed.
   void mark_removed(const std::string& id);

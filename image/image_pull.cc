@@ -288,9 +288,10 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
   r.config = std::move(*summary);
   r.pinned = pin;
   std::lock_guard lock(mu);
-  index.upsert(r);
+  bool changed = index.upsert(r);
   lease.end_locked();  // the record keeps it all live from here
-  if (Status s = index.save(); !s.ok()) return s.context(what);
+  if (changed)
+    if (Status s = index.save(); !s.ok()) return s.context(what);
   fault_point(FaultPoint::pull_image_recorded);
   return *index.find(r.id);
 }

@@ -6,14 +6,14 @@ set(BERTH_FUZZ_HARNESSES
   image_reference manifest www_authenticate
   cni_result config records
   monitor_protocol exit_record cri_log
-  cgroup_files cdi)
+  cgroup_files cdi pull_worker)
 
 # image/'s parsers without the rest of berth_image: the fuzz build instruments every source it
 # compiles, and the registry client, store and unpacker hold no parser a harness reaches.
 if(NOT TARGET berth_fuzz_image_parsers)
   set(image ${PROJECT_SOURCE_DIR}/image)
   add_library(berth_fuzz_image_parsers STATIC ${image}/image_reference.cc ${image}/bearer_realm.cc
-              ${image}/manifest.cc ${image}/registry_error.cc ${image}/image_index.cc ${image}/sha256.cc ${image}/pull_libraries.cc)
+              ${image}/manifest.cc ${image}/registry_error.cc ${image}/image_index.cc ${image}/sha256.cc ${image}/pull_libraries.cc ${image}/pull_worker_protocol.cc)
   target_include_directories(berth_fuzz_image_parsers PUBLIC ${image}/include ${image})
   target_link_libraries(berth_fuzz_image_parsers PUBLIC berth_status berth_posix berth_json berth_nettle berth_log
                         nlohmann_json::nlohmann_json Threads::Threads ${CMAKE_DL_LIBS})
@@ -26,7 +26,7 @@ function(berth_fuzz_harness target name)
   if(name MATCHES "^(spdy_frame|spdy_headers|spdy_session|websocket|http_upgrade)$")
     target_include_directories(${target} PRIVATE ${src}/streaming)
     target_link_libraries(${target} PRIVATE berth_streaming berth_posix Boost::system berth_log Threads::Threads)
-  elseif(name MATCHES "^(image_reference|manifest|www_authenticate)$")
+  elseif(name MATCHES "^(image_reference|manifest|www_authenticate|pull_worker)$")
     target_link_libraries(${target} PRIVATE berth_fuzz_image_parsers)
   elseif(name STREQUAL "cni_result")
     target_link_libraries(${target} PRIVATE berth_network berth_checkpoint berth_posix berth_log

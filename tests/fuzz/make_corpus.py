@@ -422,6 +422,30 @@ def cgroup_files():
     write("cgroup_files", "blkio_idle", b"\x02" + b"Total 0\n")
 
 
+# ---- berth-pull protocol (image/pull_worker_protocol.h) ----
+def pull_worker():
+    """fuzz_pull_worker: mode byte (% 3: 0 reply frames cut in pieces of mode / 3 + 1 bytes,
+    1 a request, 2 a hello), then the bytes."""
+    def frame(payload):
+        return struct.pack("<I", len(payload)) + payload
+    ok = json.dumps({"code": 0, "message": "", "registry_bytes": 528, "media_type":
+                     "application/vnd.oci.image.manifest.v1+json", "digest": ""}).encode()
+    failed = json.dumps({"code": 7, "message": "registry 127.0.0.1:5000: blob sha256:ab: 503",
+                         "registry_bytes": 0, "media_type": "", "digest": ""}).encode()
+    body = json.dumps({"schemaVersion": 2, "layers": []}).encode()
+    write("pull_worker", "replies_whole", b"\x00" + frame(ok) + frame(body) + frame(failed))
+    write("pull_worker", "replies_in_pieces", bytes([3 * 6]) + frame(ok) + frame(body) + frame(failed))
+    write("pull_worker", "reply_oversized_frame", b"\x00" + struct.pack("<I", 64 << 20) + b"{}")
+    for name, req in [("manifest", {"op": "manifest", "ref": "latest", "what": "manifest latest"}),
+                      ("blob", {"op": "blob", "digest": "sha256:" + "ab" * 32, "media_type": "x", "size": 12, "what": "l"}),
+                      ("unpack", {"op": "unpack", "blob": "/var/lib/berth/images/blobs/sha256/ab", "dest": "/x.unpacking"})]:
+        write("pull_worker", "request_" + name, b"\x01" + json.dumps(req).encode())
+    hello = {"store": "/var/lib/berth/images", "reference": "registry.example/app:v1", "idle_timeout_seconds": 60,
+             "hosts": {"registry.example": {"mirrors": ["http://127.0.0.1:5000"], "insecure": True, "ca_file": ""}},
+             "credentials": {"username": "u", "password": "p", "identity_token": "", "registry_token": ""}}
+    write("pull_worker", "hello", b"\x02" + json.dumps(hello).encode())
+
+
 def main():
     spdy()
     ws()
@@ -432,6 +456,7 @@ def main():
     records()
     monitor()
     cgroup_files()
+    pull_worker()
 
 
 if __name__ == "__main__":

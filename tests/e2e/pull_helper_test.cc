@@ -1,0 +1,175 @@
+// berth-pull, the helper that runs each pull's registry I/O and layer unpacking: it runs confined
+// (only unpacking's capabilities, no_new_privs, seccomp), berthd never maps libcurl or libarchive
+// and keeps its memory through pulls, and a helper that crashes fails its pull, nothing more.
+#include <signal.h>
+#include <unistd.h>
+
+#include <dirent.h>
+
+#include <filesystem>
+#include <fstream>
+#include <future>
+
+#include "../../image/blob_store.h"
+#include "../../image/manifest.h"
+#include "../../image/pull_worker.h"
+#include "berth/image_reference.h"
+#include "berth/test/cri_client.h"
+#include "berth/test/helper_process.h"
+#include "berth/test/hostile_peer.h"
+#include "berth/test/temp_dir.h"
+
+namespace berth::test {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+#ifdef BERTH_SANITIZED
+constexpr long kRssSlack = 1L << 30;  // a sanitizer's quarantine keeps freed memory resident
+#else
+constexpr long kRssSlack = 0;
+#endif
+
+std::string status_field(pid_t pid, const std::string& key) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key + ":", 0) == 0) {
+      std::string v = line.substr(key.size() + 1);
+      return v.substr(v.find_first_not_of(" \t"));
+    }
+  return "";
+}
+
+// berthd's children running berth-pull.
+std::vector<pid_t> pull_helpers_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    pid_t pid = std::stoi(name);
+    if (status_field(pid, "PPid") == std::to_string(parent) && status_field(pid, "Name") == "berth-pull") out.push_back(pid);
+  }
+  return out;
+}
+
+template <class P>
+bool eventually(P pred, std::chrono::seconds timeout = 20s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return pred();
+}
+
+bool dir_is_empty(const std::string& dir) { return fs::is_empty(dir); }
+
+class PullHelper : public DaemonTest {
+ protected:
+  static void SetUpTestSuite() {
+    registry_ = new RegistryProcess();
+    push_test_images(registry_->url());
+  }
+  static void TearDownTestSuite() {
+    delete registry_;
+    registry_ = nullptr;
+  }
+  static std::string ref(const std::string& name) { return registry_->host() + "/test/" + name; }
+  static inline RegistryProcess* registry_ = nullptr;
+};
+
+// The helper, driven directly: it fetches a manifest, a blob and unpacks a layer for its caller,
+// with only the capabilities unpacking needs, no_new_privs and a seccomp filter, and is gone
+// once its caller is done with it.
+TEST_F(PullHelper, RunsConfinedAndDoesEachStep) {
+  TempDir dir("berth-pull-worker");
+  auto store = BlobStore::open(dir.path() + "/images");
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  auto image = parse_image_reference(ref("busybox:latest"));
+  ASSERT_TRUE(image.ok());
+  pull_protocol::Hello hello{.store = dir.path() + "/images", .reference = image->string()};
+  size_t bytes = 0;
+  auto worker = PullWorker::start(BERTH_PULL_PATH, hello, [&](size_t n) { bytes += n; }, {});
+  ASSERT_TRUE(worker.ok()) << worker.status().message();
+  pid_t pid = (*worker)->pid();
+
+  auto m = (*worker)->get_manifest("latest");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_GT(bytes, 0u);
+  // Confined before it read anything from the registry.
+  EXPECT_EQ(status_field(pid, "NoNewPrivs"), "1");
+  EXPECT_EQ(status_field(pid, "Seccomp"), "2");
+  // chown, dac_override, fowner, fsetid, sys_admin (trusted.* xattrs), mknod, setfcap.
+  const std::string kept = "000000008820001b";
+  EXPECT_EQ(status_field(pid, "CapEff"), kept);
+  EXPECT_EQ(status_field(pid, "CapPrm"), kept);
+  EXPECT_EQ(status_field(pid, "CapBnd"), kept);
+  EXPECT_EQ(status_field(pid, "CapInh"), "0000000000000000");
+
+  auto parsed = parse_manifest(m->body, m->media_type, "manifest");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  ASSERT_FALSE(parsed->layers.empty());
+  const Descriptor& layer = parsed->layers.front();
+  ASSERT_TRUE((*worker)->fetch_blob(layer, "layer").ok());
+  EXPECT_TRUE((*store)->has(layer.digest));
+  fs::create_directory(dir.path() + "/snap");
+  Status unpacked = (*worker)->unpack((*store)->path(layer.digest), dir.path() + "/snap", "layer");
+  ASSERT_TRUE(unpacked.ok()) << unpacked.message();
+  EXPECT_TRUE(fs::exists(dir.path() + "/snap/bin/busybox"));
+  // A blob whose digest the registry does not have: the step fails with the registry's answer.
+  Status missing = (*worker)->fetch_blob({.digest = "sha256:" + std::string(64, 'e'), .size = 3}, "blob e");
+  EXPECT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("blob e"), std::string::npos) << missing.message();
+
+  worker->reset();
+  EXPECT_NE(::kill(pid, 0), 0) << "berth-pull " << pid << " is still there";
+  EXPECT_TRUE(dir_is_empty(dir.path() + "/images/tmp"));
+}
+
+// Eight images pulled, one of them five more times: berthd has never mapped libcurl or
+// libarchive, no helper is left, and its RSS grew by a few MiB at most (the libraries and their
+// malloc arenas once made it grow by 14 MiB and more).
+TEST_F(PullHelper, BerthdNeverMapsThePullLibrariesAndKeepsItsMemory) {
+  auto& d = daemon();
+  CriClient cri(d);
+  long before = long(vm_rss_kib(d.pid()));
+  for (const char* name : {"busybox:latest", "layered:v1", "multi:v1", "dlist:v1", "busybox:other", "hostile-etc:fifo",
+                           "hostile-etc:links", "corrupt:v1"})
+    (void)cri.pull_image(ref(name));  // the corrupt one fails, as it should
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(cri.pull_image(ref("busybox:latest")).ok());
+  std::ifstream maps("/proc/" + std::to_string(d.pid()) + "/maps");
+  std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find("libcurl"), std::string::npos);
+  EXPECT_EQ(text.find("libarchive"), std::string::npos);
+  EXPECT_TRUE(eventually([&] { return pull_helpers_of(d.pid()).empty(); }));
+  long growth = long(vm_rss_kib(d.pid())) - before;
+  std::printf("berthd RSS %ld KiB before the pulls, %ld KiB after\n", before, before + growth);
+  EXPECT_LT(growth, 4 * 1024 + kRssSlack);
+}
+
+// A helper that crashes (as a decompressor might on a hostile archive) fails only its pull, with
+// how it ended; berthd goes on, nothing of the transfer is left, and the next pull works.
+TEST_F(PullHelper, ACrashedHelperFailsOnlyItsPull) {
+  auto& d = daemon();
+  CriClient cri(d);
+  HostileRegistryProcess slow({"--trickle", "1"});
+  auto pull = std::async(std::launch::async, [&] { return cri.pull_image(slow.ref("slow")); });
+  std::vector<pid_t> helpers;
+  ASSERT_TRUE(eventually([&] {
+    helpers = pull_helpers_of(d.pid());
+    return !helpers.empty() && status_field(helpers.front(), "Seccomp") == "2";
+  }));
+  ASSERT_EQ(::kill(helpers.front(), SIGSEGV), 0);
+  grpc::Status s = pull.get();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INTERNAL) << s.error_message();
+  EXPECT_NE(s.error_message().find("ended before it answered: killed by signal 11"), std::string::npos) << s.error_message();
+  EXPECT_EQ(::kill(d.pid(), 0), 0);
+  EXPECT_TRUE(dir_is_empty(d.root() + "/images/tmp"));
+  grpc::Status again = cri.pull_image(ref("busybox:latest"));
+  EXPECT_TRUE(again.ok()) << again.error_message();
+  EXPECT_TRUE(eventually([&] { return pull_helpers_of(d.pid()).empty(); }));
+}
+
+}  // namespace
+}  // namespace berth::test
