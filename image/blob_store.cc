@@ -68,6 +68,19 @@ Result<std::string> BlobStore::read(const std::string& digest, size_t max_size) 
   return out;
 }
 
+bool BlobStore::looks_like_document(const std::string& digest, size_t max_size) const {
+  UniqueFd fd(::open(path(digest).c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat st {};
+  if (!fd || ::fstat(fd.get(), &st) != 0 || st.st_size <= 0 || static_cast<uint64_t>(st.st_size) > max_size) return false;
+  char head[64];
+  ssize_t n = ::pread(fd.get(), head, sizeof head, 0);
+  for (ssize_t i = 0; i < n; ++i) {
+    if (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n') continue;
+    return head[i] == '{';
+  }
+  return false;
+}
+
 BlobStore::Writer::Writer(std::string temp, UniqueFd fd, std::string final_path, std::string digest, int64_t size)
     : temp_(std::move(temp)), final_(std::move(final_path)), digest_(std::move(digest)), fd_(std::move(fd)),
       expected_size_(size), hash_(std::make_unique<Sha256>()) {}

@@ -27,6 +27,9 @@ class BlobStore {
   std::string path(const std::string& digest) const;
   bool has(const std::string& digest) const;
   Result<std::string> read(const std::string& digest, size_t max_size) const;
+  // A JSON document of at most max_size bytes (a manifest, an index, a config), told from its
+  // size and first byte without reading the rest: layers are neither small nor JSON.
+  bool looks_like_document(const std::string& digest, size_t max_size) const;
 
   class Writer {
    public:
