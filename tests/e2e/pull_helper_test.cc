@@ -166,10 +166,16 @@ TEST_F(PullHelper, ACrashedHelperFailsOnlyItsPull) {
     helpers = pull_helpers_of(d.pid());
     return !helpers.empty() && status_field(helpers.front(), "Seccomp") == "2";
   }));
-  ASSERT_EQ(::kill(helpers.front(), SIGSEGV), 0);
+#ifdef BERTH_SANITIZED
+  const int crash = SIGKILL;  // a sanitizer would report the SIGSEGV in berthd's log, failing the harness
+#else
+  const int crash = SIGSEGV;
+#endif
+  ASSERT_EQ(::kill(helpers.front(), crash), 0);
   grpc::Status s = pull.get();
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INTERNAL) << s.error_message();
-  EXPECT_NE(s.error_message().find("ended before it answered: killed by signal 11"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("ended before it answered: killed by signal " + std::to_string(crash)), std::string::npos)
+      << s.error_message();
   EXPECT_EQ(::kill(d.pid(), 0), 0);
   EXPECT_TRUE(dir_is_empty(d.root() + "/images/tmp"));
   grpc::Status again = cri.pull_image(ref("busybox:latest"));
