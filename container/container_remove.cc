@@ -35,7 +35,16 @@ Status ContainerManager::Impl::destroy(Container& c) {
   if (c.runtime_may_exist) {
     auto rt = runtime_for(c.rec.runtime_handler);
     if (!rt.ok()) return failed_step(id, "runtime", rt.status());
-    if (Status s = rt->remove(id); !s.ok()) return failed_step(id, "runtime", s);
+    // An exit is recorded after the monitor reaped the init, so the runtime sees it stopped and a
+    // plain delete does. The forced one (which polls in 100 ms sleeps for what it kills) is for
+    // a container never seen to exit, or one a plain delete finds running (its exit recorded as
+    // unknown while it still ran).
+    Status s = c.state() == v1::CONTAINER_EXITED ? rt->remove_stopped(id) : rt->remove(id);
+    if (!s.ok() && c.state() == v1::CONTAINER_EXITED) {
+      spdlog::warn("container {}: the runtime refused to delete it: {}; deleting it by force", id, s.message());
+      s = rt->remove(id);
+    }
+    if (!s.ok()) return failed_step(id, "runtime", s);
     c.runtime_may_exist = false;
   }
   fault_point(FaultPoint::remove_container_runtime_deleted);

@@ -1,6 +1,11 @@
-// Stopping containers and recording their exits. A stop sends the stop signal through the runtime,
-// waits for the monitor to report the exit, then sends SIGKILL; the exit itself is recorded only
-// by on_exit (called on the MonitorWatcher's thread), so every ending is recorded the same way.
+// Stopping containers and recording their exits. A stop sends the stop signal to the container's
+// init, waits for the monitor to report the exit, then sends SIGKILL; the exit itself is recorded
+// only by on_exit (called on the MonitorWatcher's thread), so every ending is recorded the same
+// way. Signals go through a pidfd of the init, as `runc kill` (without --all) would send them,
+// without a runtime exec; the runtime is asked only when the init cannot be told apart.
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <csignal>
 
 #include <spdlog/spdlog.h>
@@ -8,12 +13,40 @@
 #include "berth/cgroups_path.h"
 #include "berth/fault_point.h"
 #include "berth/monitor.h"
+#include "berth/process_identity.h"
 #include "berth/wall_clock.h"
 #include "container_state.h"
 
 namespace berth {
 
 namespace v1 = runtime::v1;
+
+namespace {
+
+// `signal` to the container's init through a pidfd, only while its pid names a process in the
+// container's own cgroup (checked after the pidfd is open: a pid recycled after the init's exit
+// names a stranger, outside that cgroup, or at worst another process of the container being
+// stopped). False when it was not sent: no pid known, the process gone, or not the container's;
+// the caller then asks the runtime.
+bool signal_init(const Container& c, int signal) {
+  pid_t pid;
+  {
+    std::lock_guard lock(c.mu);
+    pid = c.rec.pid;
+  }
+  if (pid <= 0) return false;
+  UniqueFd fd = open_pidfd(pid);
+  if (!fd || !process_in_cgroup_leaf(pid, c.rec.id)) return false;
+  return ::syscall(SYS_pidfd_send_signal, fd.get(), signal, nullptr, 0) == 0;
+}
+
+// The signal through the pidfd, else through the runtime's kill.
+Status send_signal(const Container& c, const OciRuntime& rt, int signal) {
+  if (signal_init(c, signal)) return ok_status();
+  return rt.kill(c.rec.id, signal);
+}
+
+}  // namespace
 
 void ContainerManager::Impl::on_exit(const std::string& id, const ExitInfo& exit) {
   std::shared_ptr<Container> c;
@@ -53,7 +86,7 @@ bool ContainerManager::Impl::wait_exited(Container& c, std::chrono::milliseconds
 Status ContainerManager::Impl::kill_and_wait(Container& c, std::chrono::seconds timeout) {
   auto rt = runtime_for(c.rec.runtime_handler);
   if (!rt.ok()) return rt.status();
-  Status killed = rt->kill(c.rec.id, SIGKILL);
+  Status killed = send_signal(c, *rt, SIGKILL);
   if (wait_exited(c, timeout)) return ok_status();
   // No exit came: the monitor could not be watched (logged at start). When the runtime says the
   // container is gone, record the exit from its exit file (or as unknown) rather than fail
@@ -83,7 +116,7 @@ Status ContainerManager::stop(const std::string& id_or_prefix, int64_t timeout_s
   if (timeout_seconds > 0) {
     auto rt = impl_->runtime_for(c->rec.runtime_handler);
     if (!rt.ok()) return rt.status();
-    Status sent = rt->kill(id, c->stop_signal);
+    Status sent = send_signal(*c, *rt, c->stop_signal);
     if (!sent.ok() && c->state() == v1::CONTAINER_RUNNING) spdlog::warn("stop container {}: {}", id, sent.message());
     fault_point(FaultPoint::stop_container_signal_sent);
     if (impl_->wait_exited(*c, std::chrono::seconds(timeout_seconds))) {

@@ -129,8 +129,12 @@ Status OciRuntime::update(const std::string& id, const std::string& resources_js
   return s;
 }
 
-Status OciRuntime::remove(const std::string& id) const {
-  Status s = run({"delete", "--force", id}, "delete " + id);
+Status OciRuntime::remove(const std::string& id) const { return remove_with({"delete", "--force", id}, id); }
+
+Status OciRuntime::remove_stopped(const std::string& id) const { return remove_with({"delete", id}, id); }
+
+Status OciRuntime::remove_with(const std::vector<std::string>& args, const std::string& id) const {
+  Status s = run(args, "delete " + id);
   if (!s.ok() && (s.message().find("does not exist") != std::string::npos || s.message().find("not exist") != std::string::npos)) {
     // A create killed before it wrote its state leaves a directory the runtime does not know.
     if (id.find('/') != std::string::npos || id.empty() || id == "." || id == "..") return ok_status();

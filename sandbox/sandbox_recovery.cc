@@ -1,10 +1,11 @@
 // Recovery at berthd start: every checkpoint becomes a sandbox again, checked against the host
 // rather than trusted: a "ready" sandbox is READY only when its pause (from the runtime's pid file)
-// still runs in the sandbox's own cgroup, which a recycled pid never is; a "creating" one, cut
-// short by a crash, waits NOTREADY for finish_recovery() to undo it. No runtime is run here, so
-// berthd serves again within milliseconds whatever the number of pods. Netns pins and bundles no
-// checkpoint owns (a checkpoint quarantined, or state from before checkpoints came first) are
-// released, with the cgroup their bundle's spec names, each with one log line.
+// still runs in the sandbox's own cgroup, which a recycled pid never is (a pidfd then holds it,
+// for the tear-down's kill); a "creating" one, cut short by a crash, waits NOTREADY for
+// finish_recovery() to undo it. No runtime is run here, so berthd serves again within
+// milliseconds whatever the number of pods. Netns pins and bundles no checkpoint owns (a
+// checkpoint quarantined, or state from before checkpoints came first) are released, with the
+// cgroup their bundle's spec names, each with one log line.
 #include <filesystem>
 #include <spdlog/spdlog.h>
 
@@ -33,9 +34,10 @@ std::shared_ptr<Sandbox> SandboxManager::Impl::recovered_sandbox(const SandboxCh
       s->stopped = true;
       s->runtime_may_exist = false;
       break;
-    case SandboxPhase::creating:
-      break;  // NOTREADY until finish_recovery() undoes it
+    case SandboxPhase::creating:  // NOTREADY until finish_recovery() undoes it (READY needs phase ready)
     case SandboxPhase::ready: {
+      // The pause (for a run cut short after the runtime's create, the init that was to become
+      // it): held by a pidfd, so the tear-down kills it and sees its end without the runtime.
       pid_t pid = read_pid_file(s->bundle + "/pid");
       if (pid > 0 && process_in_cgroup_leaf(pid, cp.id)) {
         UniqueFd fd = open_pidfd(pid);

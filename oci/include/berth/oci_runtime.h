@@ -30,7 +30,13 @@ class OciRuntime {
   Status kill(const std::string& id, int signal) const;
   // --force kills a running container first. A container the runtime does not know is fine; a
   // state directory it left without knowing the container (a create killed midway) is removed.
+  // runc's --force polls for the death of what it killed (100 ms sleeps): callers that can see the
+  // end of the container's init themselves (a pidfd, the monitor's exit report) wait for it and
+  // call remove_stopped instead.
   Status remove(const std::string& id) const;
+  // `delete` without --force, for a container whose init is known to have ended: the runtime
+  // refuses it while the container runs. Unknown containers and leftover state as for remove().
+  Status remove_stopped(const std::string& id) const;
   // The ids of the containers in this runtime's --root (each is a directory there), read without
   // running the runtime.
   std::vector<std::string> ids_in_root() const;
@@ -45,6 +51,7 @@ class OciRuntime {
 
  private:
   Status run(const std::vector<std::string>& args, const std::string& what) const;
+  Status remove_with(const std::vector<std::string>& args, const std::string& id) const;
   std::string binary_, root_;
   bool systemd_cgroup_;
 };

@@ -48,6 +48,7 @@ namespace berth {
   X(remove_container_record_removed, "RemoveContainer")     \
   X(stop_pod_sandbox_containers_stopped, "StopPodSandbox")  \
   X(stop_pod_sandbox_network_torn_down, "StopPodSandbox")   \
+  X(stop_pod_sandbox_pause_killed, "StopPodSandbox")        \
   X(stop_pod_sandbox_runtime_deleted, "StopPodSandbox")     \
   X(stop_pod_sandbox_cgroup_removed, "StopPodSandbox")      \
   X(stop_pod_sandbox_netns_unpinned, "StopPodSandbox")      \
