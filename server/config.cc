@@ -146,6 +146,7 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
   r.integer("image_pull_timeout_seconds", c.image_pull_timeout_seconds, 0, 86400);
   r.integer("max_image_layers", c.max_image_layers, 1, 500);
   r.integer("disk_usage_refresh_seconds", c.disk_usage_refresh_seconds, 1, 3600);
+  r.integer("stats_collection_period_seconds", c.stats_collection_period_seconds, 0, 3600);
   r.integer("event_subscriber_backlog", c.event_subscriber_backlog, 1, 1000000);
   r.str("sandbox_image", c.sandbox_image);
   r.str("cni_conf_dir", c.cni_conf_dir);
@@ -281,6 +282,7 @@ nlohmann::json config_to_json(const Config& c) {
           {"image_pull_timeout_seconds", c.image_pull_timeout_seconds},
           {"max_image_layers", c.max_image_layers},
           {"disk_usage_refresh_seconds", c.disk_usage_refresh_seconds},
+          {"stats_collection_period_seconds", c.stats_collection_period_seconds},
           {"event_subscriber_backlog", c.event_subscriber_backlog},
           {"registries", registries},
           {"sandbox_image", c.sandbox_image},

@@ -177,7 +177,8 @@ int run_daemon(const Config& config) {
   metrics.gauge("berth_containers_running", "Containers whose process is running.",
                 [&c = **containers] { return static_cast<double>(c.running_count()); });
 
-  StatsCollector stats(**containers, **sandboxes, disk_usage, sandbox_options.runtimes.systemd_cgroup(), config.root + "/containers");
+  StatsCollector stats(**containers, **sandboxes, disk_usage, sandbox_options.runtimes.systemd_cgroup(), config.root + "/containers",
+                       std::chrono::seconds(config.stats_collection_period_seconds));
   HistogramFamily& pull_duration = metrics.histogram("berth_image_pull_duration_seconds", "PullImage durations, by result.",
                                                      {"result"}, MetricsRegistry::latency_buckets());
   HistogramFamily& sandbox_start = metrics.histogram("berth_sandbox_start_duration_seconds", "RunPodSandbox durations, by result.",

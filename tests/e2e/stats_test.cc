@@ -161,9 +161,39 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
   return v;
 }
 
+// With background sampling (the default, here every second), calls answer from the last sample:
+// two calls in a row give the same figures and the same rate, and a later call a newer sample
+// whose rate is computed from the one before.
+TEST_F(Stats, CallsAnswerFromTheBackgroundSample) {
+  ready_own_cgroup("sampled", {.config_toml = "stats_collection_period_seconds = 1\n"});
+  std::string id = run(test_container("busy", image(), {"dd", "if=/dev/zero", "of=/dev/null", "bs=1M", "count=100000000"}));
+  auto first = container_stats(id);
+  ASSERT_TRUE(first.has_cpu());
+  // The next sample is taken by the background thread; the rate needs two.
+  ASSERT_TRUE(eventually([&] { return container_stats(id).cpu().has_usage_nano_cores(); }));
+  auto a = container_stats(id), b = container_stats(id);
+  if (a.cpu().timestamp() == b.cpu().timestamp()) {  // the same sample (a refresh may fall between)
+    EXPECT_EQ(a.cpu().usage_core_nano_seconds().value(), b.cpu().usage_core_nano_seconds().value());
+    EXPECT_EQ(a.cpu().usage_nano_cores().value(), b.cpu().usage_nano_cores().value());
+    EXPECT_EQ(a.memory().working_set_bytes().value(), b.memory().working_set_bytes().value());
+  }
+  ASSERT_TRUE(eventually([&] { return container_stats(id).cpu().timestamp() > b.cpu().timestamp(); }));
+  auto c = container_stats(id);
+  EXPECT_GT(c.cpu().usage_core_nano_seconds().value(), b.cpu().usage_core_nano_seconds().value());
+  EXPECT_TRUE(c.cpu().has_usage_nano_cores());
+  EXPECT_GT(c.cpu().usage_nano_cores().value(), 0u);
+  // Pod stats come from the same samples.
+  ASSERT_TRUE(eventually([&] {
+    auto p = pod_stats(pod_);
+    return p.linux().has_cpu() && p.linux().cpu().has_usage_nano_cores();
+  }));
+}
+
 TEST_F(Stats, CpuAndMemoryOfABusyContainerMatchTheKernel) {
   if (!fs::exists("/sys/fs/cgroup/memory")) GTEST_SKIP() << "the figures below are read from cgroup v1 files";
-  ready_own_cgroup("busy");
+  // Each call reads the kernel's files (no background sampling), so the figures can be checked
+  // against the kernel's read just before and after the call.
+  ready_own_cgroup("busy", {.config_toml = "stats_collection_period_seconds = 0\n"});
   // dd reads /dev/zero into one 64 MiB buffer again and again: it burns cpu (at most half a core,
   // by the quota) and keeps 64 MiB of anonymous memory touched.
   auto config = test_container("busy", image(), {"dd", "if=/dev/zero", "of=/dev/null", "bs=64M", "count=100000000"});

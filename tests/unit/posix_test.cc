@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -20,6 +21,7 @@
 #include "berth/atomic_file.h"
 #include "berth/command.h"
 #include "berth/disk_usage_cache.h"
+#include "berth/refreshed_cache.h"
 #include "berth/fault_point.h"
 #include "berth/file_tree.h"
 #include "berth/process_identity.h"
@@ -238,6 +240,37 @@ TEST(FileTree, UsageCountsHardLinksOnceAndStaysOnItsFilesystem) {
   EXPECT_EQ(after->inodes, before->inodes - 1);
   EXPECT_LT(after->bytes, before->bytes + 100000);
   EXPECT_EQ(measure_disk_usage(dir / "missing").status().code(), Code::not_found);
+}
+
+// RefreshedCache: concurrent first requests for a key measure it once; a zero interval measures
+// in every call and starts no thread.
+TEST(RefreshedCache, FirstRequestsShareOneMeasurementAndZeroIntervalMeasuresEachCall) {
+  using namespace std::chrono_literals;
+  std::atomic<int> measured{0};
+  auto slow = [&](const std::string& key) -> Result<int> {
+    ++measured;
+    std::this_thread::sleep_for(100ms);
+    return static_cast<int>(key.size());
+  };
+  {
+    RefreshedCache<int> cache({.refresh_interval = 10s}, slow);
+    std::vector<std::thread> callers;
+    std::atomic<int> right{0};
+    for (int i = 0; i < 4; ++i)
+      callers.emplace_back([&] {
+        auto v = cache.get("four");
+        if (v.ok() && *v == 4) ++right;
+      });
+    for (auto& t : callers) t.join();
+    EXPECT_EQ(right, 4);
+    EXPECT_EQ(measured, 1);
+    EXPECT_EQ(cache.background_measurements(), 0u);
+  }
+  measured = 0;
+  RefreshedCache<int> each({.refresh_interval = 0ms}, slow);
+  EXPECT_EQ(*each.get("ab"), 2);
+  EXPECT_EQ(*each.get("ab"), 2);
+  EXPECT_EQ(measured, 2);
 }
 
 // Calls answer from memory; the refresh thread brings a changed tree's figure in within about an

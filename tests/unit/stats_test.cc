@@ -186,6 +186,10 @@ TEST(CpuRateTracker, RateFromPreviousSample) {
   auto r = t.update("a", 1'500'000'000, 11'000'000'000);  // 0.5 s of cpu in 1 s
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(*r, 500'000'000u);
+  // The same sample again (the stats answer from a background sample): the same rate.
+  auto same = t.update("a", 1'500'000'000, 11'000'000'000);
+  ASSERT_TRUE(same.has_value());
+  EXPECT_EQ(*same, 500'000'000u);
   EXPECT_FALSE(t.update("a", 1'600'000'000, 11'000'000'000).has_value());  // no time passed
   EXPECT_FALSE(t.update("a", 100, 12'000'000'000).has_value());            // counter reset
   t.forget("a");

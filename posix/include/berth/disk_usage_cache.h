@@ -1,8 +1,8 @@
 // DiskUsageCache: the usage of directory trees (writable layers, the image store) answered from
-// memory. Stats and ImageFsInfo calls come every few seconds for every container, and a walk
-// costs in proportion to the tree, which a container controls; so calls read the last figure and
-// one background thread re-measures each tree at most once per refresh interval, one tree at a
-// time. Only the first request for a tree walks it in the caller's thread (a new tree is small).
+// memory (RefreshedCache). Stats and ImageFsInfo calls come every few seconds for every
+// container, and a walk costs in proportion to the tree, which a container controls; so calls read
+// the last figure and one background thread re-walks each tree at most once per refresh interval.
+// Only the first request for a tree walks it in the caller's thread (a new tree is small).
 #pragma once
 
 #include <chrono>
@@ -11,6 +11,7 @@
 #include <string>
 
 #include "berth/file_tree.h"
+#include "berth/refreshed_cache.h"
 #include "berth/status.h"
 
 namespace berth {
@@ -41,8 +42,7 @@ class DiskUsageCache {
   uint64_t background_walks() const;
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  RefreshedCache<CachedDiskUsage> cache_;
 };
 
 }  // namespace berth

@@ -41,6 +41,7 @@ struct Config {
   int image_pull_timeout_seconds = 1800;     // a pull still running this long is given up; 0: never
   int max_image_layers = 128;                // images with more layers are refused before any fetch
   int disk_usage_refresh_seconds = 10;       // writable layers and the image store are re-measured this often
+  int stats_collection_period_seconds = 10;  // cgroup figures sampled in the background this often; 0: per call
   int event_subscriber_backlog = 1000;       // GetContainerEvents: a subscriber this far behind is dropped
   std::map<std::string, RegistryHostSettings> registries;
   std::string cni_conf_dir = "/etc/cni/net.d";

@@ -25,6 +25,7 @@ class CpuRateTracker {
   struct Last {
     uint64_t cpu_ns;
     int64_t at_ns;
+    std::optional<uint64_t> rate;  // from the sample before: a sample read twice gives it again
   };
   std::mutex mu_;
   std::unordered_map<std::string, Last> last_;

@@ -3,6 +3,7 @@
 // Nothing is exec'd; usage_nano_cores comes from the previous sample of the same object.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,8 +21,11 @@ class StatsCollector {
  public:
   // `layers_mountpoint` names the filesystem of the writable layers (FilesystemUsage.fs_id);
   // their usage is read from `usage` (kept fresh in the background, so stats calls walk nothing).
+  // Cgroup figures are sampled in the background every `sample_period` and calls answer from the
+  // last sample (a figure is at most that old, as with cAdvisor's housekeeping); zero: each call
+  // reads the cgroup files.
   StatsCollector(ContainerManager& containers, SandboxManager& sandboxes, DiskUsageCache& usage, bool systemd_cgroup,
-                 std::string layers_mountpoint);
+                 std::string layers_mountpoint, std::chrono::milliseconds sample_period = {});
   ~StatsCollector();
 
   Result<runtime::v1::ContainerStats> container(const std::string& id_or_prefix);
