@@ -67,7 +67,13 @@ struct StatsCollector::Impl {
   Impl(ContainerManager& c, SandboxManager& s, DiskUsageCache& u, bool sd, std::string mountpoint, std::chrono::milliseconds period)
       : containers(c), sandboxes(s), usage(u), systemd(sd), layers_mountpoint(std::move(mountpoint)),
         samples({.refresh_interval = period, .thread_name = "cgroup samples"},
-                [this](const std::string& dir) { return read_cgroup_sample({dir, "/sys/fs/cgroup", layout}); }) {}
+                [this](const std::string& dir) { return read_cgroup_sample({dir, "/sys/fs/cgroup", layout}); }),
+        net({.refresh_interval = period, .thread_name = "pod net stats"}, [](const std::string& key) -> Result<NetSample> {
+          int64_t at = wall_clock_ns();
+          auto ifs = read_net_dev(std::stoi(key.substr(key.rfind('/') + 1)));
+          if (!ifs.ok()) return ifs.status();
+          return NetSample{at, std::move(*ifs)};
+        }) {}
 
   ContainerManager& containers;
   SandboxManager& sandboxes;
@@ -81,6 +87,13 @@ struct StatsCollector::Impl {
   // ListPodSandboxStats 48 ms at 110 pods. Refreshed in the background every
   // stats_collection_period_seconds (0: read in each call, as before).
   RefreshedCache<CgroupSample> samples;
+  // By "<pod id>/<pause pid>" (a pid reused by another pod is another key): /proc/<pid>/net/dev,
+  // about 60 us a pod, sampled the same way.
+  struct NetSample {
+    int64_t at_ns;
+    std::vector<InterfaceCounters> interfaces;
+  };
+  RefreshedCache<NetSample> net;
 
   // Rates of removed containers are dropped whenever a listing sees every container there is.
   void forget_removed_containers(const std::vector<ContainerInfo>& all) {
@@ -200,18 +213,18 @@ struct StatsCollector::Impl {
       }
     }
     if (!info->host_network && info->ready && info->pid > 0) {
-      if (auto ifs = read_net_dev(info->pid); ifs.ok()) {
-        auto* net = linux->mutable_network();
-        net->set_timestamp(wall_clock_ns());
-        for (const auto& i : *ifs) {
+      if (auto sample = net.get(p.id() + "/" + std::to_string(info->pid)); sample.ok()) {
+        auto* usage = linux->mutable_network();
+        usage->set_timestamp(sample->at_ns);
+        for (const auto& i : sample->interfaces) {
           v1::NetworkInterfaceUsage u;
           u.set_name(i.name);
           u.mutable_rx_bytes()->set_value(i.rx_bytes);
           u.mutable_rx_errors()->set_value(i.rx_errors);
           u.mutable_tx_bytes()->set_value(i.tx_bytes);
           u.mutable_tx_errors()->set_value(i.tx_errors);
-          if (i.name == "eth0") *net->mutable_default_interface() = u;
-          *net->add_interfaces() = u;
+          if (i.name == "eth0") *usage->mutable_default_interface() = u;
+          *usage->add_interfaces() = u;
         }
       }
     }
