@@ -21,12 +21,16 @@ Figures measure(size_t n, const std::function<bool()>& call) {
     if (!call()) ++failures;
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
+  return figures_of(ms, failures);
+}
+
+Figures figures_of(std::vector<double>& ms, size_t failures) {
   if (ms.empty()) return {};
   std::sort(ms.begin(), ms.end());
   double sum = 0;
   for (double v : ms) sum += v;
   auto pct = [&](double p) { return ms[std::min(ms.size() - 1, static_cast<size_t>(p * ms.size()))]; };
-  return {pct(0.50), pct(0.95), pct(0.99), sum / ms.size(), n, failures};
+  return {pct(0.50), pct(0.95), pct(0.99), sum / ms.size(), ms.size(), failures};
 }
 
 void print_header() {
@@ -39,6 +43,8 @@ void row(const std::string& what, const Figures& f) {
   std::printf("| %-40s | %6zu | %9.3f | %9.3f | %9.3f | %9.3f | %8zu |\n", what.c_str(), f.n, f.p50_ms, f.p95_ms,
               f.p99_ms, f.mean_ms, f.failures);
 }
+
+void figure(const std::string& key, double value) { std::printf("figure\t%s\t%.3f\n", key.c_str(), value); }
 
 static long status_field_kib(int pid, const char* field) {
   std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/status").c_str(), "r");

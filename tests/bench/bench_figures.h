@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace berth::bench {
 
@@ -15,9 +16,13 @@ struct Figures {
 
 // Runs `call` n times, one after another; a call that returns false counts as a failure.
 Figures measure(size_t n, const std::function<bool()>& call);
+// Percentiles of durations already taken (`ms` is sorted in place).
+Figures figures_of(std::vector<double>& ms, size_t failures);
 
 void print_header();
 void row(const std::string& what, const Figures& f);
+// A line for scripts that compare runtimes (side-by-side.sh): "figure<TAB>key<TAB>value".
+void figure(const std::string& key, double value);
 
 long rss_kib(int pid);       // VmRSS, -1 when the process is gone
 long peak_rss_kib(int pid);  // VmHWM
