@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "bench_figures.h"
-#include "bench_pods.h"
 #include "call_latencies.h"
 #include "pod_fleet.h"
 
@@ -23,56 +22,15 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-v1::PodSandboxConfig lifecycle_pod(size_t i) {
-  v1::PodSandboxConfig c;
-  std::string name = "life-" + std::to_string(i);
-  c.mutable_metadata()->set_name(name);
-  c.mutable_metadata()->set_namespace_("berth-bench");
-  c.mutable_metadata()->set_uid("bench-" + name);
-  c.set_hostname(name);
-  c.mutable_linux()->set_cgroup_parent("/berth-bench/" + name);
-  c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_pid(v1::CONTAINER);
-  return c;
-}
-
-struct Pod {
-  std::string pod_id, container_id;
-};
-
 // RunPodSandbox, CreateContainer, StartContainer, each timed, and the three together.
-Pod make_pod(v1::RuntimeService::Stub& rt, const std::string& image, size_t i, CallLatencies& lat, std::string& error) {
-  Pod pod;
-  v1::PodSandboxConfig config = lifecycle_pod(i);
+FleetPod make_pod(v1::RuntimeService::Stub& rt, const std::string& image, size_t i, CallLatencies& lat, std::string& error) {
+  FleetPod pod;
   auto t0 = Clock::now();
-  grpc::Status s;
-  {
-    grpc::ClientContext ctx;
-    v1::RunPodSandboxRequest req;
-    *req.mutable_config() = config;
-    v1::RunPodSandboxResponse r;
-    s = rt.RunPodSandbox(&ctx, req, &r);
-    pod.pod_id = r.pod_sandbox_id();
-  }
-  double run_ms = ms_since(t0);
-  lat.add("RunPodSandbox", run_ms, s.ok());
-  auto t1 = Clock::now();
-  if (s.ok()) {
-    grpc::ClientContext ctx;
-    v1::CreateContainerRequest req;
-    req.set_pod_sandbox_id(pod.pod_id);
-    *req.mutable_config() = sleeper_config("sleeper", image);
-    *req.mutable_sandbox_config() = config;
-    v1::CreateContainerResponse r;
-    s = rt.CreateContainer(&ctx, req, &r);
-    pod.container_id = r.container_id();
-  }
-  if (s.ok()) {
-    grpc::ClientContext ctx;
-    v1::StartContainerRequest req;
-    req.set_container_id(pod.container_id);
-    v1::StartContainerResponse r;
-    s = rt.StartContainer(&ctx, req, &r);
-  }
+  Clock::time_point t1;
+  grpc::Status s = start_pod(rt, bench_pod_config("life-" + std::to_string(i)), image, &pod, [&](const grpc::Status& run) {
+    lat.add("RunPodSandbox", ms_since(t0), run.ok());
+    t1 = Clock::now();
+  });
   if (!pod.pod_id.empty()) {
     lat.add("CreateContainer+StartContainer", ms_since(t1), s.ok());
     lat.add("RunPodSandbox+CreateContainer+StartContainer", ms_since(t0), s.ok());
@@ -92,7 +50,7 @@ bool exec_true(v1::RuntimeService::Stub& rt, const std::string& container_id) {
 }
 
 // Kubelet's order: the container, then the sandbox.
-void take_down(v1::RuntimeService::Stub& rt, const Pod& pod, CallLatencies& lat) {
+void take_down(v1::RuntimeService::Stub& rt, const FleetPod& pod, CallLatencies& lat) {
   if (!pod.container_id.empty()) {
     lat.time("StopContainer", [&] {
       grpc::ClientContext ctx;
@@ -134,9 +92,9 @@ void run_lifecycle_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& i
   CallLatencies lat;
   std::string error;
   RuntimeSample before = procs.sample();
-  std::vector<Pod> pods;
+  std::vector<FleetPod> pods;
   for (size_t i = 0; i < o.pods; ++i) {
-    Pod pod = make_pod(rt, o.image, i, lat, error);
+    FleetPod pod = make_pod(rt, o.image, i, lat, error);
     if (!pod.pod_id.empty()) pods.push_back(pod);
   }
   RuntimeSample with_pods = procs.sample();

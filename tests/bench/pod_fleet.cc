@@ -31,7 +31,9 @@ void parallel_for(size_t n, size_t threads, const std::function<void(size_t)>& w
   for (auto& t : pool) t.join();
 }
 
-v1::PodSandboxConfig fleet_pod(const std::string& name) {
+}  // namespace
+
+v1::PodSandboxConfig bench_pod_config(const std::string& name) {
   v1::PodSandboxConfig c;
   c.mutable_metadata()->set_name(name);
   c.mutable_metadata()->set_namespace_("berth-bench");
@@ -42,7 +44,37 @@ v1::PodSandboxConfig fleet_pod(const std::string& name) {
   return c;
 }
 
-}  // namespace
+grpc::Status start_pod(v1::RuntimeService::Stub& rt, const v1::PodSandboxConfig& config, const std::string& image,
+                       FleetPod* made, const std::function<void(const grpc::Status&)>& after_run) {
+  grpc::Status s;
+  {
+    grpc::ClientContext ctx;
+    v1::RunPodSandboxRequest req;
+    *req.mutable_config() = config;
+    v1::RunPodSandboxResponse r;
+    s = rt.RunPodSandbox(&ctx, req, &r);
+    made->pod_id = r.pod_sandbox_id();
+  }
+  if (after_run) after_run(s);
+  if (s.ok()) {
+    grpc::ClientContext ctx;
+    v1::CreateContainerRequest req;
+    req.set_pod_sandbox_id(made->pod_id);
+    *req.mutable_config() = sleeper_config("sleeper", image);
+    *req.mutable_sandbox_config() = config;
+    v1::CreateContainerResponse r;
+    s = rt.CreateContainer(&ctx, req, &r);
+    made->container_id = r.container_id();
+  }
+  if (s.ok()) {
+    grpc::ClientContext ctx;
+    v1::StartContainerRequest req;
+    req.set_container_id(made->container_id);
+    v1::StartContainerResponse r;
+    s = rt.StartContainer(&ctx, req, &r);
+  }
+  return s;
+}
 
 bool pull_image(v1::ImageService::Stub& images, const std::string& image) {
   grpc::ClientContext ctx;
@@ -59,34 +91,8 @@ Fleet start_fleet(v1::RuntimeService::Stub& rt, const FleetOptions& o) {
   std::mutex mu;
   auto t0 = Clock::now();
   parallel_for(o.pods, o.concurrency, [&](size_t i) {
-    v1::PodSandboxConfig pod = fleet_pod(o.name + "-" + std::to_string(i));
     FleetPod made;
-    grpc::Status s;
-    {
-      grpc::ClientContext ctx;
-      v1::RunPodSandboxRequest req;
-      *req.mutable_config() = pod;
-      v1::RunPodSandboxResponse r;
-      s = rt.RunPodSandbox(&ctx, req, &r);
-      made.pod_id = r.pod_sandbox_id();
-    }
-    if (s.ok()) {
-      grpc::ClientContext ctx;
-      v1::CreateContainerRequest req;
-      req.set_pod_sandbox_id(made.pod_id);
-      *req.mutable_config() = sleeper_config("sleeper", o.image);
-      *req.mutable_sandbox_config() = pod;
-      v1::CreateContainerResponse r;
-      s = rt.CreateContainer(&ctx, req, &r);
-      made.container_id = r.container_id();
-    }
-    if (s.ok()) {
-      grpc::ClientContext ctx;
-      v1::StartContainerRequest req;
-      req.set_container_id(made.container_id);
-      v1::StartContainerResponse r;
-      s = rt.StartContainer(&ctx, req, &r);
-    }
+    grpc::Status s = start_pod(rt, bench_pod_config(o.name + "-" + std::to_string(i)), o.image, &made);
     std::lock_guard lock(mu);
     if (s.ok()) fleet.pods.push_back(made);
     else if (!made.pod_id.empty()) fleet.broken_pod_ids.push_back(made.pod_id);

@@ -2,6 +2,7 @@
 // kubelet's pod workers do: what the steady-state and density benchmarks stand on.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,17 @@ struct Fleet {
 };
 
 bool pull_image(runtime::v1::ImageService::Stub& images, const std::string& image);
+
+// A bench pod named `name`, in namespace berth-bench, with its own cgroup parent
+// /berth-bench/<name> (as kubelet's pods have) and its own PID namespace.
+runtime::v1::PodSandboxConfig bench_pod_config(const std::string& name);
+
+// RunPodSandbox, then CreateContainer + StartContainer of a `sleep` container of `image` in it;
+// `made` gets the ids of what was made. `after_run`, when set, is called as soon as
+// RunPodSandbox returned (the lifecycle bench times each step).
+grpc::Status start_pod(runtime::v1::RuntimeService::Stub& rt, const runtime::v1::PodSandboxConfig& config,
+                       const std::string& image, FleetPod* made,
+                       const std::function<void(const grpc::Status&)>& after_run = {});
 
 Fleet start_fleet(runtime::v1::RuntimeService::Stub& rt, const FleetOptions& options);
 
