@@ -4,6 +4,8 @@
 // unpacked once whatever the number of pulls needing it. A job stops as soon as no caller waits
 // for it any more or its deadline passes; every path that ends it, an exception included,
 // completes its shared result, so a later pull of the same reference never waits on a dead one.
+// The registry transfers and the unpacks are PullSteps: in berthd a berth-pull helper per pull
+// and per layer thread (pull_worker.h); everything else stays here.
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -160,7 +160,7 @@ Result<FetchedManifest> PullWorker::get_manifest(const std::string& tag_or_diges
 }
 
 Status PullWorker::fetch_blob(const Descriptor& d, const std::string& what) {
-  auto r = call({.op = proto::Request::Op::blob, .digest = d.digest, .media_type = d.media_type, .size = d.size, .what = what},
+  auto r = call({.op = proto::Request::Op::blob, .digest = d.digest, .size = d.size, .what = what},
                 nullptr);
   if (!r.ok()) return r.status().context(what);
   return r->status;

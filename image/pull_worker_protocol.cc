@@ -96,7 +96,7 @@ std::string encode_request(const Request& r) {
       j = {{"op", "manifest"}, {"ref", r.ref}};
       break;
     case Request::Op::blob:
-      j = {{"op", "blob"}, {"digest", r.digest}, {"media_type", r.media_type}, {"size", r.size}};
+      j = {{"op", "blob"}, {"digest", r.digest}, {"size", r.size}};
       break;
     case Request::Op::unpack:
       j = {{"op", "unpack"}, {"blob", r.blob_path}, {"dest", r.dest}};
@@ -119,7 +119,6 @@ Result<Request> decode_request(const std::string& payload) {
   } else if (op == "blob") {
     r.op = Request::Op::blob;
     r.digest = f.required_string("digest");
-    r.media_type = f.string("media_type");
     r.size = f.integer<int64_t>("size", -1);
   } else if (op == "unpack") {
     r.op = Request::Op::unpack;
@@ -136,8 +135,7 @@ std::string encode_reply(const Reply& r) {
   return json{{"code", static_cast<int>(r.status.code())},
               {"message", r.status.message()},
               {"registry_bytes", r.registry_bytes},
-              {"media_type", r.media_type},
-              {"digest", r.digest}}
+              {"media_type", r.media_type}}
       .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -151,7 +149,6 @@ Result<Reply> decode_reply(const std::string& payload) {
   if (f.ok() && (code < 0 || code > kMaxCode)) f.fail("code", "unknown status code " + std::to_string(code));
   r.registry_bytes = f.integer<uint64_t>("registry_bytes", 0);
   r.media_type = f.string("media_type");
-  r.digest = f.string("digest");
   if (Status s = fields_status(f, "berth-pull reply"); !s.ok()) return s;
   if (code != 0) r.status = Status(static_cast<Code>(code), message.empty() ? "berth-pull failed without a message" : message);
   return r;

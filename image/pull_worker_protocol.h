@@ -37,7 +37,7 @@ Result<Hello> decode_hello(const std::string& payload);
 struct Request {
   enum class Op { manifest, blob, unpack } op = Op::manifest;
   std::string ref;  // manifest: tag or digest
-  std::string digest, media_type;
+  std::string digest;
   int64_t size = -1;  // blob
   std::string blob_path, dest;  // unpack
   std::string what;  // names the object in errors
@@ -48,7 +48,7 @@ Result<Request> decode_request(const std::string& payload);
 struct Reply {
   Status status;
   uint64_t registry_bytes = 0;  // body bytes received from registries for this request
-  std::string media_type, digest;  // manifest
+  std::string media_type;  // manifest (its digest berthd computes itself)
 };
 std::string encode_reply(const Reply& reply);
 // The helper's answer; an unreadable one is an internal error naming the helper.

@@ -95,14 +95,13 @@ int main() {
       auto m = steps->get_manifest(req->ref);
       if (m.ok()) {
         reply.media_type = m->media_type;
-        reply.digest = m->digest;
         body = std::move(m->body);
         has_body = true;
       } else {
         reply.status = m.status();
       }
     } else if (req->op == proto::Request::Op::blob) {
-      berth::Descriptor d{.media_type = req->media_type, .digest = req->digest, .size = req->size};
+      berth::Descriptor d{.digest = req->digest, .size = req->size};
       reply.status = steps->fetch_blob(d, req->what);
     } else {
       reply.status = steps->unpack(req->blob_path, req->dest, req->what);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "bench_figures.h"
+#include "pod_fleet.h"
 
 namespace berth::bench {
 
@@ -49,15 +50,7 @@ void run_pull_bench(v1::ImageService::Stub& images, const std::string& ref, size
 
 void run_stored_pull_bench(v1::ImageService::Stub& images, const std::vector<std::string>& refs, size_t runs,
                            int runtime_pid) {
-  auto pull = [&](const std::string& ref) {
-    grpc::ClientContext ctx;
-    v1::PullImageRequest req;
-    req.mutable_image()->set_image(ref);
-    v1::PullImageResponse r;
-    grpc::Status s = images.PullImage(&ctx, req, &r);
-    if (!s.ok()) std::printf("PullImage %s: %s\n", ref.c_str(), s.error_message().c_str());
-    return s.ok();
-  };
+  auto pull = [&](const std::string& ref) { return pull_image(images, ref); };
   auto rss = [&] { return runtime_pid > 0 ? rss_kib(runtime_pid) / 1024.0 : 0.0; };
   std::printf("\nruntime VmRSS before the pulls: %.1f MiB\n", rss());
   for (const auto& ref : refs) pull(ref);

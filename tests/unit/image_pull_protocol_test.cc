@@ -37,7 +37,7 @@ TEST(PullProtocol, AnOversizedFrameIsRefusedBeforeItIsRead) {
 }
 
 TEST(PullProtocol, RequestsHelloAndRepliesRoundTrip) {
-  proto::Request blob{.op = proto::Request::Op::blob, .digest = "sha256:" + std::string(64, 'a'), .media_type = "m",
+  proto::Request blob{.op = proto::Request::Op::blob, .digest = "sha256:" + std::string(64, 'a'),
                       .size = 4096, .what = "layer x"};
   auto r = proto::decode_request(proto::encode_request(blob));
   ASSERT_TRUE(r.ok()) << r.status().message();
