@@ -1,5 +1,5 @@
-// ExecSync (`runtime exec` with the container's own process settings, output capped at 16 MiB per
-// stream, the process killed at the timeout), UpdateContainerResources (`runtime update`, and the
+// ExecSync (berth-exec, else `runtime exec`, with the container's own process settings, output
+// capped at 16 MiB per stream, the process killed at the timeout), UpdateContainerResources (`runtime update`, and the
 // record) and ReopenContainerLog (asked of the container's monitor).
 #include <signal.h>
 #include <sys/random.h>
@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "berth/cgroup_limits.h"
+#include "berth/cgroup_removal.h"
 #include "berth/cgroups_path.h"
 #include "berth/command.h"
 #include "berth/file_text.h"
@@ -52,7 +53,81 @@ v1::LinuxContainerResources merged(const v1::LinuxContainerResources& current, c
   return r;
 }
 
+ExecSyncOutput capped_output(CommandResult& r) {
+  ExecSyncOutput out{std::move(r.out), std::move(r.err), r.term_signal ? 128 + r.term_signal : r.exit_code};
+  if (out.out.size() + out.err.size() > kExecOutputLimit) out.err.resize(kExecOutputLimit - std::min(out.out.size(), kExecOutputLimit));
+  if (out.out.size() > kExecOutputLimit) out.out.resize(kExecOutputLimit);
+  return out;
+}
+
+Status exec_timed_out(const std::string& id, int64_t timeout_seconds, bool gone) {
+  return deadline_exceeded("exec in container " + id + ": timed out after " + std::to_string(timeout_seconds) + "s; " +
+                           (gone ? "the command was killed" : "the command was killed but has not exited yet"));
+}
+
+// The value of the report's "<key> <rest>" line, or "".
+std::string report_line(const std::string& report, const std::string& key) {
+  size_t at = 0;
+  while (at < report.size()) {
+    size_t end = report.find('\n', at);
+    if (end == std::string::npos) end = report.size();
+    if (report.compare(at, key.size() + 1, key + " ") == 0) return report.substr(at + key.size() + 1, end - at - key.size() - 1);
+    at = end + 1;
+  }
+  return "";
+}
+
 }  // namespace
+
+Result<std::optional<ExecSyncOutput>> ContainerManager::Impl::exec_with_helper(const Container& c, const nlohmann::json& spec,
+                                                                             const std::vector<std::string>& cmd,
+                                                                             int64_t timeout_seconds) {
+  const std::string& id = c.rec.id;
+  if (!exec_helper.present()) return std::optional<ExecSyncOutput>();
+  pid_t pid;
+  {
+    std::lock_guard lock(c.mu);
+    pid = c.rec.pid;
+  }
+  // The init, held by a pidfd and checked to be the container's after it was opened (a recycled
+  // pid names a stranger outside the container's cgroup).
+  UniqueFd init = pid > 0 ? open_pidfd(pid) : UniqueFd();
+  if (!init || !process_in_cgroup_leaf(pid, id)) return std::optional<ExecSyncOutput>();
+  std::vector<std::string> procs;
+  const std::string dir = cgroup_dir_of(c.cgroups_path, opt.runtimes.systemd_cgroup());
+  for (const auto& mount : cgroup_hierarchy_mounts())
+    if (::access((mount + dir + "/cgroup.procs").c_str(), F_OK) == 0) procs.push_back(mount + dir + "/cgroup.procs");
+  auto request = exec_helper_request(spec, cmd, procs, seccomp_programs);
+  if (!request.ok()) {
+    if (request.status().code() != Code::unimplemented) return request.status().context("exec in container " + id);
+    spdlog::debug("exec in container {}: through the runtime: {}", id, request.status().message());
+    return std::optional<ExecSyncOutput>();
+  }
+  Command command{.argv = {exec_helper.exec_path()},
+                  .stdin_data = std::move(*request),
+                  .timeout = std::chrono::seconds(timeout_seconds),
+                  .output_limit = kExecOutputLimit,
+                  .pass_fds = {init.get()},
+                  .capture_report = true};
+  // The command runs in the container's pid namespace and may leave the helper's process group:
+  // it is killed by its pid (through a pidfd, while it is the container's), the helper then
+  // reaps it and exits.
+  bool gone = true;
+  command.on_timeout = [&](const CommandResult& so_far) {
+    pid_t exec_pid = std::atoi(report_line(so_far.report, "pid").c_str());
+    gone = exec_pid <= 0 || kill_container_process(exec_pid, id, std::chrono::seconds(10));
+  };
+  auto r = run_command(command);
+  if (!r.ok()) return r.status().context("exec in container " + id + ": berth-exec");
+  if (r->timed_out) return exec_timed_out(id, timeout_seconds, gone);
+  if (std::string why = report_line(r->report, "unsupported"); !why.empty()) {
+    spdlog::debug("exec in container {}: through the runtime: berth-exec: {}", id, why);
+    return std::optional<ExecSyncOutput>();
+  }
+  if (std::string why = report_line(r->report, "error"); !why.empty())
+    return internal_error("exec in container " + id + ": " + why);
+  return std::optional<ExecSyncOutput>(capped_output(*r));
+}
 
 Result<ExecSyncOutput> ContainerManager::exec_sync(const std::string& id_or_prefix, const std::vector<std::string>& cmd,
                                                    int64_t timeout_seconds) {
@@ -67,6 +142,9 @@ Result<ExecSyncOutput> ContainerManager::exec_sync(const std::string& id_or_pref
   if (!rt.ok()) return rt.status();
   auto spec = nlohmann::json::parse(read_text_file(c->bundle + "/config.json"), nullptr, false);
   if (!spec.is_object()) return internal_error("exec in container " + id + ": its config.json is unreadable");
+  auto helped = impl_->exec_with_helper(*c, spec, cmd, timeout_seconds);
+  if (!helped.ok()) return helped.status();
+  if (*helped) return std::move(**helped);
   std::string base = c->bundle + "/exec-" + random_suffix();
   struct Cleanup {
     std::string base;
@@ -86,22 +164,16 @@ Result<ExecSyncOutput> ContainerManager::exec_sync(const std::string& id_or_pref
   // Killed through a pidfd, and only while it is one of the container's (its pid may have been
   // reused). The rpc answers once it is gone.
   bool gone = true;
-  command.on_timeout = [&] {
+  command.on_timeout = [&](const CommandResult&) {
     pid_t pid = read_pid_file(base + ".pid");
     gone = pid <= 0 || kill_container_process(pid, id, std::chrono::seconds(10));
   };
   auto r = run_command(command);
   if (!r.ok()) return r.status().context("exec in container " + id);
-  if (r->timed_out) {
-    return deadline_exceeded("exec in container " + id + ": timed out after " + std::to_string(timeout_seconds) + "s; " +
-                             (gone ? "the command was killed" : "the command was killed but has not exited yet"));
-  }
+  if (r->timed_out) return exec_timed_out(id, timeout_seconds, gone);
   if (std::string msg = runtime_log_error(base + ".log"); !msg.empty())
     return internal_error("exec in container " + id + ": " + rt->binary() + ": " + msg);
-  ExecSyncOutput out{std::move(r->out), std::move(r->err), r->term_signal ? 128 + r->term_signal : r->exit_code};
-  if (out.out.size() + out.err.size() > kExecOutputLimit) out.err.resize(kExecOutputLimit - std::min(out.out.size(), kExecOutputLimit));
-  if (out.out.size() > kExecOutputLimit) out.out.resize(kExecOutputLimit);
-  return out;
+  return capped_output(*r);
 }
 
 Status ContainerManager::update_resources(const std::string& id_or_prefix, const v1::LinuxContainerResources& update) {

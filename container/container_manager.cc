@@ -115,6 +115,9 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
     if (Status s = make_private_dir(d); !s.ok()) return s.context("containers");
   if (Status s = make_private_dir(impl->opt.state_dir + "/image-volumes"); !s.ok()) return s.context("containers");
   impl->volumes = std::make_unique<ImageVolumes>(impl->opt.state_dir + "/image-volumes", *impl->opt.images);
+  auto helper = ExecHelperBinary::load(impl->opt.exec_helper);
+  if (!helper.ok()) return helper.status().context("containers");
+  impl->exec_helper = std::move(*helper);
   Impl* raw = impl.get();
   impl->watcher = std::make_unique<MonitorWatcher>([raw](const std::string& id, const ExitInfo& e) { raw->on_exit(id, e); });
 

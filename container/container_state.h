@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "berth/container_manager.h"
 #include "berth/container_record.h"
@@ -16,6 +17,7 @@
 #include "berth/monitor.h"
 #include "berth/monitor_watcher.h"
 #include "berth/name_reservations.h"
+#include "exec_helper.h"
 #include "image_volumes.h"
 #include "berth/oci_runtime.h"
 
@@ -48,6 +50,8 @@ struct ContainerManager::Impl {
   NameReservations names;  // sandbox id + name + attempt -> id
   std::unique_ptr<MonitorWatcher> watcher;
   std::unique_ptr<ImageVolumes> volumes;  // <state>/image-volumes
+  ExecHelperBinary exec_helper;
+  SeccompPrograms seccomp_programs;
   // Recovered containers whose pod is gone, or that run without a monitor: finish_recovery's work.
   std::vector<std::string> orphans, unmonitored;
 
@@ -70,6 +74,10 @@ struct ContainerManager::Impl {
   // Kills (SIGKILL) a running container and waits for its exit to be recorded.
   Status kill_and_wait(Container& c, std::chrono::seconds timeout);
   bool wait_exited(Container& c, std::chrono::milliseconds timeout) const;
+  // ExecSync through berth-exec (container_exec.cc); nullopt when it does not apply (no helper,
+  // a spec it does not do, an init it cannot join): the runtime's exec runs instead.
+  Result<std::optional<ExecSyncOutput>> exec_with_helper(const Container& c, const nlohmann::json& spec,
+                                                         const std::vector<std::string>& cmd, int64_t timeout_seconds);
 };
 
 std::string name_key(const std::string& sandbox_id, const runtime::v1::ContainerMetadata& m);

@@ -119,4 +119,14 @@ Result<CapabilitySet> resolve_capabilities(const CapabilityRequest& req) {
   return out;
 }
 
+Result<uint64_t> capability_mask(const std::vector<std::string>& names, const std::string& field) {
+  uint64_t mask = 0;
+  for (const auto& n : names) {
+    int num = cap_number(n);
+    if (num < 0 || num >= 64) return invalid_argument(field + ": unknown capability '" + n + "'");
+    mask |= uint64_t{1} << num;
+  }
+  return mask;
+}
+
 }  // namespace berth

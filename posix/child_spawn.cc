@@ -47,15 +47,18 @@ int child_main(void* raw) {
     sigaction(sig, &dfl, nullptr);
   }
   if (s.new_process_group && setpgid(0, 0) != 0) fail(errno);
-  // Lift the given fds above 2 first, so no dup2 below overwrites another's source.
-  int lifted[3];
-  for (int t = 0; t < 3; ++t) {
+  // Lift the given fds above every target first, so no dup2 below overwrites another's source.
+  constexpr int kTargets = 3 + ChildSpec::kMaxExtra;
+  const int n = 3 + s.n_extra;
+  int lifted[kTargets];
+  for (int t = 0; t < n; ++t) {
     lifted[t] = -1;
-    if (s.stdio[t] < 0) continue;
-    lifted[t] = fcntl(s.stdio[t], F_DUPFD_CLOEXEC, 3);
+    int src = t < 3 ? s.stdio[t] : s.extra[t - 3];
+    if (src < 0) continue;
+    lifted[t] = fcntl(src, F_DUPFD_CLOEXEC, n);
     if (lifted[t] < 0) fail(errno);
   }
-  for (int t = 0; t < 3; ++t)
+  for (int t = 0; t < n; ++t)
     if (lifted[t] >= 0 && dup2(lifted[t], t) < 0) fail(errno);
   if (s.cwd && chdir(s.cwd) != 0) fail(errno);
   sigset_t none;

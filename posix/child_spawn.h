@@ -15,6 +15,10 @@ struct ChildSpec {
   char* const* argv = nullptr;
   char* const* envp = nullptr;
   int stdio[3] = {-1, -1, -1};     // fds for 0, 1, 2 (already open; -1: leave as inherited)
+  // More fds for a helper that takes them by number: extra[i] becomes fd 3 + i.
+  static constexpr int kMaxExtra = 4;
+  int extra[kMaxExtra] = {-1, -1, -1, -1};
+  int n_extra = 0;
   const char* cwd = nullptr;       // null: unchanged
   bool new_process_group = false;  // its own group, so a timeout can kill what it started
   bool die_with_parent = false;    // SIGKILL when the calling thread (berthd) dies

@@ -97,6 +97,13 @@ Result<CommandResult> run_command(const Command& cmd) {
   if (!in.ok()) return in.status();
   if (!out.ok()) return out.status();
   if (!err.ok()) return err.status();
+  if (cmd.pass_fds.size() + cmd.capture_report > ChildSpec::kMaxExtra) return invalid_argument("run command: too many fds to pass");
+  Pipe report;
+  if (cmd.capture_report) {
+    auto p = make_pipe();
+    if (!p.ok()) return p.status();
+    report = std::move(*p);
+  }
 
   // berthd blocks SIGTERM/SIGINT for its signal thread and ignores SIGPIPE; the child starts with
   // neither (spawn_child resets them), in its own process group so a timeout can kill everything
@@ -111,6 +118,8 @@ Result<CommandResult> run_command(const Command& cmd) {
   spec.stdio[0] = in->read.get();
   spec.stdio[1] = out->write.get();
   spec.stdio[2] = err->write.get();
+  for (int fd : cmd.pass_fds) spec.extra[spec.n_extra++] = fd;
+  if (report.write) spec.extra[spec.n_extra++] = report.write.get();
   spec.cwd = cmd.cwd ? cmd.cwd->c_str() : nullptr;
   spec.new_process_group = true;
   spec.die_with_parent = cmd.die_with_parent;
@@ -120,6 +129,7 @@ Result<CommandResult> run_command(const Command& cmd) {
   in->read.reset();
   out->write.reset();
   err->write.reset();
+  report.write.reset();
   fcntl(in->write.get(), F_SETFL, O_NONBLOCK);
   if (cmd.stdin_data.empty()) in->write.reset();
 
@@ -141,12 +151,13 @@ Result<CommandResult> run_command(const Command& cmd) {
       if (errno != EINTR) return errno_status(errno, "wait for " + cmd.argv[0]);
     }
   };
-  while (out->read || err->read || !exited) {
-    pollfd fds[4];
+  while (out->read || err->read || report.read || !exited) {
+    pollfd fds[5];
     int n = 0;
-    int out_i = -1, err_i = -1, in_i = -1, pid_i = -1;
+    int out_i = -1, err_i = -1, rep_i = -1, in_i = -1, pid_i = -1;
     if (out->read) { out_i = n; fds[n++] = {out->read.get(), POLLIN, 0}; }
     if (err->read) { err_i = n; fds[n++] = {err->read.get(), POLLIN, 0}; }
+    if (report.read) { rep_i = n; fds[n++] = {report.read.get(), POLLIN, 0}; }
     if (in->write) { in_i = n; fds[n++] = {in->write.get(), POLLOUT, 0}; }
     if (!exited && pidfd) { pid_i = n; fds[n++] = {pidfd.get(), POLLIN, 0}; }
     int wait_ms = -1;
@@ -155,7 +166,7 @@ Result<CommandResult> run_command(const Command& cmd) {
       if (left.count() <= 0 && cmd.on_timeout && !timeout_handled) {
         timeout_handled = true;
         res.timed_out = true;
-        cmd.on_timeout();
+        cmd.on_timeout(res);
         deadline = Clock::now() + std::chrono::seconds(2);
         continue;
       }
@@ -184,6 +195,8 @@ Result<CommandResult> run_command(const Command& cmd) {
     };
     drain(out_i, out->read, res.out, res.out_truncated);
     drain(err_i, err->read, res.err, res.err_truncated);
+    bool report_truncated = false;
+    drain(rep_i, report.read, res.report, report_truncated);
     if (in_i >= 0 && (fds[in_i].revents & (POLLOUT | POLLERR | POLLHUP))) {
       ssize_t w = write_no_sigpipe(in->write.get(), cmd.stdin_data.data() + stdin_off,
                                    cmd.stdin_data.size() - stdin_off);

@@ -156,6 +156,7 @@ int run_daemon(const Config& config) {
   auto containers = ContainerManager::open({.state_dir = config.state,
                                             .root_dir = config.root,
                                             .monitor_binary = helper_binary_path("berth-monitor"),
+                                            .exec_helper = helper_binary_path("berth-exec"),
                                             .runtimes = sandbox_options.runtimes,
                                             .images = &container_images,
                                             .pods = &container_pods,

@@ -6,7 +6,7 @@ set(BERTH_FUZZ_HARNESSES
   image_reference manifest www_authenticate
   cni_result config records
   monitor_protocol exit_record cri_log
-  cgroup_files cdi pull_worker)
+  cgroup_files cdi pull_worker exec_request)
 
 # image/'s parsers without the rest of berth_image: the fuzz build instruments every source it
 # compiles, and the registry client, store and unpacker hold no parser a harness reaches.
@@ -32,8 +32,8 @@ function(berth_fuzz_harness target name)
     target_link_libraries(${target} PRIVATE berth_network berth_checkpoint berth_posix berth_log
                                             nlohmann_json::nlohmann_json)
   elseif(name STREQUAL "config")
-    # server/config.cc alone: linking berth_server would bring all of berthd (and gRPC) along.
-    target_sources(${target} PRIVATE ${src}/server/config.cc)
+    # server/config.cc (and its printer) alone: linking berth_server would bring all of berthd (and gRPC) along.
+    target_sources(${target} PRIVATE ${src}/server/config.cc ${src}/server/config_print.cc)
     target_include_directories(${target} PRIVATE ${src}/server/include ${src}/image/include)
     target_link_libraries(${target} PRIVATE berth_status berth_toml nlohmann_json::nlohmann_json)
   elseif(name STREQUAL "records")
@@ -45,6 +45,11 @@ function(berth_fuzz_harness target name)
     # stats/'s parsers alone: berth_stats links the container and sandbox managers for its collector.
     target_sources(${target} PRIVATE ${src}/stats/cgroup_pressure.cc ${src}/stats/cgroup_io.cc)
     target_include_directories(${target} PRIVATE ${src}/stats/include)
+  elseif(name STREQUAL "exec_request")
+    # The encoder and the helper's parser alone: berth_container would bring every manager along.
+    target_sources(${target} PRIVATE ${src}/container/exec_helper.cc ${src}/container/program/exec_request_parse.cc)
+    target_include_directories(${target} PRIVATE ${src}/container)
+    target_link_libraries(${target} PRIVATE berth_oci berth_json berth_posix berth_status nlohmann_json::nlohmann_json)
   elseif(name STREQUAL "cdi")
     target_link_libraries(${target} PRIVATE berth_cdi nlohmann_json::nlohmann_json)
   else()

@@ -446,6 +446,31 @@ def pull_worker():
     write("pull_worker", "hello", b"\x02" + json.dumps(hello).encode())
 
 
+# ---- berth-exec request (container/program/exec_request.h) ----
+def exec_request():
+    """fuzz_exec_request: mode byte (% 2: 0 wire bytes to the helper's parser, 1 a process
+    object to berthd's encoder), then the bytes."""
+    def rec(tag, value):
+        return tag.encode() + struct.pack("<I", len(value)) + value
+    def s(v):
+        return v.encode() + b"\0"
+    def n(v):
+        return struct.pack("<Q", v)
+    wire = (b"BXR1" + rec("a", s("/bin/sh")) + rec("a", s("-c")) + rec("a", s("echo hi")) + rec("e", s("PATH=/bin")) +
+            rec("c", s("/tmp")) + rec("u", n(1000)) + rec("g", n(2000)) + rec("G", n(3000)) + rec("B", n(0x5fb)) +
+            rec("E", n(0x5fb)) + rec("P", n(0x5fb)) + rec("n", n(1)) + rec("r", n(7) + n(1024) + n(4096)) +
+            rec("o", n(2**64 - 998)) + rec("s", b"\x06\0\0\0\0\0\xff\x7f") + rec("k", s("/sys/fs/cgroup/pids/x/cgroup.procs")))
+    write("exec_request", "wire_full", b"\x00" + wire)
+    write("exec_request", "wire_truncated", b"\x00" + wire[:-7])
+    write("exec_request", "wire_bad_string", b"\x00" + b"BXR1" + rec("a", b"no-nul"))
+    process = {"user": {"uid": 1000, "gid": 2000, "additionalGids": [3000], "umask": 18}, "args": ["sleep"],
+               "env": ["PATH=/bin", "A=b"], "cwd": "/", "noNewPrivileges": True, "oomScoreAdj": -100,
+               "capabilities": {"bounding": ["CAP_KILL"], "effective": ["CAP_KILL"], "permitted": ["CAP_KILL"]},
+               "rlimits": [{"type": "RLIMIT_NOFILE", "hard": 1024, "soft": 1024}], "apparmorProfile": "p"}
+    write("exec_request", "process_full", b"\x01" + json.dumps(process).encode())
+    write("exec_request", "process_terminal", b"\x01" + json.dumps({"terminal": True}).encode())
+
+
 def main():
     spdy()
     ws()
@@ -457,6 +482,7 @@ def main():
     monitor()
     cgroup_files()
     pull_worker()
+    exec_request()
 
 
 if __name__ == "__main__":

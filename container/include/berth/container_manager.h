@@ -63,6 +63,8 @@ struct ContainerManagerOptions {
   std::string state_dir;  // <state>: bundles, rootfs mounts, monitor sockets, exit files
   std::string root_dir;   // <root>: writable layers and records
   std::string monitor_binary;
+  // berth-exec, which runs ExecSync commands without the runtime; empty: always `runtime exec`.
+  std::string exec_helper;
   RuntimeHandlers runtimes;  // also says the cgroup driver (systemd_cgroup())
   ContainerImages* images = nullptr;
   ContainerPods* pods = nullptr;

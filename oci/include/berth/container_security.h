@@ -33,6 +33,10 @@ const std::vector<std::string>& default_capabilities();
 // adding a capability outside the bounding set; ALL and privileged mean the bounding set.
 Result<CapabilitySet> resolve_capabilities(const CapabilityRequest& request);
 
+// The bit mask of an OCI capability list ("CAP_…" names); an unknown name is INVALID_ARGUMENT
+// naming `field`. Runtimes skip names their kernel lacks; a spec berth wrote has none.
+Result<uint64_t> capability_mask(const std::vector<std::string>& names, const std::string& field);
+
 const std::vector<std::string>& default_masked_paths();
 const std::vector<std::string>& default_readonly_paths();
 

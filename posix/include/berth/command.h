@@ -12,6 +12,8 @@
 
 namespace berth {
 
+struct CommandResult;
+
 struct Command {
   std::vector<std::string> argv;            // argv[0] is a path, or a name looked up in PATH
   std::optional<std::vector<std::string>> env;  // "K=V" entries; unset: inherit berthd's
@@ -24,8 +26,14 @@ struct Command {
   bool die_with_parent = true;
   // Run at the deadline, before the process group is killed: stops what the command started
   // outside its group (an exec's process inside a container), so the command, still alive, reaps
-  // it. The command then has a short grace to exit by itself.
-  std::function<void()> on_timeout;
+  // it. The command then has a short grace to exit by itself. It sees what came so far (the
+  // report names what to stop).
+  std::function<void(const CommandResult& so_far)> on_timeout;
+  // Fds the program gets as 3, 4, ... (the caller keeps them open until run_command returns).
+  std::vector<int> pass_fds;
+  // A pipe for the program's own report, apart from its output: its write end is the fd after
+  // pass_fds; what comes through is CommandResult::report (capped like the output).
+  bool capture_report = false;
 };
 
 struct CommandResult {
@@ -36,6 +44,7 @@ struct CommandResult {
   bool err_truncated = false;
   std::string out;
   std::string err;
+  std::string report;  // with Command::capture_report
 
   bool success() const { return !timed_out && term_signal == 0 && exit_code == 0; }
   // "exit status 2", "killed by signal 9", "timed out after 500ms"
