@@ -51,7 +51,7 @@ struct ContainerManager::Impl {
   std::unique_ptr<MonitorWatcher> watcher;
   std::unique_ptr<ImageVolumes> volumes;  // <state>/image-volumes
   ExecHelperBinary exec_helper;
-  SeccompPrograms seccomp_programs;
+  SeccompProgramCache seccomp_programs;
   // Recovered containers whose pod is gone, or that run without a monitor: finish_recovery's work.
   std::vector<std::string> orphans, unmonitored;
 

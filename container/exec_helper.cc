@@ -1,4 +1,4 @@
-// exec_helper_request and its two caches. The request is built only from fields this file knows:
+// exec_helper_request and the helper's binary. The request is built only from fields this file knows:
 // any other process field of the spec (a newer runtime-spec's I/O priority, scheduler or CPU
 // affinity, ...) makes it UNIMPLEMENTED, so an ExecSync never runs with less than the runtime
 // would have applied.
@@ -88,22 +88,8 @@ Result<ExecHelperBinary> ExecHelperBinary::load(const std::string& path) {
 
 std::string ExecHelperBinary::exec_path() const { return "/proc/self/fd/" + std::to_string(fd_.get()); }
 
-Result<SeccompProgram> SeccompPrograms::get(const json& section) {
-  std::string key = section.dump();
-  {
-    std::lock_guard lock(mu_);
-    if (auto it = programs_.find(key); it != programs_.end()) return it->second;
-  }
-  auto compiled = compile_seccomp_filter(section);
-  if (!compiled.ok()) return compiled.status();
-  std::lock_guard lock(mu_);
-  if (programs_.size() >= 64) programs_.clear();
-  programs_.emplace(std::move(key), *compiled);
-  return compiled;
-}
-
 Result<std::string> exec_helper_request(const json& spec, const std::vector<std::string>& cmd,
-                                        const std::vector<std::string>& cgroup_procs, SeccompPrograms& seccomp) {
+                                        const std::vector<std::string>& cgroup_procs, SeccompProgramCache& seccomp) {
   // operator[] and value() throw on members of another type: config.json may be damaged on disk.
   if (!spec.is_object() || !spec.contains("process") || !spec["process"].is_object())
     return internal_error("config.json: field 'process': missing or not an object");

@@ -1,10 +1,8 @@
 // ExecSync through berth-exec (program/berth_exec.cc) instead of `runtime exec`: the request
-// derived from the container's spec, the helper's binary held in a sealed memfd, and compiled
-// seccomp programs kept per profile (internal to container/).
+// derived from the container's spec and the helper's binary held in a sealed memfd (internal to
+// container/).
 #pragma once
 
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,22 +28,11 @@ class ExecHelperBinary {
   UniqueFd fd_;
 };
 
-// Compiled seccomp programs by section text: containers of one profile share one. Bounded: a
-// node with many distinct Localhost profiles compiles again rather than growing.
-class SeccompPrograms {
- public:
-  Result<SeccompProgram> get(const nlohmann::json& section);
-
- private:
-  std::mutex mu_;
-  std::map<std::string, SeccompProgram> programs_;
-};
-
 // berth-exec's request for `cmd` with the spec's process settings and seccomp, joining the
 // cgroup.procs files given. UNIMPLEMENTED when the spec asks for what the helper does not do
 // (a terminal, an SELinux label, process fields it does not know, a seccomp notify action): the
 // caller runs the runtime's exec instead.
 Result<std::string> exec_helper_request(const nlohmann::json& spec, const std::vector<std::string>& cmd,
-                                        const std::vector<std::string>& cgroup_procs, SeccompPrograms& seccomp);
+                                        const std::vector<std::string>& cgroup_procs, SeccompProgramCache& seccomp);
 
 }  // namespace berth

@@ -203,4 +203,18 @@ Result<SeccompProgram> compile_seccomp_filter(const json& section) {
   return program;
 }
 
+Result<SeccompProgram> SeccompProgramCache::get(const json& section) {
+  std::string key = section.dump();
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = programs_.find(key); it != programs_.end()) return it->second;
+  }
+  auto compiled = compile_seccomp_filter(section);
+  if (!compiled.ok()) return compiled.status();
+  std::lock_guard lock(mu_);
+  if (programs_.size() >= 64) programs_.clear();
+  programs_.emplace(std::move(key), *compiled);
+  return compiled;
+}
+
 }  // namespace berth

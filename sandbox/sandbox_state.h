@@ -14,6 +14,7 @@
 #include "berth/name_reservations.h"
 #include "cgroup_parents.h"
 #include "berth/oci_runtime.h"
+#include "berth/seccomp_filter.h"
 #include "berth/sandbox_checkpoint.h"
 #include "berth/sandbox_manager.h"
 #include "berth/unique_fd.h"
@@ -52,7 +53,8 @@ struct SandboxManager::Impl {
   std::mutex mu;
   std::map<std::string, std::shared_ptr<Sandbox>> sandboxes;
   NameReservations names;
-  std::unique_ptr<CgroupParents> cgroup_parents;  // cgroupfs parents made for pods (not with systemd)
+  std::unique_ptr<CgroupParents> cgroup_parents;
+  SeccompProgramCache seccomp_programs;  // the pauses' filters, for berth-pause-launch  // cgroupfs parents made for pods (not with systemd)
 
   Result<OciRuntime> runtime_for(const std::string& handler) const;
   int oom_score_adj(int wanted);

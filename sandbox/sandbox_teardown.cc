@@ -103,8 +103,13 @@ Status SandboxManager::Impl::release(Sandbox& s) {
   }
   fault_point(FaultPoint::stop_pod_sandbox_network_torn_down);
   // (The pidfd is set and reset only under op, which the caller holds.)
-  bool killed = s.runtime_may_exist && s.pidfd && kill_through_pidfd(s, s.pidfd.get());
+  bool killed = s.pidfd && kill_through_pidfd(s, s.pidfd.get());
   fault_point(FaultPoint::stop_pod_sandbox_pause_killed);
+  // A pause berth-pause-launch started has no runtime state: its end is seen on the pidfd, and
+  // the cgroup's removal below takes whatever is left.
+  if (!s.runtime_may_exist && killed && !wait_ended(s.pidfd.get(), kPauseExitWait))
+    spdlog::error("sandbox {}: the pause {} did not end within {}s of SIGKILL; its cgroup's removal kills it", s.cp.id, s.pid,
+                  kPauseExitWait.count());
   if (s.runtime_may_exist) {
     auto rt = runtime_for(cp.runtime_handler);
     if (!rt.ok()) return failed_step(s, "runtime", rt.status());

@@ -122,6 +122,7 @@ int run_daemon(const Config& config) {
   SandboxManagerOptions sandbox_options{.state_dir = config.state,
                                         .root_dir = config.root,
                                         .pause_binary = helper_binary_path("berth-pause"),
+                                        .pause_launcher = helper_binary_path("berth-pause-launch"),
                                         .runtimes = runtime_handlers(config)};
   HistogramFamily& cni_runs = metrics.histogram("berth_cni_plugin_duration_seconds",
                                                 "CNI plugin execs, by plugin, command and outcome.",

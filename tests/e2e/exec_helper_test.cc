@@ -139,11 +139,12 @@ TEST_F(ExecHelperViews, RootWithCapabilitiesAndFilterBeforeThem) {
   EXPECT_EQ(v.text.find("CapEff:\t0000000000000000"), std::string::npos) << v.text;
 }
 
-// The name of the host process that is the parent of an ExecSync'd `sleep 7.25` in `id`.
-std::string exec_parent(CriClient& cri, const std::string& id, pid_t berthd) {
+// The name of the host process that is the parent of an ExecSync'd `sleep <seconds>` in `id`
+// (a duration of the test's own, so another test's sleep is never taken for it).
+std::string exec_parent(CriClient& cri, const std::string& id, pid_t berthd, const std::string& seconds) {
   auto pending = std::async(std::launch::async, [&] {
     v1::ExecSyncResponse r;
-    grpc::Status s = cri.exec_sync(id, {"sleep", "7.25"}, &r, 20);
+    grpc::Status s = cri.exec_sync(id, {"sleep", seconds}, &r, 20);
     return s.ok() && r.exit_code() == 0;
   });
   std::string parent_name;
@@ -154,7 +155,7 @@ std::string exec_parent(CriClient& cri, const std::string& id, pid_t berthd) {
       if (name.find_first_not_of("0123456789") != std::string::npos) continue;
       std::ifstream cmdline(e.path() / "cmdline");
       std::string args((std::istreambuf_iterator<char>(cmdline)), {});
-      if (args != std::string("sleep\0007.25\0", 11)) continue;
+      if (args != "sleep" + std::string(1, '\0') + seconds + std::string(1, '\0')) continue;
       pid_t ppid = std::stoi(proc_field(std::stoi(name), "PPid"));
       parent_name = proc_field(ppid, "Name");
       EXPECT_EQ(proc_field(ppid, "PPid"), std::to_string(berthd));  // berthd's own child
@@ -168,7 +169,7 @@ std::string exec_parent(CriClient& cri, const std::string& id, pid_t berthd) {
 TEST_F(ExecHelper, TheCommandIsAChildOfBerthExecNotOfTheRuntime) {
   auto& cri = ready();
   std::string id = run(shell_container("parent", "exec sleep 1000"));
-  EXPECT_EQ(exec_parent(cri, id, d_->pid()), "berth-exec");
+  EXPECT_EQ(exec_parent(cri, id, d_->pid(), "7.25"), "berth-exec");
 }
 
 // A process field berth-exec does not know (a newer runtime-spec's I/O priority, here written
@@ -180,7 +181,7 @@ TEST_F(ExecHelper, ASpecItDoesNotApplyGoesThroughTheRuntime) {
   auto spec = nlohmann::json::parse(read_file(path));
   spec["process"]["ioPriority"] = {{"class", "IOPRIO_CLASS_BE"}, {"priority", 4}};
   std::ofstream(path) << spec.dump();
-  EXPECT_EQ(exec_parent(cri, id, d_->pid()), "runc");
+  EXPECT_EQ(exec_parent(cri, id, d_->pid(), "7.5"), "runc");
   EXPECT_EQ(exec_out(id, {"echo", "through runc"}), "through runc\n");
 }
 

@@ -203,6 +203,59 @@ TEST_F(Sandboxes, SysctlsAndSeccompAreApplied) {
   EXPECT_NE(shell("cat /proc/" + std::to_string(pid) + "/status").find("Seccomp:\t2"), std::string::npos);
 }
 
+// The embedded pause is started by berth-pause-launch, not the runtime (which knows nothing of
+// it), with the spec's confinement: no capability in any set, no_new_privs, the seccomp filter,
+// a read-only root, its own PID namespace (it is PID 1 there) and the sandbox's cgroup. A
+// privileged pod's pause (every capability) still goes through the runtime.
+TEST_F(Sandboxes, PauseStartsWithoutTheRuntimeAndConfined) {
+  auto& d = daemon();
+  auto c = pod("launched-pod");
+  c.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(v1::SecurityProfile::RuntimeDefault);
+  std::string id;
+  {
+    grpc::Status st = run_pod(d, c, &id);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+  }
+  std::string runc_list = "runc --root " + d.state() + "/runtime/runc list -q";
+  EXPECT_EQ(shell(runc_list).find(id), std::string::npos);
+  std::string p = "/proc/" + std::to_string(pause_pid(d, id));
+  std::string status = shell("cat " + p + "/status");
+  for (const char* want : {"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000",
+                           "CapBnd:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2",
+                           "NSpid:\t"})
+    EXPECT_NE(status.find(want), std::string::npos) << want << "\n" << status;
+  EXPECT_NE(status.find("\t1\n", status.find("NSpid:")), std::string::npos) << status;  // PID 1 in its namespace
+  EXPECT_NE(shell("cat " + p + "/cgroup").find(id), std::string::npos);
+  // Its root: the pause rootfs, read-only.
+  std::string root_line = shell("awk '$5 == \"/\"' " + p + "/mountinfo");
+  EXPECT_NE(root_line.find(" ro"), std::string::npos) << root_line;
+  EXPECT_EQ(shell("readlink " + p + "/exe"), "/pause\n");
+  {
+    grpc::Status st = stop(d, id);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+  }
+  {
+    grpc::Status st = remove(d, id);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+  }
+
+  auto priv = pod("privileged-pod");
+  priv.mutable_linux()->mutable_security_context()->set_privileged(true);
+  {
+    grpc::Status st = run_pod(d, priv, &id);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+  }
+  EXPECT_NE(shell(runc_list).find(id), std::string::npos);
+  {
+    grpc::Status st = stop(d, id);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+  }
+  {
+    grpc::Status st = remove(d, id);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+  }
+}
+
 TEST_F(Sandboxes, SecurityContextUserResourcesAndLocalhostSeccomp) {
   auto& d = daemon();
   TempDir dir;

@@ -34,7 +34,7 @@ void encode(const std::string& text) {
   auto process = nlohmann::json::parse(text, nullptr, false);
   if (process.is_discarded()) return;
   nlohmann::json spec = {{"process", process}};
-  static SeccompPrograms programs;
+  static SeccompProgramCache programs;
   auto req = exec_helper_request(spec, {"/bin/true", "arg"}, {"/sys/fs/cgroup/x/cgroup.procs"}, programs);
   if (!req.ok()) return;
   static exec_wire::ExecRequest r;

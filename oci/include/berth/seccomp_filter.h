@@ -2,6 +2,8 @@
 // a process it starts itself (ExecSync's berth-exec) exactly as runc confines the container's.
 #pragma once
 
+#include <map>
+#include <mutex>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -23,5 +25,16 @@ struct SeccompProgram {
 // compile (notify actions and listeners, unknown actions, operators or flags) is UNIMPLEMENTED:
 // the caller lets the runtime do it. A malformed section is INVALID_ARGUMENT.
 Result<SeccompProgram> compile_seccomp_filter(const nlohmann::json& section);
+
+// Compiled programs by section text: containers and pauses of one profile share one. Bounded: a
+// node with many distinct Localhost profiles compiles again rather than growing.
+class SeccompProgramCache {
+ public:
+  Result<SeccompProgram> get(const nlohmann::json& section);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, SeccompProgram> programs_;
+};
 
 }  // namespace berth

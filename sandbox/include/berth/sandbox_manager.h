@@ -63,6 +63,8 @@ struct SandboxManagerOptions {
   std::string state_dir;       // <state>: bundles, netns pins, pause rootfs
   std::string root_dir;        // <root>: checkpoints
   std::string pause_binary;    // berth-pause
+  // berth-pause-launch, which starts the embedded pause without the runtime; empty: the runtime.
+  std::string pause_launcher;
   RuntimeHandlers runtimes;  // also says the cgroup driver (systemd_cgroup())
   SandboxImages* images = nullptr;    // unset: the embedded pause, no image holds
   SandboxNetwork* network = nullptr;  // unset: pods get loopback only

@@ -1,0 +1,65 @@
+// create_cgroup; see cgroup_creation.h. Levels that exist are left as they are (a pod's parent
+// that kubelet or another pod made), so only what is missing is filled in.
+#include "berth/cgroup_creation.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+
+#include "berth/cgroup_removal.h"
+#include "berth/file_text.h"
+
+namespace berth {
+
+namespace {
+
+bool write_text(const std::string& path, const std::string& text) {
+  FILE* f = std::fopen(path.c_str(), "we");
+  if (!f) return false;
+  bool ok = std::fputs(text.c_str(), f) >= 0;
+  return std::fclose(f) == 0 && ok;
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> create_cgroup(const std::string& dir) {
+  if (dir.empty() || dir[0] != '/' || dir == "/" || dir.find("/../") != std::string::npos)
+    return invalid_argument("create cgroup: '" + dir + "' is not a cgroup below a hierarchy's root");
+  std::vector<std::string> procs;
+  for (const auto& mount : cgroup_hierarchy_mounts()) {
+    bool cpuset = ::access((mount + "/cpuset.cpus").c_str(), F_OK) == 0;
+    bool v2 = ::access((mount + "/cgroup.controllers").c_str(), F_OK) == 0;
+    std::string path = mount;
+    for (size_t at = 1; at <= dir.size();) {
+      size_t end = dir.find('/', at);
+      if (end == std::string::npos) end = dir.size();
+      std::string parent = path;
+      path += dir.substr(at - 1, end - at + 1);
+      at = end + 1;
+      if (v2) {
+        // What the parent offers, handed down so limits can be written below it.
+        std::string offered = trimmed(read_text_file(parent + "/cgroup.controllers")), wanted;
+        for (const char* c : {"cpu", "cpuset", "memory", "pids", "io", "hugetlb"})
+          if ((" " + offered + " ").find(std::string(" ") + c + " ") != std::string::npos) wanted += std::string(wanted.empty() ? "+" : " +") + c;
+        if (!wanted.empty()) (void)write_text(parent + "/cgroup.subtree_control", wanted);
+      }
+      if (::mkdir(path.c_str(), 0755) != 0) {
+        if (errno == EEXIST) continue;
+        return errno_status(errno, "create cgroup " + path);
+      }
+      if (cpuset)
+        for (const char* f : {"/cpuset.cpus", "/cpuset.mems"})
+          if (trimmed(read_text_file(path + f)).empty() && !write_text(path + f, read_text_file(parent + f)))
+            return errno_status(errno, "create cgroup " + path + ": " + std::string(f + 1) + " from its parent");
+    }
+    procs.push_back(path + "/cgroup.procs");
+  }
+  return procs;
+}
+
+}  // namespace berth
