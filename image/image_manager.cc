@@ -25,6 +25,13 @@ namespace fs = std::filesystem;
 ImageManager::ImageManager(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ImageManager::~ImageManager() = default;
 
+void ImageManager::set_registry_hosts(std::map<std::string, RegistryHostSettings> hosts) {
+  auto next = std::make_shared<RegistryOptions>(*impl_->registry());
+  next->hosts = std::move(hosts);
+  std::lock_guard lock(impl_->registry_mu);
+  impl_->registry_now = std::move(next);
+}
+
 Result<std::unique_ptr<ImageManager>> ImageManager::open(ImageManagerOptions options) {
   auto impl = std::make_unique<Impl>(std::move(options));
   std::error_code ec;

@@ -45,6 +45,24 @@ class PromiseKeeper {
   bool set_ = false;
 };
 
+// In-process steps keep the registry settings they were opened with alive for as long as they run
+// (their client holds a reference), whatever a config reload does meanwhile.
+class RegistryHeldSteps final : public PullSteps {
+ public:
+  RegistryHeldSteps(std::shared_ptr<const RegistryOptions> registry, const ImageReference& ref, const RegistryCredentials& creds,
+                    BlobStore& blobs, PullStopCheck stop)
+      : registry_(std::move(registry)), steps_(in_process_pull_steps(*registry_, ref, creds, blobs, std::move(stop))) {}
+  Result<FetchedManifest> get_manifest(const std::string& tag_or_digest) override { return steps_->get_manifest(tag_or_digest); }
+  Status fetch_blob(const Descriptor& d, const std::string& what) override { return steps_->fetch_blob(d, what); }
+  Status unpack(const std::string& blob_path, const std::string& dest, const std::string& what) override {
+    return steps_->unpack(blob_path, dest, what);
+  }
+
+ private:
+  std::shared_ptr<const RegistryOptions> registry_;  // declared first: outlives the steps
+  std::unique_ptr<PullSteps> steps_;
+};
+
 }  // namespace
 
 Status PullJob::should_stop() const {
@@ -68,10 +86,11 @@ Result<std::unique_ptr<PullSteps>> ImageManager::Impl::open_steps(const ImageRef
     // (pull_libraries.cc).
     auto libs = pull_libraries();
     if (!libs.ok()) return libs.status();
-    return in_process_pull_steps(opt.registry, ref, creds, *blobs, stop);
+    return std::unique_ptr<PullSteps>(std::make_unique<RegistryHeldSteps>(registry(), ref, creds, *blobs, stop));
   }
-  auto w = PullWorker::start(opt.pull_helper, {.store = opt.dir, .reference = ref.string(), .registry = opt.registry, .credentials = creds},
-                             opt.registry.on_bytes, stop);
+  auto registry_options = registry();
+  auto w = PullWorker::start(opt.pull_helper, {.store = opt.dir, .reference = ref.string(), .registry = *registry_options, .credentials = creds},
+                             registry_options->on_bytes, stop);
   if (!w.ok()) return w.status();
   return std::unique_ptr<PullSteps>(std::move(*w));
 }

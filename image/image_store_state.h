@@ -53,8 +53,18 @@ struct ImageManager::Impl {
   std::counting_semaphore<64> fetch_slots;
   std::atomic<uint64_t> trash_serial{0};
 
+  // The registry settings pulls start with (opt.registry until set_registry_hosts replaces them at a
+  // config reload); a running pull keeps the ones it started with.
+  mutable std::mutex registry_mu;
+  std::shared_ptr<const RegistryOptions> registry_now;
+
   explicit Impl(ImageManagerOptions o)
-      : opt(std::move(o)), index(opt.dir + "/index.json"), fetch_slots(std::clamp(opt.max_parallel_layer_fetches, 1, 64)) {}
+      : opt(std::move(o)), index(opt.dir + "/index.json"), fetch_slots(std::clamp(opt.max_parallel_layer_fetches, 1, 64)),
+        registry_now(std::make_shared<const RegistryOptions>(opt.registry)) {}
+  std::shared_ptr<const RegistryOptions> registry() const {
+    std::lock_guard lock(registry_mu);
+    return registry_now;
+  }
 
   std::string snapshot_dir(const std::string& digest) const { return opt.dir + "/snapshots/" + digest.substr(7); }
   std::string trash_dir() const { return opt.dir + "/trash"; }

@@ -49,7 +49,17 @@ struct CniManager::State {
   }
 
   explicit State(CniOptions o) : opt(std::move(o)), cache(opt.cache_dir), observer{opt.on_plugin_run, opt.on_busy_retry} {}
-  ExecSettings exec() const { return {opt.plugin_dirs, opt.exec_timeout, opt.busy_retry_budget, &observer}; }
+  ExecSettings exec() const { return {plugin_dirs(), opt.exec_timeout, opt.busy_retry_budget, &observer}; }
+  // opt.conf_dir and opt.plugin_dirs change at a config reload (set_dirs): read them through these.
+  mutable std::mutex dirs_mu;
+  std::string conf_dir() const {
+    std::lock_guard lock(dirs_mu);
+    return opt.conf_dir;
+  }
+  std::vector<std::string> plugin_dirs() const {
+    std::lock_guard lock(dirs_mu);
+    return opt.plugin_dirs;
+  }
 };
 
 CniManager::CniManager(CniOptions options) : state_(std::make_unique<State>(std::move(options))) {
@@ -61,10 +71,32 @@ CniManager::CniManager(CniOptions options) : state_(std::make_unique<State>(std:
 
 CniManager::~CniManager() { state_->watcher.reset(); }
 
-const CniOptions& CniManager::options() const { return state_->opt; }
+CniOptions CniManager::options() const {
+  std::lock_guard lock(state_->dirs_mu);
+  return state_->opt;
+}
+
+void CniManager::set_dirs(const std::string& conf_dir, const std::vector<std::string>& plugin_dirs) {
+  bool conf_dir_changed = false;
+  {
+    std::lock_guard lock(state_->dirs_mu);
+    conf_dir_changed = state_->opt.conf_dir != conf_dir;
+    state_->opt.conf_dir = conf_dir;
+    state_->opt.plugin_dirs = plugin_dirs;
+  }
+  if (conf_dir_changed) {
+    std::error_code ec;
+    std::filesystem::create_directories(conf_dir, ec);
+    if (state_->opt.watch_conf_dir) {
+      state_->watcher.reset();  // joins the old dir's thread before the new one starts
+      state_->watcher = std::make_unique<ConfDirWatcher>(conf_dir, [this] { reload(); });
+    }
+  }
+  reload();
+}
 
 void CniManager::reload() {
-  ConfDirScan scan = scan_conf_dir(state_->opt.conf_dir);
+  ConfDirScan scan = scan_conf_dir(state_->conf_dir());
   for (const auto& s : scan.skipped) spdlog::warn("cni: skipping {}", s);
   {
     std::lock_guard lock(state_->mu);
@@ -87,20 +119,21 @@ NetworkReadiness CniManager::readiness() const {
   NetworkReadiness r;
   if (!network) {
     r.reason = "NetworkPluginNotReady";
-    r.message = "no valid CNI network config in " + state_->opt.conf_dir + (conf_error.empty() ? "" : ": " + conf_error);
+    r.message = "no valid CNI network config in " + state_->conf_dir() + (conf_error.empty() ? "" : ": " + conf_error);
   } else {
     r.network_name = network->name;
     r.config_file = network->file;
     std::string missing;
+    const std::vector<std::string> plugin_dirs = state_->plugin_dirs();
     for (const auto& type : network->plugin_types())
-      if (!find_plugin(state_->opt.plugin_dirs, type).ok()) missing += (missing.empty() ? "" : ", ") + type;
+      if (!find_plugin(plugin_dirs, type).ok()) missing += (missing.empty() ? "" : ", ") + type;
     if (missing.empty()) {
       r.ready = true;
       r.message = "network " + r.network_name + " from " + r.config_file;
     } else {
       r.reason = "NetworkPluginNotReady";
       std::string dirs;
-      for (const auto& d : state_->opt.plugin_dirs) dirs += (dirs.empty() ? "" : ":") + d;
+      for (const auto& d : plugin_dirs) dirs += (dirs.empty() ? "" : ":") + d;
       r.message = "network " + r.network_name + " (" + r.config_file + ") needs plugins not found in " + dirs + ": " + missing;
     }
   }

@@ -1,10 +1,16 @@
-// TOML config loading (toml++). toml++ reports syntax errors by exception; they are caught here
-// and turned into a Status, so nothing escapes the module.
+// TOML config loading (toml++): the main file, then its drop-in dir (<file>.d/*.toml) in lexical
+// order, each read over the values before it, so a later file's key wins and tables ([registries.
+// "<host>"], [runtimes.<name>]) merge key by key. Every key remembers the file that set it last, so
+// an error found after the merge still names that file. toml++ reports syntax errors by exception;
+// they are caught here and turned into a Status, so nothing escapes the module.
 #include "berth/config.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -35,8 +41,9 @@ const std::set<std::string> kLogLevels{"trace", "debug", "info", "warn", "error"
 // Walks one TOML table: each get_* consumes a known key; finish() reports any key left over.
 class TableReader {
  public:
-  TableReader(const toml::table& t, std::string prefix, const std::string& source, Status& err)
-      : t_(t), prefix_(std::move(prefix)), source_(source), err_(err) {}
+  TableReader(const toml::table& t, std::string prefix, const std::string& source, Status& err,
+              std::map<std::string, std::string>& origins)
+      : t_(t), prefix_(std::move(prefix)), source_(source), err_(err), origins_(origins) {}
 
   void str(const char* key, std::string& out) {
     const toml::node* n = take(key);
@@ -105,7 +112,9 @@ class TableReader {
   const toml::node* take(const char* key) {
     seen_.insert(key);
     if (!err_.ok()) return nullptr;
-    return t_.get(key);
+    const toml::node* n = t_.get(key);
+    if (n && !n->is_table()) origins_[name(key)] = source_;
+    return n;
   }
   static std::string type_name(const toml::node& n) {
     switch (n.type()) {
@@ -123,12 +132,14 @@ class TableReader {
   std::string prefix_;
   const std::string& source_;
   Status& err_;
+  std::map<std::string, std::string>& origins_;
   std::set<std::string> seen_;
 };
 
+// Reads one file's table over `c` (the defaults and the files before it).
 Status read_config(const toml::table& root, const std::string& source, Config& c) {
   Status err;
-  TableReader r(root, "", source, err);
+  TableReader r(root, "", source, err, c.origins);
   r.str("socket", c.socket);
   r.str("root", c.root);
   r.str("state", c.state);
@@ -160,8 +171,8 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
         r.fail("registries." + key, "expected a table ([registries.\"" + key + "\"])");
         break;
       }
-      RegistryHostSettings h;
-      TableReader hr(*node.as_table(), "registries." + key + ".", source, err);
+      RegistryHostSettings h = c.registries.count(key) ? c.registries[key] : RegistryHostSettings{};
+      TableReader hr(*node.as_table(), "registries." + key + ".", source, err, c.origins);
       hr.strings("mirrors", h.mirrors);
       hr.boolean("insecure", h.insecure);
       hr.str("ca_file", h.ca_file);
@@ -180,7 +191,7 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
         break;
       }
       RuntimeHandlerConfig h = c.runtimes.count(key) ? c.runtimes[key] : RuntimeHandlerConfig{key, ""};
-      TableReader hr(*node.as_table(), "runtimes." + key + ".", source, err);
+      TableReader hr(*node.as_table(), "runtimes." + key + ".", source, err, c.origins);
       hr.str("path", h.path);
       hr.str("root", h.root);
       hr.finish();
@@ -189,47 +200,39 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
     }
   }
   r.finish();
-  if (!err.ok()) return err;
-  return validate_config(c).context("config " + source);
+  return err;
 }
 
-}  // namespace
+struct KeyError {
+  std::string key, why;
+};
 
-Status validate_config(const Config& c) {
-  auto absolute = [](const std::string& key, const std::string& p) -> Status {
-    if (p.empty() || p[0] != '/') return invalid_argument("key '" + key + "': must be an absolute path, got \"" + p + "\"");
-    return {};
+// The cross-key rules, checked once every file (and flag) is applied.
+std::optional<KeyError> find_key_error(const Config& c) {
+  auto relative = [](const std::string& p) { return p.empty() || p[0] != '/'; };
+  auto not_absolute = [](const std::string& key, const std::string& p) {
+    return KeyError{key, "must be an absolute path, got \"" + p + "\""};
   };
-  for (auto [k, v] : {std::pair{"socket", &c.socket}, {"root", &c.root}, {"state", &c.state}}) {
-    if (Status s = absolute(k, *v); !s.ok()) return s;
-  }
-  if (!kLogLevels.count(c.log_level))
-    return invalid_argument("key 'log_level': unknown level \"" + c.log_level + "\"");
+  for (auto [k, v] : {std::pair{"socket", &c.socket}, {"root", &c.root}, {"state", &c.state}})
+    if (relative(*v)) return not_absolute(k, *v);
+  if (!kLogLevels.count(c.log_level)) return KeyError{"log_level", "unknown level \"" + c.log_level + "\""};
   if (!c.runtimes.count(c.default_runtime)) {
     std::string known;
     for (const auto& [k, v] : c.runtimes) known += (known.empty() ? "" : ", ") + k;
-    return invalid_argument("key 'default_runtime': \"" + c.default_runtime +
-                            "\" is not a configured runtime (known: " + known + ")");
+    return KeyError{"default_runtime", "\"" + c.default_runtime + "\" is not a configured runtime (known: " + known + ")"};
   }
-  if (Status s = absolute("cni_conf_dir", c.cni_conf_dir); !s.ok()) return s;
+  if (relative(c.cni_conf_dir)) return not_absolute("cni_conf_dir", c.cni_conf_dir);
   for (const auto& d : c.cni_plugin_dirs)
-    if (Status s = absolute("cni_plugin_dirs", d); !s.ok()) return s;
+    if (relative(d)) return not_absolute("cni_plugin_dirs", d);
   for (const auto& d : c.cdi_spec_dirs)
-    if (Status s = absolute("cdi_spec_dirs", d); !s.ok()) return s;
-  for (const auto& [name, h] : c.runtimes) {
-    if (!h.root.empty() && h.root[0] != '/')
-      return invalid_argument("key 'runtimes." + name + ".root': must be an absolute path");
-  }
-  return {};
+    if (relative(d)) return not_absolute("cdi_spec_dirs", d);
+  for (const auto& [name, h] : c.runtimes)
+    if (!h.root.empty() && h.root[0] != '/') return KeyError{"runtimes." + name + ".root", "must be an absolute path"};
+  return std::nullopt;
 }
 
-namespace {
-
-}  // namespace
-
-Result<Config> parse_config(const std::string& text, const std::string& source) {
-  Config c;
-  c.source = source;
+// Parses one file's text and reads it over `c`.
+Status apply_file(const std::string& text, const std::string& source, Config& c) {
   toml::table root;
   try {
     root = toml::parse(text, source);
@@ -239,22 +242,87 @@ Result<Config> parse_config(const std::string& text, const std::string& source) 
       << e.source().begin.column << ": " << e.description();
     return invalid_argument(m.str());
   }
-  if (Status s = read_config(root, source, c); !s.ok()) return s;
-  return c;
+  c.files.push_back(source);
+  return read_config(root, source, c);
 }
 
-Result<Config> load_config(const std::string& path) {
-  std::string file = path;
-  struct stat st;
-  if (file.empty()) {
-    if (stat(kDefaultConfigPath, &st) != 0) return Config{};
-    file = kDefaultConfigPath;
-  }
+// After the merge: a cross-key error names the file that set the key last.
+Status validate_merged(const Config& c) {
+  auto e = find_key_error(c);
+  if (!e) return {};
+  return invalid_argument("config " + config_key_origin(c, e->key) + ": key '" + e->key + "': " + e->why);
+}
+
+Result<std::string> read_text(const std::string& file) {
   std::ifstream in(file);
   if (!in) return errno_status(errno, "config " + file + ": open", Code::invalid_argument);
   std::stringstream buf;
   buf << in.rdbuf();
-  return parse_config(buf.str(), file);
+  if (in.bad()) return errno_status(errno, "config " + file + ": read", Code::invalid_argument);
+  return buf.str();
+}
+
+// The *.toml files of a drop-in dir in lexical (byte) order; none when the dir does not exist.
+Result<std::vector<std::string>> drop_in_files(const std::string& dir) {
+  std::vector<std::string> files;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) {
+    if (errno == ENOENT) return files;
+    return errno_status(errno, "config drop-in dir " + dir + ": open", Code::invalid_argument);
+  }
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.size() <= 5 || name[0] == '.' || name.compare(name.size() - 5, 5, ".toml") != 0) continue;
+    files.push_back(dir + "/" + name);
+  }
+  ::closedir(d);
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+Status validate_config(const Config& c) {
+  auto e = find_key_error(c);
+  if (!e) return {};
+  return invalid_argument("key '" + e->key + "': " + e->why);
+}
+
+std::string config_key_origin(const Config& c, const std::string& key) {
+  // The key itself, else the nearest key under it (a table's or array's elements), else the last file.
+  if (auto it = c.origins.find(key); it != c.origins.end()) return it->second;
+  if (auto it = c.origins.lower_bound(key + "."); it != c.origins.end() && it->first.rfind(key + ".", 0) == 0)
+    return it->second;
+  return c.files.empty() ? c.source : c.files.back();
+}
+
+std::string config_drop_in_dir(const std::string& path) { return (path.empty() ? kDefaultConfigPath : path) + ".d"; }
+
+Result<Config> parse_config(const std::string& text, const std::string& source) {
+  Config c;
+  c.source = source;
+  if (Status s = apply_file(text, source, c); !s.ok()) return s;
+  if (Status s = validate_merged(c); !s.ok()) return s;
+  return c;
+}
+
+Result<Config> load_config(const std::string& path) {
+  Config c;
+  std::string main = path.empty() ? kDefaultConfigPath : path;
+  struct stat st;
+  std::vector<std::string> files;
+  if (!path.empty() || ::stat(main.c_str(), &st) == 0) files.push_back(main);
+  auto drop_ins = drop_in_files(config_drop_in_dir(path));
+  if (!drop_ins.ok()) return drop_ins.status();
+  files.insert(files.end(), drop_ins->begin(), drop_ins->end());
+  for (const auto& file : files) {
+    auto text = read_text(file);
+    if (!text.ok()) return text.status();
+    if (Status s = apply_file(*text, file, c); !s.ok()) return s;
+  }
+  if (!files.empty()) c.source = files.front();
+  if (Status s = validate_merged(c); !s.ok()) return s;
+  return c;
 }
 
 nlohmann::json config_to_json(const Config& c) {
@@ -264,6 +332,7 @@ nlohmann::json config_to_json(const Config& c) {
   for (const auto& [name, h] : c.registries)
     registries[name] = {{"mirrors", h.mirrors}, {"insecure", h.insecure}, {"ca_file", h.ca_file}};
   return {{"source", c.source},
+          {"files", c.files},
           {"socket", c.socket},
           {"root", c.root},
           {"state", c.state},

@@ -1,7 +1,7 @@
 // berthd's life: lock the state and root directories, take the socket, serve, and on
-// SIGTERM/SIGINT stop accepting, give in-flight calls a bounded time, remove the socket.
-// Signals are blocked in every thread and taken by one thread with sigwait, so no handler
-// runs inside gRPC's threads.
+// SIGTERM/SIGINT stop accepting, give in-flight calls a bounded time, remove the socket; SIGHUP
+// reloads the configuration (config_reload.h). Signals are blocked in every thread and taken by
+// one thread with sigwait, so no handler runs inside gRPC's threads.
 #include "berth/daemon.h"
 
 #include <signal.h>
@@ -18,7 +18,9 @@
 
 #include "berth/cdi.h"
 #include "berth/metrics_endpoint.h"
+#include "config_reload.h"
 #include "recovery_worker.h"
+#include "sd_notify.h"
 #include "rpc_metrics.h"
 #include "container_hooks.h"
 #include "lifecycle_events.h"
@@ -46,12 +48,13 @@ static RuntimeHandlers runtime_handlers(const Config& config) {
   return RuntimeHandlers(std::move(handlers), config.default_runtime, config.cgroup_driver == "systemd");
 }
 
-int run_daemon(const Config& config) {
+int run_daemon(const Config& config, std::function<Result<Config>()> reload_config) {
   auto started = std::chrono::steady_clock::now();
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -234,9 +237,18 @@ int run_daemon(const Config& config) {
   RecoveryWorker recovery(**containers, **sandboxes, cni, **images, std::move(runtime_leftovers), std::move(cgroup_leftovers),
                           sandbox_options.runtimes.systemd_cgroup());
 
+  ConfigReloader reloader(config, reload_config ? reload_config : [&config] { return Result<Config>(config); },
+                          {.images = images->get(), .cni = &cni, .streaming = streaming->get(),
+                           .metrics_address = [&](const std::string& address) {
+                             return move_metrics_endpoint(metrics_endpoint, address, metrics);
+                           }});
   std::thread signal_thread([&] {
     int sig = 0;
-    sigwait(&stop_signals, &sig);
+    while (sigwait(&stop_signals, &sig) == 0 && sig == SIGHUP) {
+      spdlog::info("berthd: SIGHUP received, reloading the configuration");
+      (void)reloader.reload();
+    }
+    (void)notify_service_manager("STOPPING=1");
     spdlog::info("berthd: {} received, draining (at most {}s)", strsignal(sig),
                  config.shutdown_timeout_seconds);
     container_events.close();  // ends GetContainerEvents streams so the drain is not held up
@@ -246,6 +258,8 @@ int run_daemon(const Config& config) {
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   spdlog::info("berthd {} serving CRI v1 on {} (root {}, state {}, runtime {}) in {:.1f}ms",
                BERTH_VERSION, config.socket, config.root, config.state, config.default_runtime, ms);
+  if (Status s = notify_service_manager("READY=1\nSTATUS=serving CRI v1 on " + config.socket); !s.ok())
+    spdlog::warn("berthd: telling systemd it is ready: {}", s.message());
   server->Wait();
   signal_thread.join();
   if (unlink(config.socket.c_str()) != 0 && errno != ENOENT)

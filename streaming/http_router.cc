@@ -140,7 +140,7 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
       self->stream_.expires_never();
       std::string rest = beast::buffers_to_string(self->buffer_.data());
       auto conn = std::make_shared<SpdyConnection>(self->stream_.release_socket(), std::move(rest),
-                                                   self->ctx_.config.idle_timeout);
+                                                   self->ctx_.idle_timeout());
       uint64_t id = self->ctx_.registry.add(conn, conn->executor());
       if (self->request_.kind == SessionKind::port_forward)
         serve_forward_spdy(self->ctx_, conn, std::move(self->request_), id);
@@ -166,7 +166,7 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
       if (ports.size() > (proto->codec == ws::Codec::base64 ? 5u : 127u))
         return reply(http::status::bad_request, "too many ports\n");
     }
-    auto conn = std::make_shared<WsConnection>(std::move(stream_), *proto, ctx_.config.idle_timeout);
+    auto conn = std::make_shared<WsConnection>(std::move(stream_), *proto, ctx_.idle_timeout());
     conn->accept(parser_.get(), [self = shared_from_this(), conn, ports = std::move(ports)](bool ok) mutable {
       if (!ok) return;
       uint64_t id = self->ctx_.registry.add(conn, conn->executor());

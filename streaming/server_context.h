@@ -6,6 +6,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/post.hpp>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -64,6 +65,10 @@ struct ServerContext {
   std::atomic<int> pending_work{0};  // worker tasks not yet finished (shutdown waits for them)
   std::atomic<int> pending_requests{0};  // connections whose HTTP request is being read or answered
   std::atomic<bool> refusing_requests{false};
+  // config.idle_timeout as it is now (StreamingServer::set_timeouts changes it at a config reload);
+  // a session keeps the one it began with. Set from config when the server starts.
+  std::atomic<int64_t> idle_timeout_ms{0};
+  std::chrono::milliseconds idle_timeout() const { return std::chrono::milliseconds(idle_timeout_ms.load()); }
 };
 
 // Runs `work` on a worker thread (backend calls may block).

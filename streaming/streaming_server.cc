@@ -61,7 +61,9 @@ Status check_stdio(bool tty, bool in, bool out, bool err) {
 
 struct StreamingServer::Impl {
   Impl(StreamingServerConfig cfg, StreamingBackend& backend)
-      : ctx{backend, workers, connectors, cfg, {}, {}, {}, {}}, tokens(cfg.token_ttl, cfg.max_tokens), acceptor(ioc) {}
+      : ctx{backend, workers, connectors, cfg, {}, {}, {}, {}}, tokens(cfg.token_ttl, cfg.max_tokens), acceptor(ioc) {
+    ctx.idle_timeout_ms = cfg.idle_timeout.count();
+  }
 
   asio::io_context ioc;
   WorkerPool workers, connectors;
@@ -177,5 +179,10 @@ Result<std::string> StreamingServer::register_port_forward(std::string sandbox_i
 }
 
 size_t StreamingServer::active_sessions() const { return impl_->ctx.registry.active(); }
+
+void StreamingServer::set_timeouts(std::chrono::milliseconds token_ttl, std::chrono::milliseconds idle_timeout) {
+  impl_->tokens.set_ttl(token_ttl);
+  impl_->ctx.idle_timeout_ms = idle_timeout.count();
+}
 
 }  // namespace berth

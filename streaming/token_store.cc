@@ -81,6 +81,11 @@ std::optional<PendingRequest> TokenStore::consume(const std::string& token) {
   return std::move(entry.request);
 }
 
+void TokenStore::set_ttl(std::chrono::milliseconds ttl) {
+  std::lock_guard lock(mu_);
+  ttl_ = ttl;
+}
+
 size_t TokenStore::size() {
   std::lock_guard lock(mu_);
   return entries_.size();

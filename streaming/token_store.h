@@ -38,6 +38,8 @@ class TokenStore {
   // The request behind `token`, removed; nothing when unknown, already used or expired.
   std::optional<PendingRequest> consume(const std::string& token);
   size_t size();
+  // The lifetime of tokens inserted from now on (a config reload); outstanding ones keep theirs.
+  void set_ttl(std::chrono::milliseconds ttl);
 
  private:
   struct Entry {

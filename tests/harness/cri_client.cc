@@ -37,6 +37,9 @@ v1::ContainerConfig test_container(const std::string& name, const std::string& i
 
 CriClient::CriClient(DaemonProcess& d) : rt_(d.runtime()), img_(d.images()) {}
 
+CriClient::CriClient(const std::shared_ptr<grpc::Channel>& channel)
+    : rt_(v1::RuntimeService::NewStub(channel)), img_(v1::ImageService::NewStub(channel)) {}
+
 grpc::Status CriClient::run_pod(const v1::PodSandboxConfig& config, std::string* id, const std::string& handler) {
   grpc::ClientContext ctx;
   v1::RunPodSandboxRequest req;

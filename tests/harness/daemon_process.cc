@@ -53,8 +53,8 @@ void DaemonProcess::expect_no_sanitizer_report() const {
 }
 
 bool DaemonProcess::start() {
-  std::vector<std::string> args{berthd_path(), "--socket", socket_, "--root", root_,
-                                "--state", state_, "--log-level", "debug"};
+  std::vector<std::string> args{berthd_path(), "--socket", socket_, "--root", root_, "--state", state_};
+  if (!opts_.log_level.empty()) args.insert(args.end(), {"--log-level", opts_.log_level});
   // Tests never read or create the host's CNI config: each daemon gets its own conf dir (with a
   // bridge network of its own, unless asked not to) unless the test names one.
   std::string toml = opts_.config_toml;

@@ -103,22 +103,28 @@ def zstd(data):
     return subprocess.run(["zstd", "-q", "-c"], input=data, stdout=subprocess.PIPE, check=True).stdout
 
 
-def config(diff_ids, user="", cmd=None, arch="amd64", env=None):
+def config(diff_ids, user="", cmd=None, arch="amd64", env=None, entrypoint=None, labels=None):
+    c = {"Env": env or ["PATH=/bin"], "Cmd": cmd or ["/bin/sh"], "User": user, "WorkingDir": "/",
+         "Labels": labels or {"org.berth.test": "yes"}}
+    if entrypoint:
+        c["Entrypoint"] = entrypoint
     return json.dumps({
         "architecture": arch, "os": "linux",
-        "config": {"Env": env or ["PATH=/bin"], "Cmd": cmd or ["/bin/sh"], "User": user, "WorkingDir": "/",
-                   "Labels": {"org.berth.test": "yes"}},
+        "config": c,
         "rootfs": {"type": "layers", "diff_ids": diff_ids},
     }, sort_keys=True).encode()
 
 
-def push_image(reg, repo, tags, layers, user="", arch="amd64", docker=False, cmd=None):
-    """layers: list of (uncompressed tar, compressed bytes, media type)."""
+def push_image(reg, repo, tags, layers, user="", arch="amd64", docker=False, cmd=None, env=None, entrypoint=None,
+               labels=None):
+    """layers: list of (uncompressed tar, compressed bytes, media type). Also used by
+    packaging/node-image/build-node-image (env, entrypoint, labels)."""
     descs = []
     for raw, blob, mt in layers:
         d = reg.push_blob(repo, blob)
         descs.append({"mediaType": DOCKER_LAYER if docker else mt, "digest": d, "size": len(blob)})
-    cfg = config([sha(raw) for raw, _, _ in layers], user=user, arch=arch, cmd=cmd)
+    cfg = config([sha(raw) for raw, _, _ in layers], user=user, arch=arch, cmd=cmd, env=env, entrypoint=entrypoint,
+                 labels=labels)
     cfg_digest = reg.push_blob(repo, cfg)
     manifest = {"schemaVersion": 2, "mediaType": DOCKER_MANIFEST if docker else OCI_MANIFEST,
                 "config": {"mediaType": DOCKER_CONFIG if docker else OCI_CONFIG, "digest": cfg_digest, "size": len(cfg)},

@@ -121,6 +121,10 @@ class ImageManager {
   // images none of them holds are deleted now. Until then, those loaded at open are kept.
   Status finish_recovery();
 
+  // Replaces the per-registry settings (mirrors, insecure, CA files) for pulls that start from now
+  // on (berthd's config reload); pulls already running finish with the settings they began with.
+  void set_registry_hosts(std::map<std::string, RegistryHostSettings> hosts);
+
   Result<StoreUsage> image_store_usage() const;
   Result<StoreUsage> container_layers_usage() const;
 

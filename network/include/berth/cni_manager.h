@@ -110,11 +110,16 @@ class CniManager {
   // Re-reads the conf dir now (the watcher calls this on every change).
   void reload();
 
+  // Switches to another conf dir (watched from now on) and plugin dirs, and re-reads the conf dir
+  // (berthd's config reload). Running plugin execs finish with the dirs they began with; cached
+  // results keep the config their ADD used, so DEL of existing pods is unaffected.
+  void set_dirs(const std::string& conf_dir, const std::vector<std::string>& plugin_dirs);
+
   // UpdateRuntimeConfig's pod CIDR (kept and reported; plugins keep their own IPAM ranges).
   void set_pod_cidr(const std::string& cidr);
   std::string pod_cidr() const;
 
-  const CniOptions& options() const;
+  CniOptions options() const;  // a copy: the dirs may change (set_dirs)
 
  private:
   struct State;

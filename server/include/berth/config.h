@@ -1,6 +1,7 @@
-// berthd's configuration: embedded defaults, then /etc/berth/berth.toml (or --config), then flags.
-// Every key is documented in packaging/berth.toml; load_config refuses unknown keys, wrong types
-// and impossible values with a message naming the key and the file.
+// berthd's configuration: embedded defaults, then /etc/berth/berth.toml (or --config), then the
+// drop-in files <that file>.d/*.toml in lexical order, then flags. Every key is documented in
+// packaging/berth.toml; load_config refuses unknown keys, wrong types and impossible values with a
+// message naming the key and the file that set it.
 #pragma once
 
 #include <map>
@@ -22,7 +23,9 @@ struct RuntimeHandlerConfig {
 };
 
 struct Config {
-  std::string source = "(embedded defaults)";  // the file the values came from
+  std::string source = "(embedded defaults)";  // the main file (the first one read)
+  std::vector<std::string> files;              // every file read, in merge order
+  std::map<std::string, std::string> origins;  // dotted key ("registries.<host>.mirrors") -> the file that set it last
   std::string socket = "/run/berth/berth.sock";
   std::string root = "/var/lib/berth";  // durable state
   std::string state = "/run/berth";     // runtime state, gone after a reboot
@@ -51,9 +54,21 @@ struct Config {
   std::string sandbox_image;  // empty: the embedded berth-pause; else pulled, pinned and used  // by registry host: mirrors, insecure, ca_file
 };
 
-// Reads `path` over the defaults. An empty path means kDefaultConfigPath when that file exists
-// and the defaults otherwise; a path that was asked for must exist.
+// Reads `path` over the defaults, then every *.toml of config_drop_in_dir(path) in lexical order:
+// a later file's key wins, tables merge key by key, arrays are replaced whole. An empty path means
+// kDefaultConfigPath when that file exists (its drop-ins are read either way); a path that was
+// asked for must exist. Errors name the file and the key.
 Result<Config> load_config(const std::string& path);
+
+// "<path>.d" ("/etc/berth/berth.toml.d" for an empty path).
+std::string config_drop_in_dir(const std::string& path);
+
+// The file that set `key` (or a key below it) last; the last file read when none did.
+std::string config_key_origin(const Config& config, const std::string& key);
+
+// The effective configuration as TOML that load_config reads back to the same values: every key,
+// each set from a file followed by a comment naming that file (berthd --print-config).
+std::string config_to_toml(const Config& config);
 
 // Parses TOML text as if read from `source` (used by load_config and by the tests).
 Result<Config> parse_config(const std::string& text, const std::string& source);

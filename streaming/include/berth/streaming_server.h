@@ -59,6 +59,10 @@ class StreamingServer {
   // `ports` (or, when empty, the URL's ?port= query values), one channel pair per port.
   Result<std::string> register_port_forward(std::string sandbox_id, std::vector<int32_t> ports = {});
 
+  // New token_ttl and idle_timeout (berthd's config reload): URLs handed out and sessions opened
+  // from now on get them; those outstanding keep the ones they began with.
+  void set_timeouts(std::chrono::milliseconds token_ttl, std::chrono::milliseconds idle_timeout);
+
   size_t active_sessions() const;  // upgraded connections still open (for tests and metrics)
 
   struct Impl;

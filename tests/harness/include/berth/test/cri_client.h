@@ -25,6 +25,8 @@ v1::ContainerConfig test_container(const std::string& name, const std::string& i
 class CriClient {
  public:
   explicit CriClient(DaemonProcess& d);
+  // Any CRI endpoint: a berthd the harness did not start (one running nested in a container).
+  explicit CriClient(const std::shared_ptr<grpc::Channel>& channel);
 
   grpc::Status run_pod(const v1::PodSandboxConfig& config, std::string* id, const std::string& handler = "");
   grpc::Status stop_pod(const std::string& id);

@@ -29,6 +29,8 @@ struct DaemonOptions {
   std::shared_ptr<TestNetwork> network;
   // NAME=value pairs added to berthd's environment (BERTH_FAULT_POINT arms a fault point).
   std::vector<std::string> env;
+  // Passed as --log-level; empty: no flag, the config's log_level rules (config reload tests).
+  std::string log_level = "debug";
 };
 
 class DaemonProcess {

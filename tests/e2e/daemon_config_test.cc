@@ -1,0 +1,205 @@
+// berthd's configuration as an operator manages it: --print-config and --check-config on a main
+// file with drop-ins, SIGHUP reloads (a registry mirror and the log level change in a running
+// daemon; an invalid drop-in keeps the running configuration; a restart-only key is reported), and
+// the sd_notify readiness protocol (READY=1 only once the socket serves, RELOADING=1 around a
+// reload, STOPPING=1 at the end).
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "berth/test/cri_client.h"
+#include "berth/test/helper_process.h"
+
+namespace berth::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Runs berthd with `args`; its exit code, stdout in *out and stderr in *err.
+int run_berthd(const std::vector<std::string>& args, std::string* out, std::string* err) {
+  TempDir dir("berthd-run");
+  std::string cmd = berthd_path();
+  for (const auto& a : args) cmd += " '" + a + "'";
+  cmd += " >" + (dir / "out") + " 2>" + (dir / "err");
+  int status = std::system(cmd.c_str());
+  *out = read_file(dir / "out");
+  *err = read_file(dir / "err");
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+class ConfigFiles : public ::testing::Test {
+ protected:
+  void SetUp() override { ::mkdir((main_file() + ".d").c_str(), 0755); }
+  std::string main_file() const { return dir_ / "berth.toml"; }
+  std::string drop_in(const std::string& name) const { return main_file() + ".d/" + name; }
+  TempDir dir_{"berth-config"};
+};
+
+TEST_F(ConfigFiles, PrintConfigShowsTheMergeAndWhereEachValueCameFrom) {
+  write_file(main_file(), "log_level = \"warn\"\nmax_concurrent_rpcs = 64\n");
+  write_file(drop_in("10-registry.toml"), "[registries.\"registry.example\"]\nmirrors = [\"http://127.0.0.1:5000\"]\n");
+  write_file(drop_in("20-level.toml"), "log_level = \"error\"\n");
+  std::string out, err;
+  ASSERT_EQ(run_berthd({"--config", main_file(), "--print-config"}, &out, &err), 0) << err;
+  EXPECT_NE(out.find("log_level = \"error\"  # " + drop_in("20-level.toml")), std::string::npos) << out;
+  EXPECT_NE(out.find("max_concurrent_rpcs = 64  # " + main_file()), std::string::npos) << out;
+  EXPECT_NE(out.find("[registries.\"registry.example\"]\nmirrors = [\"http://127.0.0.1:5000\"]  # " + drop_in("10-registry.toml")),
+            std::string::npos)
+      << out;
+  // Flags are part of it.
+  ASSERT_EQ(run_berthd({"--config", main_file(), "--print-config", "--socket", "/tmp/x.sock"}, &out, &err), 0) << err;
+  EXPECT_NE(out.find("socket = \"/tmp/x.sock\"  # --socket flag"), std::string::npos) << out;
+  // What it prints is a configuration berthd reads back.
+  write_file(dir_ / "printed.toml", out);
+  EXPECT_EQ(run_berthd({"--config", dir_ / "printed.toml", "--check-config"}, &out, &err), 0) << err;
+}
+
+TEST_F(ConfigFiles, CheckConfigNamesTheFileAndKeyOfTheFirstError) {
+  write_file(main_file(), "log_level = \"info\"\n");
+  write_file(drop_in("10-ok.toml"), "shutdown_timeout_seconds = 5\n");
+  std::string out, err;
+  ASSERT_EQ(run_berthd({"--config", main_file(), "--check-config"}, &out, &err), 0) << err;
+  EXPECT_NE(out.find("configuration is valid (" + main_file() + ", " + drop_in("10-ok.toml") + ")"), std::string::npos) << out;
+  write_file(drop_in("20-bad.toml"), "streaming_idle_timeout_seconds = \"long\"\n");
+  EXPECT_EQ(run_berthd({"--config", main_file(), "--check-config"}, &out, &err), 2);
+  EXPECT_NE(err.find("config " + drop_in("20-bad.toml") + ": key 'streaming_idle_timeout_seconds': expected an integer"),
+            std::string::npos)
+      << err;
+  // A bad flag is named as one.
+  ::unlink(drop_in("20-bad.toml").c_str());
+  EXPECT_EQ(run_berthd({"--config", main_file(), "--check-config", "--root", "relative"}, &out, &err), 2);
+  EXPECT_NE(err.find("flags: key 'root': must be an absolute path"), std::string::npos) << err;
+}
+
+// Waits until the daemon's log holds `text` after byte `from`; the offset just past it, or npos.
+size_t wait_for_log(DaemonProcess& d, const std::string& text, size_t from = 0, std::chrono::seconds timeout = 20s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::string log = d.log();
+    if (size_t at = log.find(text, from); at != std::string::npos) return at + text.size();
+    std::this_thread::sleep_for(20ms);
+  }
+  return std::string::npos;
+}
+
+class Reload : public DaemonTest {
+ protected:
+  static void SetUpTestSuite() {
+    registry_ = new RegistryProcess();
+    push_test_images(registry_->url(), {"--only", "busybox"});
+  }
+  static void TearDownTestSuite() {
+    delete registry_;
+    registry_ = nullptr;
+  }
+  static inline RegistryProcess* registry_ = nullptr;
+};
+
+TEST_F(Reload, SighupAppliesAMirrorAndTheLogLevelAndRefusesABadFile) {
+  // Images named after a registry nobody serves: only a mirror can give them.
+  std::string dead = "127.0.0.1:" + std::to_string(free_loopback_port());
+  std::string image = dead + "/test/busybox:latest";
+  DaemonProcess& d = daemon({.config_toml = "log_level = \"info\"\n", .test_network = false, .log_level = ""});
+  std::string main_file = d.dir() + "/berth.toml";
+  std::string drop_ins = main_file + ".d";
+  ASSERT_EQ(::mkdir(drop_ins.c_str(), 0755), 0);
+  CriClient cri(d);
+  EXPECT_FALSE(cri.pull_image(image).ok());
+
+  write_file(drop_ins + "/10-mirror.toml", "log_level = \"debug\"\n[registries.\"" + dead + "\"]\nmirrors = [\"" +
+                                               registry_->url() + "\"]\n");
+  ::kill(d.pid(), SIGHUP);
+  size_t mark = wait_for_log(d, "config: reloaded from " + main_file + ", " + drop_ins + "/10-mirror.toml: applied log_level, registries");
+  ASSERT_NE(mark, std::string::npos) << d.log();
+  grpc::Status s = cri.pull_image(image);
+  EXPECT_TRUE(s.ok()) << s.error_message() << d.log();
+  // Debug lines (one per rpc) now show.
+  EXPECT_NE(d.log().find(" debug ", mark), std::string::npos) << d.log().substr(mark);
+
+  // An invalid drop-in: the log names it and the key, and the running configuration stays.
+  write_file(drop_ins + "/20-bad.toml", "log_level = \"loud\"\n");
+  ::kill(d.pid(), SIGHUP);
+  mark = wait_for_log(d, "reload refused, keeping the running configuration: config " + drop_ins + "/20-bad.toml: key 'log_level'", mark);
+  ASSERT_NE(mark, std::string::npos) << d.log();
+  ASSERT_TRUE(cri.remove_image(image).ok());
+  s = cri.pull_image(image);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(d.running());
+
+  // A key that needs a restart is reported, not applied.
+  write_file(drop_ins + "/20-bad.toml", "max_concurrent_rpcs = 64\n");
+  ::kill(d.pid(), SIGHUP);
+  mark = wait_for_log(d, "config: key max_concurrent_rpcs changed; it takes effect at the next restart (set in " + drop_ins +
+                             "/20-bad.toml)", mark);
+  EXPECT_NE(mark, std::string::npos) << d.log();
+  ASSERT_TRUE(cri.remove_image(image).ok());
+}
+
+// The test's end of $NOTIFY_SOCKET: a datagram socket it reads berthd's messages from.
+class NotifyListener {
+ public:
+  NotifyListener(const std::string& name) {
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::memcpy(a.sun_path, name.data(), name.size());
+    if (name[0] == '@') a.sun_path[0] = '\0';
+    socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size() + (name[0] == '@' ? 0 : 1));
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), len), 0) << strerror(errno);
+    timeval tv{20, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~NotifyListener() { ::close(fd_); }
+  std::string next() {
+    char buf[4096];
+    ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+bool answers_version(DaemonProcess& d) {
+  auto stub = d.runtime();
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + 2s);
+  runtime::v1::VersionRequest req;
+  runtime::v1::VersionResponse resp;
+  return stub->Version(&ctx, req, &resp).ok();
+}
+
+class Notify : public ::testing::TestWithParam<bool> {};
+
+TEST_P(Notify, ReadyOnlyOnceTheSocketServesThenReloadingAndStopping) {
+  TempDir dir("berth-notify");
+  std::string name = GetParam() ? "@berth-notify-" + std::to_string(::getpid()) : dir / "notify";
+  NotifyListener listener(name);
+  DaemonProcess d({.wait_ready = false, .test_network = false, .env = {"NOTIFY_SOCKET=" + name}});
+  ASSERT_TRUE(d.start());
+  std::string first = listener.next();
+  ASSERT_EQ(first.rfind("READY=1\n", 0), 0u) << first << d.log();
+  // Nothing is said before it serves: the moment READY=1 arrives, the socket answers.
+  EXPECT_TRUE(answers_version(d)) << d.log();
+  ::kill(d.pid(), SIGHUP);
+  std::string reloading = listener.next();
+  EXPECT_EQ(reloading.rfind("RELOADING=1\nMONOTONIC_USEC=", 0), 0u) << reloading;
+  EXPECT_EQ(listener.next(), "READY=1");
+  EXPECT_EQ(d.stop(), 0);
+  EXPECT_EQ(listener.next(), "STOPPING=1");
+}
+
+INSTANTIATE_TEST_SUITE_P(PathAndAbstract, Notify, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "abstract" : "path"; });
+
+}  // namespace
+}  // namespace berth::test
