@@ -18,6 +18,7 @@
 
 #include "berth/test/cri_client.h"
 #include "berth/test/helper_process.h"
+#include "pod_fixture.h"
 
 namespace berth::test {
 namespace {
@@ -91,18 +92,7 @@ size_t wait_for_log(DaemonProcess& d, const std::string& text, size_t from = 0, 
   return std::string::npos;
 }
 
-class Reload : public DaemonTest {
- protected:
-  static void SetUpTestSuite() {
-    registry_ = new RegistryProcess();
-    push_test_images(registry_->url(), {"--only", "busybox"});
-  }
-  static void TearDownTestSuite() {
-    delete registry_;
-    registry_ = nullptr;
-  }
-  static inline RegistryProcess* registry_ = nullptr;
-};
+class Reload : public BusyboxRegistryTest {};
 
 TEST_F(Reload, SighupAppliesAMirrorAndTheLogLevelAndRefusesABadFile) {
   // Images named after a registry nobody serves: only a mirror can give them.

@@ -23,12 +23,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-#define ASSERT_OK(call)                                   \
-  do {                                                    \
-    grpc::Status status_ = (call);                        \
-    ASSERT_TRUE(status_.ok()) << status_.error_message(); \
-  } while (0)
-
 // Mount points at or below `dir`.
 std::vector<std::string> mounts_below(const std::string& dir) {
   std::vector<std::string> out;

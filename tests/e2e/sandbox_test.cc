@@ -212,10 +212,7 @@ TEST_F(Sandboxes, PauseStartsWithoutTheRuntimeAndConfined) {
   auto c = pod("launched-pod");
   c.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(v1::SecurityProfile::RuntimeDefault);
   std::string id;
-  {
-    grpc::Status st = run_pod(d, c, &id);
-    ASSERT_TRUE(st.ok()) << st.error_message();
-  }
+  ASSERT_OK(run_pod(d, c, &id));
   std::string runc_list = "runc --root " + d.state() + "/runtime/runc list -q";
   EXPECT_EQ(shell(runc_list).find(id), std::string::npos);
   std::string p = "/proc/" + std::to_string(pause_pid(d, id));
@@ -230,30 +227,15 @@ TEST_F(Sandboxes, PauseStartsWithoutTheRuntimeAndConfined) {
   std::string root_line = shell("awk '$5 == \"/\"' " + p + "/mountinfo");
   EXPECT_NE(root_line.find(" ro"), std::string::npos) << root_line;
   EXPECT_EQ(shell("readlink " + p + "/exe"), "/pause\n");
-  {
-    grpc::Status st = stop(d, id);
-    ASSERT_TRUE(st.ok()) << st.error_message();
-  }
-  {
-    grpc::Status st = remove(d, id);
-    ASSERT_TRUE(st.ok()) << st.error_message();
-  }
+  ASSERT_OK(stop(d, id));
+  ASSERT_OK(remove(d, id));
 
   auto priv = pod("privileged-pod");
   priv.mutable_linux()->mutable_security_context()->set_privileged(true);
-  {
-    grpc::Status st = run_pod(d, priv, &id);
-    ASSERT_TRUE(st.ok()) << st.error_message();
-  }
+  ASSERT_OK(run_pod(d, priv, &id));
   EXPECT_NE(shell(runc_list).find(id), std::string::npos);
-  {
-    grpc::Status st = stop(d, id);
-    ASSERT_TRUE(st.ok()) << st.error_message();
-  }
-  {
-    grpc::Status st = remove(d, id);
-    ASSERT_TRUE(st.ok()) << st.error_message();
-  }
+  ASSERT_OK(stop(d, id));
+  ASSERT_OK(remove(d, id));
 }
 
 TEST_F(Sandboxes, SecurityContextUserResourcesAndLocalhostSeccomp) {

@@ -17,13 +17,8 @@ namespace berth::test {
 
 using namespace std::chrono_literals;
 
-#define ASSERT_OK(call)                              \
-  do {                                               \
-    grpc::Status status_ = (call);                   \
-    ASSERT_TRUE(status_.ok()) << status_.error_message(); \
-  } while (0)
-
-class PodFixture : public DaemonTest {
+// Daemons and the local registry with the busybox test image, for the whole suite.
+class BusyboxRegistryTest : public DaemonTest {
  protected:
   static void SetUpTestSuite() {
     registry_ = new RegistryProcess();
@@ -34,6 +29,11 @@ class PodFixture : public DaemonTest {
     registry_ = nullptr;
   }
   static std::string image() { return registry_->host() + "/test/busybox:latest"; }
+  static inline RegistryProcess* registry_ = nullptr;
+};
+
+class PodFixture : public BusyboxRegistryTest {
+ protected:
 
   void SetUp() override { logs_ = std::make_unique<TempDir>("berth-logs"); }
 
@@ -92,7 +92,6 @@ class PodFixture : public DaemonTest {
   }
   std::string log_of(const std::string& name) { return read_file(logs_->path() + "/" + name + ".log"); }
 
-  static inline RegistryProcess* registry_ = nullptr;
   std::unique_ptr<TempDir> logs_;
   DaemonProcess* d_ = nullptr;
   std::unique_ptr<CriClient> cri_;

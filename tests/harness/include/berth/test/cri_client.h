@@ -59,6 +59,13 @@ class CriClient {
   std::unique_ptr<v1::ImageService::Stub> img_;
 };
 
+// A CRI call that must succeed, with the server's message when it did not.
+#define ASSERT_OK(call)                                   \
+  do {                                                    \
+    grpc::Status status_ = (call);                        \
+    ASSERT_TRUE(status_.ok()) << status_.error_message(); \
+  } while (0)
+
 class DaemonTest : public ::testing::Test {
  protected:
   void TearDown() override;
