@@ -201,16 +201,17 @@ int capset_none() {
   if (chdir("/") != 0) fail("chdir /", errno);
   if (mount(nullptr, "/", nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0) fail("make the rootfs read-only", errno);
   if (opt.oom && !write_file("/proc/self/oom_score_adj", opt.oom)) fail("set oom_score_adj", errno);
+  // The bounding set goes while still root: afterwards CAP_SETPCAP is gone with the uid.
+  for (int cap = 0; cap < 64; ++cap)
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
+      if (errno == EINVAL) break;  // past the kernel's last capability
+      fail("drop from the bounding set", errno);
+    }
   gid_t groups[kMaxList];
   for (int i = 0; i < opt.groups.n; ++i) groups[i] = static_cast<gid_t>(strtoul(opt.groups.items[i], nullptr, 10));
   if (setgroups(static_cast<size_t>(opt.groups.n), groups) != 0) fail("setgroups", errno);
   if (setresgid(opt.gid, opt.gid, opt.gid) != 0) fail("setgid", errno);
   if (setresuid(opt.uid, opt.uid, opt.uid) != 0) fail("setuid", errno);
-  for (int cap = 0; cap < 64; ++cap)
-    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
-      if (errno == EINVAL) break;
-      if (errno != EPERM || opt.uid == 0) fail("drop from the bounding set", errno);
-    }
   if (capset_none() != 0) fail("drop capabilities", errno);
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) fail("clear ambient capabilities", errno);
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("set no_new_privs", errno);
