@@ -65,18 +65,6 @@ Status exec_timed_out(const std::string& id, int64_t timeout_seconds, bool gone)
                            (gone ? "the command was killed" : "the command was killed but has not exited yet"));
 }
 
-// The value of the report's "<key> <rest>" line, or "".
-std::string report_line(const std::string& report, const std::string& key) {
-  size_t at = 0;
-  while (at < report.size()) {
-    size_t end = report.find('\n', at);
-    if (end == std::string::npos) end = report.size();
-    if (report.compare(at, key.size() + 1, key + " ") == 0) return report.substr(at + key.size() + 1, end - at - key.size() - 1);
-    at = end + 1;
-  }
-  return "";
-}
-
 }  // namespace
 
 Result<std::optional<ExecSyncOutput>> ContainerManager::Impl::exec_with_helper(const Container& c, const nlohmann::json& spec,
@@ -114,17 +102,17 @@ Result<std::optional<ExecSyncOutput>> ContainerManager::Impl::exec_with_helper(c
   // reaps it and exits.
   bool gone = true;
   command.on_timeout = [&](const CommandResult& so_far) {
-    pid_t exec_pid = std::atoi(report_line(so_far.report, "pid").c_str());
+    pid_t exec_pid = std::atoi(so_far.report_value("pid").c_str());
     gone = exec_pid <= 0 || kill_container_process(exec_pid, id, std::chrono::seconds(10));
   };
   auto r = run_command(command);
   if (!r.ok()) return r.status().context("exec in container " + id + ": berth-exec");
   if (r->timed_out) return exec_timed_out(id, timeout_seconds, gone);
-  if (std::string why = report_line(r->report, "unsupported"); !why.empty()) {
+  if (std::string why = r->report_value("unsupported"); !why.empty()) {
     spdlog::debug("exec in container {}: through the runtime: berth-exec: {}", id, why);
     return std::optional<ExecSyncOutput>();
   }
-  if (std::string why = report_line(r->report, "error"); !why.empty())
+  if (std::string why = r->report_value("error"); !why.empty())
     return internal_error("exec in container " + id + ": " + why);
   return std::optional<ExecSyncOutput>(capped_output(*r));
 }

@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -66,18 +67,11 @@ Result<ExecHelperBinary> ExecHelperBinary::load(const std::string& path) {
   if (!src) return errno_status(errno, "exec helper " + path);
   UniqueFd mem(::memfd_create("berth-exec", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (!mem) return errno_status(errno, "exec helper: memfd");
-  char buf[65536];
   for (;;) {
-    ssize_t n = ::read(src.get(), buf, sizeof buf);
+    ssize_t n = ::sendfile(mem.get(), src.get(), nullptr, 1 << 20);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return errno_status(errno, "exec helper: read " + path);
+    if (n < 0) return errno_status(errno, "exec helper: copy " + path);
     if (n == 0) break;
-    for (ssize_t off = 0; off < n;) {
-      ssize_t w = ::write(mem.get(), buf + off, static_cast<size_t>(n - off));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) return errno_status(errno, "exec helper: copy " + path);
-      off += w;
-    }
   }
   if (::fchmod(mem.get(), 0555) != 0 ||
       ::fcntl(mem.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)

@@ -83,6 +83,16 @@ void append_capped(std::string& buf, const char* data, size_t n, size_t limit, b
 
 }  // namespace
 
+std::string CommandResult::report_value(const std::string& key) const {
+  for (size_t at = 0; at < report.size();) {
+    size_t end = report.find('\n', at);
+    if (end == std::string::npos) end = report.size();
+    if (report.compare(at, key.size() + 1, key + " ") == 0) return report.substr(at + key.size() + 1, end - at - key.size() - 1);
+    at = end + 1;
+  }
+  return "";
+}
+
 std::string CommandResult::describe(std::chrono::milliseconds timeout) const {
   if (timed_out) return "timed out after " + std::to_string(timeout.count()) + "ms";
   if (term_signal != 0) return "killed by signal " + std::to_string(term_signal);

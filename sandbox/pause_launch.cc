@@ -131,14 +131,8 @@ Result<pid_t> launch_pause(const std::string& launcher, const json& spec, bool s
     Command command{.argv = args, .stdin_data = bpf, .timeout = std::chrono::seconds(30), .capture_report = true};
     auto r = run_command(command);
     if (!r.ok()) return r.status().context("berth-pause-launch");
-    auto line_of = [&](const std::string& key) -> std::string {
-      size_t at = r->report.find(key + " ");
-      if (at == std::string::npos) return "";
-      size_t end = r->report.find('\n', at);
-      return r->report.substr(at + key.size() + 1, end == std::string::npos ? std::string::npos : end - at - key.size() - 1);
-    };
-    if (std::string why = line_of("error"); !why.empty()) return internal_error("berth-pause-launch: " + why);
-    pid_t pid = std::atoi(line_of("pid").c_str());
+    if (std::string why = r->report_value("error"); !why.empty()) return internal_error("berth-pause-launch: " + why);
+    pid_t pid = std::atoi(r->report_value("pid").c_str());
     if (!r->success() || pid <= 0)
       return internal_error("berth-pause-launch: " + r->describe(command.timeout) + (r->err.empty() ? "" : ": " + r->err));
     return pid;

@@ -14,7 +14,6 @@
 // reach the helper's binary through /proc/<pid>/exe.
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -30,11 +29,13 @@
 #include <grp.h>
 #include <unistd.h>
 
+#include "berth/helper_process_steps.h"
 #include "exec_request.h"
 
 namespace {
 
 using berth::exec_wire::ExecRequest;
+using namespace berth::helper_steps;
 
 constexpr int kPidfd = 3, kReport = 4;
 constexpr size_t kRequestMax = 4 << 20;
@@ -53,16 +54,6 @@ void report(const char* kind, const char* what, int err) {
 [[noreturn]] void fail(const char* what, int err) {
   report("error", what, err);
   _exit(kFailedStatus);
-}
-
-bool write_file(const char* path, const char* text) {
-  int fd = open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  ssize_t n = write(fd, text, strlen(text));
-  int err = errno;
-  close(fd);
-  errno = err;
-  return n == static_cast<ssize_t>(strlen(text));
 }
 
 // In the child, before the exec: a message the parent reports, then exit.
@@ -115,17 +106,6 @@ const char* env_value(const char* name) {
   child_fail(what, err);
 }
 
-int capset_all(uint64_t effective, uint64_t permitted, uint64_t inheritable) {
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[2];
-  for (int i = 0; i < 2; ++i) {
-    data[i].effective = static_cast<uint32_t>(effective >> (32 * i));
-    data[i].permitted = static_cast<uint32_t>(permitted >> (32 * i));
-    data[i].inheritable = static_cast<uint32_t>(inheritable >> (32 * i));
-  }
-  return static_cast<int>(syscall(SYS_capset, &header, data));
-}
-
 void load_seccomp() {
   if (!request.seccomp_bpf) return;
   memcpy(filter_buf, request.seccomp_bpf, request.seccomp_len);
@@ -172,7 +152,7 @@ void load_seccomp() {
   bool in_cwd = chdir(request.cwd) == 0;
   if (setresuid(request.uid, request.uid, request.uid) != 0) child_fail("setuid", errno);
   if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) != 0) child_fail("clear keep-capabilities", errno);
-  if (capset_all(request.cap_effective, request.cap_permitted, request.cap_inheritable) != 0) child_fail("set capabilities", errno);
+  if (set_capabilities(request.cap_effective, request.cap_permitted, request.cap_inheritable) != 0) child_fail("set capabilities", errno);
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) child_fail("clear ambient capabilities", errno);
   for (int cap = 0; cap < 64; ++cap)
     if (((request.cap_ambient >> cap) & 1) && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0)
@@ -248,17 +228,8 @@ int main() {
   char line[64];
   int n = snprintf(line, sizeof line, "pid %d\n", child);
   (void)!write(kReport, line, static_cast<size_t>(n));
-  // EOF with nothing read: the exec went through (the pipe closed with it).
   char why[1100];
-  ssize_t got = 0;
-  for (;;) {
-    ssize_t r = read(status_pipe[0], why + got, sizeof why - 1 - static_cast<size_t>(got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    got += r;
-    if (static_cast<size_t>(got) == sizeof why - 1) break;
-  }
-  why[got] = '\0';
+  size_t got = read_exec_failure(status_pipe[0], why, sizeof why);
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }

@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -30,7 +29,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "berth/helper_process_steps.h"
+
 namespace {
+
+using namespace berth::helper_steps;
 
 constexpr int kReport = 3;
 constexpr int kMaxList = 64;
@@ -61,16 +64,6 @@ int exec_status_fd = -1;
   int fd = exec_status_fd >= 0 ? exec_status_fd : kReport;
   if (n > 0) (void)!write(fd, line, static_cast<size_t>(n) < sizeof line ? static_cast<size_t>(n) : sizeof line - 1);
   _exit(kFailed);
-}
-
-bool write_file(const char* path, const char* text) {
-  int fd = open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  ssize_t n = write(fd, text, strlen(text));
-  int err = errno;
-  close(fd);
-  errno = err;
-  return n == static_cast<ssize_t>(strlen(text));
 }
 
 void add(List& l, const char* v) {
@@ -138,8 +131,7 @@ void set_sysctl(const char* kv) {
   if (klen + 10 >= sizeof path) fail("sysctl name too long", EINVAL);
   memcpy(path, "/proc/sys/", 10);
   for (size_t i = 0; i < klen; ++i) path[10 + i] = kv[i] == '.' ? '/' : kv[i];
-  path[10 + klen] = '\0';
-  if (strstr(path, "..")) fail("malformed sysctl", EINVAL);
+  path[10 + klen] = '\0';  // every '.' became '/': no ".." can climb out of /proc/sys
   if (!write_file(path, eq + 1)) fail(path, errno);
 }
 
@@ -169,12 +161,6 @@ void write_protect(const char* rel) {
   if (mount(target, target, nullptr, MS_BIND | MS_REC, nullptr) != 0 ||
       mount(target, target, nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
     fail(target, errno);
-}
-
-int capset_none() {
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[2] = {};
-  return static_cast<int>(syscall(SYS_capset, &header, data));
 }
 
 // The pause: in the new namespaces (pid 1 of its own PID namespace unless the pod shares the
@@ -212,7 +198,7 @@ int capset_none() {
   if (setgroups(static_cast<size_t>(opt.groups.n), groups) != 0) fail("setgroups", errno);
   if (setresgid(opt.gid, opt.gid, opt.gid) != 0) fail("setgid", errno);
   if (setresuid(opt.uid, opt.uid, opt.uid) != 0) fail("setuid", errno);
-  if (capset_none() != 0) fail("drop capabilities", errno);
+  if (set_capabilities(0, 0, 0) != 0) fail("drop capabilities", errno);
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) fail("clear ambient capabilities", errno);
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("set no_new_privs", errno);
   if (filter_len > 0) {
@@ -254,20 +240,11 @@ int main(int argc, char** argv) {
     become_pause(devnull);
   }
   close(status_pipe[1]);
-  // EOF with nothing read: the exec went through (the pipe closed with it).
   char why[1100];
-  ssize_t got = 0;
-  for (;;) {
-    ssize_t r = read(status_pipe[0], why + got, sizeof why - 1 - static_cast<size_t>(got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    got += r;
-    if (static_cast<size_t>(got) == sizeof why - 1) break;
-  }
+  size_t got = read_exec_failure(status_pipe[0], why, sizeof why);
   if (got > 0) {
-    why[got] = '\0';
     waitpid(child, nullptr, 0);
-    (void)!write(kReport, why, static_cast<size_t>(got));
+    (void)!write(kReport, why, got);
     _exit(kFailed);
   }
   char line[64];

@@ -46,6 +46,9 @@ struct CommandResult {
   std::string err;
   std::string report;  // with Command::capture_report
 
+  // The value of the report's first "<key> <value>" line; empty when there is none.
+  std::string report_value(const std::string& key) const;
+
   bool success() const { return !timed_out && term_signal == 0 && exit_code == 0; }
   // "exit status 2", "killed by signal 9", "timed out after 500ms"
   std::string describe(std::chrono::milliseconds timeout) const;
