@@ -212,8 +212,13 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   RuntimeServiceImpl runtime_service(ctx);
   ImageServiceImpl image_service(ctx);
 
+  // gRPC's sync server keeps up to two idle pollers besides the threads running calls, and refuses
+  // a call with its own bare "Server Threadpool Exhausted" when the last poller picks work and no
+  // thread may be added. The two pollers' room on top of max_concurrent_rpcs means the calls one
+  // connection may open (the stream limit below) always get a thread, so a flood on it meets
+  // CallLimits' refusal that names the call class and the share.
   grpc::ResourceQuota quota("berthd");
-  quota.SetMaxThreads(config.max_concurrent_rpcs);
+  quota.SetMaxThreads(config.max_concurrent_rpcs + 2);
   grpc::ServerBuilder builder;
   builder.SetResourceQuota(quota);
   builder.AddListeningPort("unix:" + config.socket, grpc::InsecureServerCredentials());

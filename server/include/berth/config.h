@@ -34,7 +34,7 @@ struct Config {
   std::string default_runtime = "runc";
   std::map<std::string, RuntimeHandlerConfig> runtimes{{"runc", {"runc", ""}}};
   int shutdown_timeout_seconds = 10;  // in-flight calls get this long after SIGTERM
-  int max_concurrent_rpcs = 256;      // gRPC worker threads at most
+  int max_concurrent_rpcs = 256;      // gRPC calls running at once (per connection; threads: +2 pollers)
   std::string metrics_address;        // host:port of the Prometheus /metrics endpoint; empty: off
   std::string streaming_address = "127.0.0.1:0";  // Exec/Attach/PortForward URLs; port 0: a free one
   int streaming_token_ttl_seconds = 60;            // an unused streaming URL expires
