@@ -24,11 +24,30 @@ const char* phase_name(SandboxPhase p) {
   return "ready";
 }
 
+json mappings_json(const std::vector<IdMapping>& ids) {
+  json out = json::array();
+  for (const IdMapping& m : ids) out.push_back({{"container_id", m.container_id}, {"host_id", m.host_id}, {"length", m.length}});
+  return out;
+}
+
+std::vector<IdMapping> mappings_from(JsonFields& f, const char* key) {
+  std::vector<IdMapping> out;
+  f.required(key);
+  if (const json* a = f.array(key)) {
+    for (size_t i = 0; i < a->size(); ++i) {
+      JsonFields mf = f.nested((*a)[i], std::string(key) + "[" + std::to_string(i) + "]");
+      out.push_back({mf.required_integer<uint32_t>("container_id"), mf.required_integer<uint32_t>("host_id"),
+                     mf.required_integer<uint32_t>("length")});
+    }
+  }
+  return out;
+}
+
 json to_json(const SandboxCheckpoint& c) {
   json ports = json::array();
   for (const auto& p : c.port_mappings)
     ports.push_back({{"protocol", p.protocol}, {"container_port", p.container_port}, {"host_port", p.host_port}, {"host_ip", p.host_ip}});
-  return {{"version", kCheckpointVersion},
+  json out = {{"version", kCheckpointVersion},
           {"id", c.id},
           {"phase", phase_name(c.phase)},
           {"metadata", {{"name", c.name}, {"namespace", c.namespace_}, {"uid", c.uid}, {"attempt", c.attempt}}},
@@ -46,6 +65,9 @@ json to_json(const SandboxCheckpoint& c) {
           {"labels", c.labels},
           {"annotations", c.annotations},
           {"created_at", c.created_at}};
+  if (!c.userns_path.empty())
+    out["userns"] = {{"path", c.userns_path}, {"uids", mappings_json(c.uid_mappings)}, {"gids", mappings_json(c.gid_mappings)}};
+  return out;
 }
 
 Result<SandboxCheckpoint> checkpoint_from_json(const json& j) {
@@ -91,6 +113,12 @@ Result<SandboxCheckpoint> checkpoint_from_json(const json& j) {
   c.annotations = f.string_map("annotations");
   c.created_at = f.required_integer<int64_t>("created_at");
   c.resources = f.string("resources");
+  if (const json* u = f.object("userns")) {
+    JsonFields uf = f.nested(*u, "userns");
+    c.userns_path = uf.required_string("path");
+    c.uid_mappings = mappings_from(uf, "uids");
+    c.gid_mappings = mappings_from(uf, "gids");
+  }
   if (!f.ok()) return f.status().context("malformed");
   return c;
 }

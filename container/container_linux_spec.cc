@@ -2,13 +2,15 @@
 // /proc/<pid>/ns files and the pinned netns; a cgroup namespace of its own on cgroup v2 hosts), its
 // cgroup, resources, devices, seccomp and the masked and read-only paths: the request's lists, or
 // berth's defaults when a list is empty. kubelet sends its defaults, and empty lists only for
-// procMount Unmasked, which it allows only in a user namespace; berth has none yet, so an empty
-// list always gets the defaults (a client leaving them out must not unmask the host's /proc).
+// procMount Unmasked, which it allows only in a user namespace: in a pod with a user namespace of
+// its own an empty list is honoured, elsewhere it gets the defaults (a client leaving them out must
+// not unmask the host's /proc).
 #include "container_linux_spec.h"
 
 #include "berth/container_devices.h"
 #include "berth/container_security.h"
 #include "berth/seccomp_request.h"
+#include "berth/user_namespace_spec.h"
 
 namespace berth {
 
@@ -18,6 +20,8 @@ using nlohmann::json;
 namespace {
 
 std::string ns_path(int pid, const char* ns) { return "/proc/" + std::to_string(pid) + "/ns/" + ns; }
+
+const std::vector<std::string> kNone;
 
 template <class List>
 std::vector<std::string> or_default(const List& asked, const std::vector<std::string>& defaults) {
@@ -130,6 +134,7 @@ Result<json> linux_section(const v1::ContainerConfig& c, const PodForContainer& 
   if (!devs.ok()) return devs.status();
   (*res)["devices"] = rules;
   json linux = {{"namespaces", *ns}, {"cgroupsPath", in.cgroups_path}, {"resources", *res}, {"devices", *devs}};
+  if (!pod.userns_path.empty()) add_user_namespace(linux, pod.userns_path, pod.userns_uids, pod.userns_gids);
   if (!privileged) {
     auto sreq = seccomp_request_of(sc, "config.linux.security_context");
     if (!sreq.ok()) return sreq.status();
@@ -137,8 +142,9 @@ Result<json> linux_section(const v1::ContainerConfig& c, const PodForContainer& 
     auto seccomp = seccomp_section(*sreq);
     if (!seccomp.ok()) return seccomp.status();
     if (*seccomp) linux["seccomp"] = **seccomp;
-    linux["maskedPaths"] = or_default(sc.masked_paths(), default_masked_paths());
-    linux["readonlyPaths"] = or_default(sc.readonly_paths(), default_readonly_paths());
+    bool own_userns = !pod.userns_path.empty();
+    linux["maskedPaths"] = or_default(sc.masked_paths(), own_userns ? kNone : default_masked_paths());
+    linux["readonlyPaths"] = or_default(sc.readonly_paths(), own_userns ? kNone : default_readonly_paths());
   }
   return linux;
 }

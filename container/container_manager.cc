@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -188,7 +189,26 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
     return first;
   });
   fault_point(FaultPoint::create_container_dirs_made);
-  if (Status s = mount_container_rootfs(impl_->opt.images->snapshot_dirs(*image), c->upper, c->work, c->rootfs); !s.ok())
+  // kubelet repeats the pod's user namespace on every container; a container joins its pod's.
+  auto userns = pod_user_namespace(config.linux().security_context().namespace_options(), "config.linux.security_context.namespace_options");
+  if (!userns.ok()) return fail(userns.status());
+  if (config.linux().security_context().namespace_options().has_userns_options() && !(*userns == pod->userns))
+    return fail(invalid_argument("config.linux.security_context.namespace_options.userns_options: differs from pod " + pod->id +
+                                 "'s; a container joins its pod's user namespace"));
+  std::optional<RootfsIdmap> idmap;
+  UniqueFd userns_fd;
+  if (pod->userns.own) {
+    // The runtime reaches the rootfs as the pod's root (see SandboxManager's open_path_to_pod_root).
+    for (const std::string& d : {impl_->containers_state, c->bundle})
+      if (::chmod(d.c_str(), 0711) != 0) return fail(errno_status(errno, "chmod 0711 " + d));
+    userns_fd = UniqueFd(::open(pod->userns_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!userns_fd) return fail(errno_status(errno, "open the pod's user namespace " + pod->userns_path));
+    idmap = RootfsIdmap{userns_fd.get(), c->bundle + "/idmap"};
+    map_to_host(pod->userns.uids, 0, &idmap->root_uid);
+    map_to_host(pod->userns.gids, 0, &idmap->root_gid);
+  }
+  if (Status s = mount_container_rootfs(impl_->opt.images->snapshot_dirs(*image), c->upper, c->work, c->rootfs, idmap ? &*idmap : nullptr);
+      !s.ok())
     return fail(s);
   undo.add("rootfs", [root = c->rootfs] { return unmount_container_rootfs(root); });
   fault_point(FaultPoint::create_container_rootfs_mounted);
@@ -209,7 +229,8 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
     }
   }
   PodForContainer pfc{pod->id, pod->pid, pod->netns_path, pod->host_network, pod->host_ipc, pod->host_pid, pod->bundle_dir,
-                      pod->shm_path, pod->hostname, pod->name, pod->namespace_, pod->uid, pod->privileged};
+                      pod->shm_path, pod->hostname, pod->name, pod->namespace_, pod->uid, pod->privileged,
+                      pod->userns_path, pod->userns.uids, pod->userns.gids};
   ImageForContainer ifc{config.image().image(),
                         {image->config.entrypoint, image->config.cmd, image->config.env, image->config.working_dir, image->config.user},
                         image->config.stop_signal};

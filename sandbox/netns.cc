@@ -70,12 +70,28 @@ Result<std::string> create_pinned_netns(const std::string& dir, const std::strin
   return path;
 }
 
-Status remove_pinned_netns(const std::string& path) {
-  if (path.empty()) return ok_status();
-  if (::umount2(path.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)
-    return errno_status(errno, "unpin netns " + path);
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return errno_status(errno, "remove netns pin " + path);
+Status create_pinned_userns_netns(const std::vector<IdMapping>& uids, const std::vector<IdMapping>& gids,
+                                  const std::string& userns_pin, const std::string& netns_pin) {
+  if (Status s = create_pinned_user_and_net_ns(uids, gids, userns_pin, netns_pin); !s.ok()) return s;
+  UniqueFd ns(::open(netns_pin.c_str(), O_RDONLY | O_CLOEXEC));
+  Status result = ns ? ok_status() : errno_status(errno, "open " + netns_pin);
+  if (ns) {
+    // berthd, root outside, holds every capability over the pod's user namespace and so over its
+    // netns: a thread of its own joins it, sets lo up and ends.
+    std::thread t([&] {
+      if (::setns(ns.get(), CLONE_NEWNET) != 0) result = errno_status(errno, "setns " + netns_pin);
+      else result = bring_loopback_up();
+    });
+    t.join();
+  }
+  if (!result.ok()) {
+    (void)remove_namespace_pin(netns_pin);  // the error to report is the loopback's
+    (void)remove_namespace_pin(userns_pin);
+    return result.context("pod network namespace");
+  }
   return ok_status();
 }
+
+Status remove_pinned_netns(const std::string& path) { return remove_namespace_pin(path); }
 
 }  // namespace berth

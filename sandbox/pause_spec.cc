@@ -4,6 +4,7 @@
 
 #include "berth/container_security.h"
 #include "berth/seccomp_request.h"
+#include "berth/user_namespace_spec.h"
 
 namespace berth {
 
@@ -103,6 +104,7 @@ Result<json> build_pause_spec(const v1::PodSandboxConfig& config, const PauseSpe
     namespaces.push_back({{"type", "network"}, {"path", in.netns_path}});
   }
   json linux = {{"namespaces", namespaces}, {"cgroupsPath", in.cgroups_path}, {"resources", resources_of(config.linux())}};
+  if (!in.userns_path.empty()) add_user_namespace(linux, in.userns_path, in.uids, in.gids);
   if (!sysctl.empty()) linux["sysctl"] = sysctl;
   if (seccomp) linux["seccomp"] = *seccomp;
   if (!sc.privileged()) {

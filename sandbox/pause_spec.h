@@ -9,6 +9,7 @@
 
 #include "berth/cri_api.h"
 #include "berth/status.h"
+#include "berth/user_namespace.h"
 
 namespace berth {
 
@@ -20,6 +21,8 @@ struct PauseSpecInputs {
   int oom_score_adj = -998;
   bool cgroup_v2 = false;  // a cgroup namespace of its own, as containers get on cgroup v2
   std::vector<std::string> args = {"/pause"};
+  std::string userns_path;  // the pod's pinned user namespace; empty: the host's
+  std::vector<IdMapping> uids, gids;
 };
 
 // Checks the parts of the config berth must refuse (non-namespaced sysctls, bad modes, unknown

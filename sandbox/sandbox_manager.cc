@@ -55,6 +55,19 @@ int SandboxManager::Impl::oom_score_adj(int wanted) {
   return floor;
 }
 
+// The pod's own files and its /dev/shm belong to its root (the host id container root maps to), so
+// the containers' root can write them as it could without a user namespace.
+static Status give_files_to_pod_root(const Sandbox& sb) {
+  uint32_t uid = 0, gid = 0;
+  map_to_host(sb.cp.uid_mappings, 0, &uid);
+  map_to_host(sb.cp.gid_mappings, 0, &gid);
+  std::vector<std::string> paths = {sb.bundle + "/resolv.conf", sb.bundle + "/hostname", sb.bundle + "/hosts"};
+  if (sb.cp.ipc_mode != v1::NODE) paths.push_back(sb.shm_path);
+  for (const std::string& p : paths)
+    if (::chown(p.c_str(), uid, gid) != 0) return errno_status(errno, "give " + p + " to the pod's root (" + std::to_string(uid) + ")");
+  return ok_status();
+}
+
 std::shared_ptr<Sandbox> SandboxManager::Impl::find(const std::string& id_or_prefix, Status* err) {
   std::lock_guard lock(mu);
   return find_by_id_or_prefix(sandboxes, id_or_prefix, "pod sandbox", "pod_sandbox_id", err);
@@ -68,11 +81,12 @@ Result<std::unique_ptr<SandboxManager>> SandboxManager::open(SandboxManagerOptio
   impl->opt = std::move(options);
   impl->pause_rootfs = impl->opt.state_dir + "/pause/rootfs";
   impl->netns_dir = impl->opt.state_dir + "/netns";
+  impl->userns_dir = impl->opt.state_dir + "/userns";
   impl->bundles_dir = impl->opt.state_dir + "/sandboxes";
   impl->checkpoints_dir = impl->opt.root_dir + "/sandboxes";
   impl->quarantine_dir = impl->opt.root_dir + "/sandboxes-quarantine";
   std::error_code ec;
-  for (const auto& d : {impl->netns_dir, impl->bundles_dir, impl->checkpoints_dir, impl->opt.state_dir + "/pause"})
+  for (const auto& d : {impl->netns_dir, impl->userns_dir, impl->bundles_dir, impl->checkpoints_dir, impl->opt.state_dir + "/pause"})
     if (Status s = make_private_dir(d); !s.ok()) return s.context("sandboxes");
   // The pause rootfs: berth-pause and the mount points runc needs, shared read-only by every pause.
   for (const char* d : {"", "/proc", "/dev", "/sys", "/etc"}) fs::create_directories(impl->pause_rootfs + d, ec);
@@ -97,6 +111,11 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   if (!rt.ok()) return rt.status();
   const auto& ns = config.linux().security_context().namespace_options();
   bool host_net = ns.network() == v1::NODE;
+  auto userns = pod_user_namespace(ns, "config.linux.security_context.namespace_options");
+  if (!userns.ok()) return userns.status();
+  if (userns->own && !impl_->opt.user_namespaces.ok())
+    return failed_precondition("config.linux.security_context.namespace_options.userns_options: this node cannot give pods "
+                               "user namespaces of their own: " + impl_->opt.user_namespaces.message());
   std::string id = new_object_id();
   auto cgroups = cgroups_path_for(config.linux().cgroup_parent(), id, impl_->opt.runtimes.systemd_cgroup());
   if (!cgroups.ok()) return cgroups.status();
@@ -129,6 +148,11 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   cp.labels = {config.labels().begin(), config.labels().end()};
   cp.annotations = {config.annotations().begin(), config.annotations().end()};
   cp.created_at = wall_clock_ns();
+  if (userns->own) {
+    cp.userns_path = impl_->userns_dir + "/" + id;
+    cp.uid_mappings = userns->uids;
+    cp.gid_mappings = userns->gids;
+  }
 
   if (Status s = impl_->names.reserve(sandbox_name_key(cp), id, "sandbox"); !s.ok()) return s;
   std::lock_guard op(sb->op);
@@ -151,12 +175,17 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   }
   fault_point(FaultPoint::run_pod_sandbox_checkpoint_created);
   if (::mkdir(sb->bundle.c_str(), 0700) != 0) return fail(errno_status(errno, "mkdir " + sb->bundle));
+  if (userns->own)
+    if (Status s = impl_->open_path_to_pod_root(sb->bundle); !s.ok()) return fail(s);
   fault_point(FaultPoint::run_pod_sandbox_bundle_made);
   if (ns.ipc() != v1::NODE)
     if (Status s = mount_pod_shm(sb->shm_path); !s.ok()) return fail(s);
   fault_point(FaultPoint::run_pod_sandbox_shm_mounted);
-  if (!host_net)
+  if (userns->own) {
+    if (Status s = create_pinned_userns_netns(cp.uid_mappings, cp.gid_mappings, cp.userns_path, cp.netns_path); !s.ok()) return fail(s);
+  } else if (!host_net) {
     if (auto pin = create_pinned_netns(impl_->netns_dir, id); !pin.ok()) return fail(pin.status());
+  }
   fault_point(FaultPoint::run_pod_sandbox_netns_pinned);
 
   ResolvConfSettings dns{{config.dns_config().servers().begin(), config.dns_config().servers().end()},
@@ -166,10 +195,13 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   for (Status s : {write_resolv_conf(sb->bundle + "/resolv.conf", dns), write_hostname_file(sb->bundle + "/hostname", cp.hostname),
                    write_hosts_file(sb->bundle + "/hosts", cp.hostname)})
     if (!s.ok()) return fail(s);
+  if (userns->own)
+    if (Status s = give_files_to_pod_root(*sb); !s.ok()) return fail(s);
   fault_point(FaultPoint::run_pod_sandbox_files_written);
 
   PauseSpecInputs spec_in{.rootfs = impl_->pause_rootfs, .netns_path = cp.netns_path, .cgroups_path = sb->cgroups_path,
-                          .shm_path = sb->shm_path, .oom_score_adj = impl_->oom_score_adj(-998), .cgroup_v2 = host_cgroup_v2()};
+                          .shm_path = sb->shm_path, .oom_score_adj = impl_->oom_score_adj(-998), .cgroup_v2 = host_cgroup_v2(),
+                          .userns_path = cp.userns_path, .uids = cp.uid_mappings, .gids = cp.gid_mappings};
   Result<std::optional<PauseImage>> image = std::optional<PauseImage>();
   if (impl_->opt.images) image = impl_->opt.images->pause_image();
   if (!image.ok()) return fail(image.status().context("sandbox image"));
@@ -276,6 +308,17 @@ Status SandboxManager::update_resources(const std::string& id_or_prefix, const v
   }
   return write_checkpoint(impl_->checkpoints_dir, cp, false).context(what);
 }
+
+// The runtime starts a userns pod's pause, and its containers, as the pod's root, an unprivileged
+// id on the node: the dirs on the way to the rootfs and the pod's files must let it through. They
+// become 0711 (traversable, not listable), as containerd's are; what they hold keeps its modes.
+Status SandboxManager::Impl::open_path_to_pod_root(const std::string& bundle) {
+  for (const std::string& d : {opt.state_dir, opt.state_dir + "/pause", bundles_dir, bundle})
+    if (::chmod(d.c_str(), 0711) != 0) return errno_status(errno, "chmod 0711 " + d);
+  return ok_status();
+}
+
+const Status& SandboxManager::user_namespaces() const { return impl_->opt.user_namespaces; }
 
 void SandboxManager::finish_recovery() {
   std::vector<std::shared_ptr<Sandbox>> pending;

@@ -48,7 +48,8 @@ struct Sandbox {
 
 struct SandboxManager::Impl {
   SandboxManagerOptions opt;
-  std::string pause_rootfs, netns_dir, bundles_dir, checkpoints_dir, quarantine_dir;
+  Status open_path_to_pod_root(const std::string& bundle);
+  std::string pause_rootfs, netns_dir, userns_dir, bundles_dir, checkpoints_dir, quarantine_dir;
   std::once_flag oom_warning;
   std::mutex mu;
   std::map<std::string, std::shared_ptr<Sandbox>> sandboxes;

@@ -125,6 +125,7 @@ Status SandboxManager::Impl::release(Sandbox& s) {
   }
   fault_point(FaultPoint::stop_pod_sandbox_cgroup_removed);
   if (Status st = remove_pinned_netns(cp.netns_path); !st.ok()) return failed_step(s, "netns", st);
+  if (Status st = remove_namespace_pin(cp.userns_path); !st.ok()) return failed_step(s, "userns", st);
   fault_point(FaultPoint::stop_pod_sandbox_netns_unpinned);
   if (Status st = unmount_path(s.bundle + "/rootfs"); !st.ok()) return failed_step(s, "rootfs", st);
   if (cp.ipc_mode != runtime::v1::NODE)

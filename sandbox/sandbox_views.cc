@@ -49,6 +49,17 @@ Status SandboxManager::status(const std::string& id_or_prefix, bool verbose, v1:
   opts->set_network(static_cast<v1::NamespaceMode>(cp.network_mode));
   opts->set_pid(static_cast<v1::NamespaceMode>(cp.pid_mode));
   opts->set_ipc(static_cast<v1::NamespaceMode>(cp.ipc_mode));
+  if (!cp.userns_path.empty()) {
+    auto* u = opts->mutable_userns_options();
+    u->set_mode(v1::POD);
+    for (auto [ids, out] : {std::pair{&cp.uid_mappings, u->mutable_uids()}, {&cp.gid_mappings, u->mutable_gids()}})
+      for (const IdMapping& m : *ids) {
+        auto* e = out->Add();
+        e->set_container_id(m.container_id);
+        e->set_host_id(m.host_id);
+        e->set_length(m.length);
+      }
+  }
   st->mutable_labels()->insert(cp.labels.begin(), cp.labels.end());
   st->mutable_annotations()->insert(cp.annotations.begin(), cp.annotations.end());
   st->set_runtime_handler(cp.runtime_handler);
@@ -58,6 +69,8 @@ Status SandboxManager::status(const std::string& id_or_prefix, bool verbose, v1:
                            {"checkpoint", checkpoint_path(impl_->checkpoints_dir, cp.id)},
                            {"bundle", s->bundle},
                            {"cgroups_path", s->cgroups_path}};
+    if (!cp.userns_path.empty())
+      info["userns"] = {{"path", cp.userns_path}, {"uid_map", id_map_text(cp.uid_mappings)}, {"gid_map", id_map_text(cp.gid_mappings)}};
     if (!cp.host_network && ready && impl_->opt.network) {
       Status check = impl_->opt.network->check(cp.id, cp.netns_path);
       info["network_check"] = check.ok() ? std::string("ok") : check.message();
@@ -128,6 +141,8 @@ std::optional<SandboxInfo> SandboxManager::info(const std::string& id_or_prefix)
   info.host_ipc = cp.ipc_mode == v1::NODE;
   info.host_pid = cp.pid_mode == v1::NODE;
   info.privileged = cp.privileged;
+  info.userns = {!cp.userns_path.empty(), cp.uid_mappings, cp.gid_mappings};
+  info.userns_path = cp.userns_path;
   return info;
 }
 

@@ -25,6 +25,7 @@
 #include "container_hooks.h"
 #include "lifecycle_events.h"
 #include "sandbox_hooks.h"
+#include "berth/user_namespace.h"
 #include "services.h"
 #include "socket_path.h"
 #include "streaming_backend.h"
@@ -144,6 +145,10 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   SandboxImagePolicy sandbox_images(**images, config.sandbox_image);
   sandbox_options.network = &sandbox_network;
   sandbox_options.images = &sandbox_images;
+  // Once at start: pods with user namespaces of their own need id-mapped overlay layers.
+  sandbox_options.user_namespaces = probe_idmapped_overlay(config.state + "/userns-probe");
+  if (sandbox_options.user_namespaces.ok()) spdlog::info("berthd: pods may have user namespaces of their own");
+  else spdlog::warn("berthd: pods cannot have user namespaces of their own: {}", sandbox_options.user_namespaces.message());
   auto sandboxes = SandboxManager::open(sandbox_options);
   if (!sandboxes.ok()) {
     spdlog::critical("berthd: {}", sandboxes.status().message());

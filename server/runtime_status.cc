@@ -13,13 +13,14 @@ namespace {
 // Only what the handler's runtime and this host can really do: recursive read-only mounts are
 // the runtime's `rro` option or, for a runtime without it, berthd's own mount_setattr copy, so any
 // handler can on Linux 5.12+ (which of the two is chosen at CreateContainer, where the runtime is
-// asked); user namespaces are not supported by berth yet.
-void add_handler(const std::string& name, const RuntimeHandler&, v1::StatusResponse* resp) {
+// asked); user namespaces when berthd's start-up probe built an overlay over an id-mapped layer
+// (runc 1.1 and crun both join a user namespace by path, which is all berth asks of them).
+void add_handler(const std::string& name, const RuntimeHandler&, bool userns, v1::StatusResponse* resp) {
   auto* h = resp->add_runtime_handlers();
   h->set_name(name);
   bool rro = kernel_has_mount_setattr();
   h->mutable_features()->set_recursive_read_only_mounts(rro);
-  h->mutable_features()->set_user_namespaces(false);
+  h->mutable_features()->set_user_namespaces(userns);
 }
 
 }  // namespace
@@ -46,8 +47,9 @@ grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRe
     network->set_message(net.message);
   }
 
-  add_handler("", handler, resp);
-  for (const RuntimeHandler& h : ctx_.runtimes.all()) add_handler(h.name, h, resp);
+  bool userns = ctx_.sandboxes.user_namespaces().ok();
+  add_handler("", handler, userns, resp);
+  for (const RuntimeHandler& h : ctx_.runtimes.all()) add_handler(h.name, h, userns, resp);
   // The Strict policy (only the groups the request names, none from the image's /etc/group) is
   // applied by user_lookup; kubelet admits such pods only when the runtime says so.
   resp->mutable_features()->set_supplemental_groups_policy(true);

@@ -77,7 +77,8 @@ TEST_F(KubeletFeatures, StatusAdvertisesEveryHandlerAndWhatItCanDo) {
     has_runc = has_runc || h.name() == "runc";
     // This kernel has mount_setattr (5.12+): the runtime's rro, or berthd's own read-only copy.
     EXPECT_TRUE(h.features().recursive_read_only_mounts());
-    EXPECT_FALSE(h.features().user_namespaces());  // not supported by berth yet
+    // And id-mapped overlay layers (5.19+): pods may have user namespaces of their own.
+    EXPECT_TRUE(h.features().user_namespaces());
   }
   EXPECT_TRUE(has_runc);
   EXPECT_TRUE(r.features().supplemental_groups_policy());

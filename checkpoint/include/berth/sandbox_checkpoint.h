@@ -13,6 +13,7 @@
 
 #include "berth/checksummed_json.h"
 #include "berth/status.h"
+#include "berth/user_namespace.h"
 
 namespace berth {
 
@@ -47,6 +48,10 @@ struct SandboxCheckpoint {
   // The last UpdatePodSandboxResources applied to the pod's cgroup, as JSON text
   // ({"overhead": …, "resources": …}); empty when none.
   std::string resources;
+  // A pod in a user namespace of its own (hostUsers: false): its pin (empty: the host's) and
+  // mappings, which its containers and id-mapped mounts use.
+  std::string userns_path;
+  std::vector<IdMapping> uid_mappings, gid_mappings;
 };
 
 std::string checkpoint_path(const std::string& dir, const std::string& id);

@@ -14,6 +14,7 @@
 #include "berth/container_process.h"
 #include "berth/cri_api.h"
 #include "berth/status.h"
+#include "berth/user_namespace.h"
 
 namespace berth {
 
@@ -28,6 +29,8 @@ struct PodForContainer {
   std::string hostname;
   std::string name, namespace_, uid;
   bool privileged = false;      // the sandbox's security context
+  std::string userns_path;      // the pod's own user namespace; empty: the host's
+  std::vector<IdMapping> userns_uids, userns_gids;
 };
 
 // The defaults of the image the container runs.

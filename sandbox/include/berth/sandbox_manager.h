@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/pod_user_namespace.h"
 #include "berth/runtime_handlers.h"
 #include "berth/cri_api.h"
 #include "berth/status.h"
@@ -68,6 +69,9 @@ struct SandboxManagerOptions {
   RuntimeHandlers runtimes;  // also says the cgroup driver (systemd_cgroup())
   SandboxImages* images = nullptr;    // unset: the embedded pause, no image holds
   SandboxNetwork* network = nullptr;  // unset: pods get loopback only
+  // Whether pods may have user namespaces of their own (the start-up probe of id-mapped overlay
+  // layers): ok, or why not, which a userns pod's refusal repeats.
+  Status user_namespaces = Status(Code::failed_precondition, "not probed");
 };
 
 // What other modules (containers, CNI, stats) need to know of a sandbox.
@@ -85,6 +89,8 @@ struct SandboxInfo {
   bool closing = false;    // stop or remove has begun
   std::string name, namespace_, uid, hostname;
   bool host_network = false, host_ipc = false, host_pid = false, privileged = false;
+  PodUserNamespace userns;  // own: the pod's user namespace, pinned at userns_path
+  std::string userns_path;
 };
 
 // A ready sandbox that cannot begin to stop while held: CreateContainer and StartContainer hold
@@ -109,6 +115,8 @@ class SandboxManager {
   // Undoes the sandboxes a crash left half made (the slow part of recovery: runtime, CNI); run
   // once berthd serves. A sandbox whose undo fails stays listed NOTREADY for Stop/Remove to finish.
   void finish_recovery();
+  // ok when pods may have user namespaces of their own; otherwise why not.
+  const Status& user_namespaces() const;
 
   Result<std::string> run(const runtime::v1::PodSandboxConfig& config, const std::string& runtime_handler);
   // Stop and remove run `containers` first (after which no container can join the pod). Both are
