@@ -29,15 +29,16 @@ class NamespaceChild {
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return errno_status(errno, "user namespace: pipe");
     UniqueFd rd(p[0]), wr(p[1]);
-    // Fork-like clone (no new stack): the child runs only read and _exit.
+    // Fork-like clone (no new stack, no atfork handlers): the child makes raw system calls only,
+    // since a sanitizer's interceptors may want locks another thread of berthd held at the clone.
     long pid = ::syscall(SYS_clone, static_cast<unsigned long>(flags) | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
     if (pid < 0) return errno_status(errno, "user namespace: clone");
     if (pid == 0) {
-      ::close(wr.get());  // its copy of the write end would keep it from ever seeing EOF
+      ::syscall(SYS_close, wr.get());  // its copy of the write end would keep it from ever seeing EOF
       char c;
-      while (::read(rd.get(), &c, 1) < 0 && errno == EINTR) {
+      while (::syscall(SYS_read, rd.get(), &c, 1) < 0 && errno == EINTR) {
       }
-      ::_exit(0);
+      ::syscall(SYS_exit_group, 0);
     }
     NamespaceChild child;
     child.pid_ = static_cast<pid_t>(pid);
