@@ -73,16 +73,38 @@ bool is_private_mount_point(const std::string& dir, const std::string& mountinfo
   return point == dir && propagation == "private";
 }
 
+namespace {
+
+// An id-mapped volume is a copy berthd attaches on the host (runc 1.1 cannot make one), so it
+// cannot follow the host's propagation: only private ones are taken.
+Status check_mount_id_mappings(const MountRequest& m, const std::string& field, const MountPolicy& policy) {
+  if (m.uid_mappings.empty()) return invalid_argument(field + ".uidMappings: must be given with gidMappings");
+  if (m.gid_mappings.empty()) return invalid_argument(field + ".gidMappings: must be given with uidMappings");
+  if (!policy.idmapped_mounts)
+    return invalid_argument(field + ".uidMappings: id-mapped mounts are not supported on this host (needs Linux 5.12+ for mount_setattr)");
+  if (Status s = validate_id_mappings(m.uid_mappings, field + ".uidMappings"); !s.ok()) return s;
+  if (Status s = validate_id_mappings(m.gid_mappings, field + ".gidMappings"); !s.ok()) return s;
+  if (m.propagation != MountPropagation::private_)
+    return invalid_argument(field + ".propagation: an id-mapped mount needs private propagation");
+  return ok_status();
+}
+
+}  // namespace
+
 Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mounts, const std::string& mountinfo,
                                              const MountPolicy& policy) {
   std::vector<OciMount> out;
   for (size_t i = 0; i < mounts.size(); ++i) {
     const MountRequest& m = mounts[i];
     const std::string field = "config.mounts[" + std::to_string(i) + "]";
-    if (m.has_id_mapping) return invalid_argument(field + ": id-mapped mounts are not supported by berth");
     if (m.container_path.empty() || m.container_path[0] != '/')
       return invalid_argument(field + ".container_path: '" + m.container_path + "' is not an absolute path");
+    const bool idmapped = !m.uid_mappings.empty() || !m.gid_mappings.empty();
+    if (idmapped) {
+      if (Status s = check_mount_id_mappings(m, field, policy); !s.ok()) return s;
+    }
     if (m.has_image) {
+      if (idmapped) return invalid_argument(field + ".uidMappings: an image volume is not id-mapped");
       if (m.image_source.empty()) return invalid_argument(field + ".image: image volumes are not supported here");
       // Always read-only, whatever the request says: the layers are shared with other users.
       out.push_back({.destination = m.container_path, .type = "bind", .source = m.image_source,
@@ -104,11 +126,16 @@ Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mo
         case RecursiveReadOnly::unsupported:
           return invalid_argument(field + ".recursive_read_only: not supported on this host (needs Linux 5.12+ for mount_setattr)");
         case RecursiveReadOnly::runtime_option: o.options.push_back("rro"); break;
-        case RecursiveReadOnly::host_prepared:
-          o.prepared_from = resolved;
-          o.source = policy.prepared_dir + "/" + std::to_string(i);
-          break;
+        case RecursiveReadOnly::host_prepared: o.prepared_read_only = true; break;
       }
+    }
+    if (idmapped) {
+      o.uid_mappings = m.uid_mappings;
+      o.gid_mappings = m.gid_mappings;
+    }
+    if (o.prepared_read_only || idmapped) {
+      o.prepared_from = resolved;
+      o.source = policy.prepared_dir + "/" + std::to_string(i);
     }
     switch (m.propagation) {
       case MountPropagation::private_: o.options.push_back("rprivate"); break;

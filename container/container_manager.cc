@@ -237,7 +237,8 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   ContainerSpecInputs in{.id = id, .rootfs = c->rootfs, .cgroups_path = c->cgroups_path, .mountinfo = read_text_file("/proc/self/mountinfo"),
                          .min_oom_score_adj = own_privileges().oom_floor(), .target_pid = target_pid,
                          .host_apparmor = host_apparmor_enabled(), .cgroup_v2 = host_cgroup_v2(),
-                         .mounts = {recursive_read_only_mode(runtime_features(rt->binary()).has_mount_option("rro")), c->bundle + "/mounts"}};
+                         .mounts = {recursive_read_only_mode(runtime_features(rt->binary()).has_mount_option("rro")), c->bundle + "/mounts",
+                                    kernel_has_mount_setattr()}};
   if (in.host_apparmor && !config.linux().security_context().privileged()) {
     auto profile = ensure_apparmor_default_profile(impl_->opt.state_dir);
     if (!profile.ok()) return fail(profile.status());
@@ -256,8 +257,8 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   if (!spec.ok()) return fail(spec.status());
   if (Status s = apply_cdi_devices(impl_->opt.cdi, config, spec->spec); !s.ok()) return fail(s);
   undo.add("prepared mounts", [dir = in.mounts.prepared_dir] { return release_prepared_mounts(dir); });
-  for (const auto& m : spec->prepared_mounts)
-    if (Status s = mount_recursive_read_only(m.source, m.target); !s.ok()) return fail(s);
+  if (Status s = prepare_mounts(spec->prepared_mounts, {pod->userns_path, pod->userns.uids, pod->userns.gids}); !s.ok())
+    return fail(s);
   fault_point(FaultPoint::create_container_mounts_prepared);
   if (Status s = write_file_atomically(c->bundle + "/config.json", spec->spec.dump(), 0600, false); !s.ok()) return fail(s);
   fault_point(FaultPoint::create_container_spec_written);

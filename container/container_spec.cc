@@ -8,6 +8,7 @@
 
 #include "berth/container_mounts.h"
 #include "berth/container_security.h"
+#include "berth/pod_user_namespace.h"
 #include "container_linux_spec.h"
 
 namespace berth {
@@ -63,7 +64,8 @@ Result<std::vector<OciMount>> cri_mounts(const v1::ContainerConfig& c, const Con
     else if (p == MountPropagation::host_to_container && rootfs_propagation->empty()) *rootfs_propagation = "rslave";
     auto source = in.image_sources.find(i);
     reqs.push_back({m.container_path(), m.host_path(), m.readonly(), p, m.recursive_read_only(), m.has_image(),
-                    source == in.image_sources.end() ? "" : source->second, m.uidmappings_size() > 0 || m.gidmappings_size() > 0});
+                    source == in.image_sources.end() ? "" : source->second, id_mappings_of(m.uidmappings()),
+                    id_mappings_of(m.gidmappings())});
   }
   auto mounts = resolve_mounts(reqs, in.mountinfo, in.mounts);
   if (!mounts.ok()) return mounts.status();
@@ -159,7 +161,7 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
   std::vector<PreparedMount> prepared;
   for (const auto& m : *mounts) {
     jmounts.push_back({{"destination", m.destination}, {"type", m.type}, {"source", m.source}, {"options", m.options}});
-    if (!m.prepared_from.empty()) prepared.push_back({m.prepared_from, m.source});
+    if (!m.prepared_from.empty()) prepared.push_back({m.prepared_from, m.source, m.prepared_read_only, m.uid_mappings, m.gid_mappings});
   }
 
   auto linux = linux_section(c, pod, in, sc.privileged(), caps->caps);

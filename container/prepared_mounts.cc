@@ -1,6 +1,6 @@
 // Host-side mounts for containers (see prepared_mounts.h). mount_setattr(2) with AT_RECURSIVE is
-// the only way to make a whole mount tree read-only in one step; each mount's own flag then
-// survives the runtime's rbind.
+// the only way to make a whole mount tree read-only in one step, and MOUNT_ATTR_IDMAP the only
+// way to id-map one; each mount's own flag and idmap then survive the runtime's rbind.
 #include "berth/prepared_mounts.h"
 
 #include <dirent.h>
@@ -31,40 +31,97 @@ RecursiveReadOnly recursive_read_only_mode(bool runtime_has_rro_option) {
   return runtime_has_rro_option ? RecursiveReadOnly::runtime_option : RecursiveReadOnly::host_prepared;
 }
 
-Status mount_recursive_read_only(const std::string& source, const std::string& target) {
-  struct stat st {};
-  if (::stat(source.c_str(), &st) != 0) return errno_status(errno, "recursive read-only mount: " + source);
-  std::string parent = target.substr(0, target.rfind('/'));
-  if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + parent);
-  // The copies hang below a private self-bind of their dir: berthd's state dir is under /run,
-  // shared on systemd hosts, and a copy attached there would be propagated, writable, into every
-  // namespace that receives /run's mounts, and outlive its release there.
-  if (!is_private_mount_point(parent, read_text_file("/proc/self/mountinfo"))) {
-    if (::mount(parent.c_str(), parent.c_str(), nullptr, MS_BIND, nullptr) != 0)
-      return errno_status(errno, "recursive read-only mount: bind " + parent + " on itself");
-    if (::mount(nullptr, parent.c_str(), nullptr, MS_PRIVATE, nullptr) != 0) {
-      Status s = errno_status(errno, "recursive read-only mount: make " + parent + " private");
-      ::umount2(parent.c_str(), MNT_DETACH);
-      return s;
-    }
+namespace {
+
+// The copies hang below a private self-bind of their dir: berthd's state dir is under /run,
+// shared on systemd hosts, and a copy attached there would be propagated (writable, or with the
+// host's ids) into every namespace that receives /run's mounts, and outlive its release there.
+// 0711: in a pod with a user namespace the runtime reaches the copies as the pod's root; in any
+// other pod the bundle above is 0700.
+Status make_private_parent(const std::string& parent) {
+  if (::mkdir(parent.c_str(), 0711) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + parent);
+  if (is_private_mount_point(parent, read_text_file("/proc/self/mountinfo"))) return ok_status();
+  if (::mount(parent.c_str(), parent.c_str(), nullptr, MS_BIND, nullptr) != 0)
+    return errno_status(errno, "bind " + parent + " on itself");
+  if (::mount(nullptr, parent.c_str(), nullptr, MS_PRIVATE, nullptr) != 0) {
+    Status s = errno_status(errno, "make " + parent + " private");
+    ::umount2(parent.c_str(), MNT_DETACH);
+    return s;
   }
+  return ok_status();
+}
+
+Status make_mount_point(const std::string& source, const std::string& target) {
+  struct stat st {};
+  if (::stat(source.c_str(), &st) != 0) return errno_status(errno, "stat " + source);
   if (S_ISDIR(st.st_mode)) {
     if (::mkdir(target.c_str(), 0700) != 0 && errno != EEXIST) return errno_status(errno, "create mount point " + target);
-  } else {
-    int fd = ::open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-    if (fd < 0) return errno_status(errno, "create mount point " + target);
-    ::close(fd);
+    return ok_status();
   }
-  if (::mount(source.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
-    return errno_status(errno, "recursive read-only mount: bind " + source + " at " + target);
-  Status s;
+  int fd = ::open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) return errno_status(errno, "create mount point " + target);
+  ::close(fd);
+  return ok_status();
+}
+
+// The user namespaces of one container's id-mapped copies, each opened or made once.
+class IdmapNamespaces {
+ public:
+  explicit IdmapNamespaces(const PodIdmap& pod) : pod_(pod) {}
+
+  Result<int> fd_for(const std::vector<IdMapping>& uids, const std::vector<IdMapping>& gids) {
+    for (const auto& [u, g, fd] : made_)
+      if (u == uids && g == gids) return fd.get();
+    UniqueFd fd;
+    if (!pod_.pod_userns_path.empty() && uids == pod_.uids && gids == pod_.gids) {
+      fd = UniqueFd(::open(pod_.pod_userns_path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!fd) return errno_status(errno, "open the pod's user namespace " + pod_.pod_userns_path);
+    } else {
+      auto made = make_user_namespace(uids, gids);
+      if (!made.ok()) return made.status();
+      fd = std::move(*made);
+    }
+    made_.push_back({uids, gids, std::move(fd)});
+    return made_.back().fd.get();
+  }
+
+ private:
+  struct Entry {
+    std::vector<IdMapping> uids, gids;
+    UniqueFd fd;
+  };
+  const PodIdmap& pod_;
+  std::vector<Entry> made_;
+};
+
+Status prepare_mount(const PreparedMount& m, IdmapNamespaces& namespaces) {
+  if (Status s = make_private_parent(m.target.substr(0, m.target.rfind('/'))); !s.ok()) return s;
+  if (Status s = make_mount_point(m.source, m.target); !s.ok()) return s;
+  if (!m.uids.empty()) {
+    auto fd = namespaces.fd_for(m.uids, m.gids);
+    if (!fd.ok()) return fd.status();
+    // Recursive, as the runtime's rbind of a volume is: every mount below the source comes along,
+    // each id-mapped (a filesystem that cannot be is an error naming the source, not a gap).
+    if (Status s = attach_idmapped_mount(m.source, *fd, m.target, true); !s.ok()) return s;
+  } else if (::mount(m.source.c_str(), m.target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+    return errno_status(errno, "bind " + m.source + " at " + m.target);
+  }
+  if (!m.read_only) return ok_status();
   mount_attr attr{};
   attr.attr_set = MOUNT_ATTR_RDONLY;
   attr.propagation = MS_PRIVATE;
-  if (::mount_setattr(AT_FDCWD, target.c_str(), AT_RECURSIVE | AT_SYMLINK_NOFOLLOW, &attr, sizeof attr) != 0)
-    s = errno_status(errno, "recursive read-only mount: mount_setattr " + target);
-  if (!s.ok()) ::umount2(target.c_str(), MNT_DETACH);
-  return s;
+  if (::mount_setattr(AT_FDCWD, m.target.c_str(), AT_RECURSIVE | AT_SYMLINK_NOFOLLOW, &attr, sizeof attr) != 0)
+    return errno_status(errno, "make every mount of " + m.target + " read-only (mount_setattr)");
+  return ok_status();
+}
+
+}  // namespace
+
+Status prepare_mounts(const std::vector<PreparedMount>& mounts, const PodIdmap& pod) {
+  IdmapNamespaces namespaces(pod);
+  for (const PreparedMount& m : mounts)
+    if (Status s = prepare_mount(m, namespaces); !s.ok()) return s.context("prepare the host copy of " + m.source);
+  return ok_status();
 }
 
 Status release_prepared_mounts(const std::string& dir) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "berth/test/host_leftovers.h"
+#include "berth/test/streaming_client.h"
 #include "pod_fixture.h"
 
 namespace berth::test {
@@ -39,6 +40,11 @@ std::string proc_status_line(int pid, const std::string& key) {
 
 class UserNamespaces : public PodFixture {
  protected:
+  static void SetUpTestSuite() {
+    registry_ = new RegistryProcess();
+    push_test_images(registry_->url(), {"--only", "busybox", "--probe-binary", SYSCALL_PROBE_PATH});
+  }
+  static std::string probe_image() { return registry_->host() + "/test/probe:v1"; }
   // A pod with its own user namespace mapping container ids 0-65535 to host_base and on.
   void userns_pod(uint32_t host_base) {
     ready("host-users-pod");
@@ -56,7 +62,35 @@ class UserNamespaces : public PodFixture {
     return c;
   }
   LeftoverScope scope() const { return {d_->root(), d_->state(), "", nullptr, false}; }
+  // Another pod with its own user namespace, beside the fixture's.
+  std::string other_userns_pod(const std::string& name, uint32_t host_base) {
+    v1::PodSandboxConfig c = test_pod(name);
+    c.set_log_directory(logs_->path());
+    set_userns(c.mutable_linux()->mutable_security_context()->mutable_namespace_options(), host_base);
+    std::string id;
+    grpc::Status s = cri_->run_pod(c, &id);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return id;
+  }
+  int pid_of(const std::string& id) {
+    v1::ContainerStatusResponse cs;
+    EXPECT_TRUE(cri_->container_status(id, &cs, true).ok());
+    return nlohmann::json::parse(cs.info().at("info"))["pid"].get<int>();
+  }
 };
+
+void add_mount(v1::ContainerConfig* c, const std::string& host, const std::string& in_container, uint32_t idmap_host_base = 0) {
+  auto* m = c->add_mounts();
+  m->set_host_path(host);
+  m->set_container_path(in_container);
+  if (idmap_host_base == 0) return;
+  for (auto* ids : {m->mutable_uidmappings(), m->mutable_gidmappings()}) {
+    auto* id = ids->Add();
+    id->set_container_id(0);
+    id->set_host_id(idmap_host_base);
+    id->set_length(65536);
+  }
+}
 
 TEST_F(UserNamespaces, RootInThePodIsTheMappedIdOnTheNode) {
   userns_pod(kHostBase);
@@ -156,6 +190,161 @@ TEST_F(UserNamespaces, BadMappingsAreRefusedNamingTheFieldAndLeaveNothing) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("userns_options: differs from pod"), std::string::npos) << s.error_message();
   EXPECT_TRUE(cri_->list_containers().empty());
+}
+
+// A volume with the pod's mappings is id-mapped (root's files on the node are container root's,
+// and container root writes as node root there); one without is mounted as is (kubelet decides),
+// so its root-owned files are the overflow id and closed to the pod. Two pods with other mappings
+// cannot read each other's private files in a volume they share.
+TEST_F(UserNamespaces, VolumesAreIdMappedAndPodsWithOtherMappingsAreApart) {
+  userns_pod(kHostBase);
+  TempDir vol("berth-userns-vol"), shared("berth-userns-shared");
+  ASSERT_EQ(::chmod(vol.path().c_str(), 0700), 0);
+  write_file(vol / "secret", "vol-secret\n");
+  ASSERT_EQ(::chmod((vol / "secret").c_str(), 0600), 0);
+  ASSERT_EQ(::chmod(shared.path().c_str(), 01777), 0);
+  // The temp dirs' parents must let the pods' roots through, as /var/lib/kubelet's do.
+  ASSERT_EQ(::chmod(fs::path(vol.path()).parent_path().c_str(), 0711), 0);
+
+  v1::ContainerConfig a = userns_container("a",
+                                           "cat /vol/secret; stat -c 'vol %u:%g' /vol/secret; echo a > /vol/from-a && echo wrote-vol; "
+                                           "cat /plain/secret || echo plain-denied; stat -c 'plain %u' /plain; "
+                                           "echo a > /shared/a && chmod 600 /shared/a && echo shared-written; echo done; sleep 1000",
+                                           kHostBase);
+  add_mount(&a, vol.path(), "/vol", kHostBase);
+  add_mount(&a, vol.path(), "/plain");
+  add_mount(&a, shared.path(), "/shared");
+  std::string a_id = run(a);
+  ASSERT_TRUE(wait_for_file_text(logs_->path() + "/a.log", "done")) << log_of("a");
+  std::string log = log_of("a");
+  EXPECT_NE(log.find("stdout F vol-secret"), std::string::npos) << log;
+  EXPECT_NE(log.find("vol 0:0"), std::string::npos) << log;
+  EXPECT_NE(log.find("wrote-vol"), std::string::npos) << log;
+  EXPECT_NE(log.find("plain-denied"), std::string::npos) << log;
+  EXPECT_NE(log.find("plain 65534"), std::string::npos) << log;
+  EXPECT_NE(log.find("shared-written"), std::string::npos) << log;
+  struct stat sb {};
+  ASSERT_EQ(::stat((vol / "from-a").c_str(), &sb), 0);
+  EXPECT_EQ(sb.st_uid, 0u) << "container root writes through the id-mapped volume as the volume's root";
+  EXPECT_EQ(sb.st_gid, 0u);
+  ASSERT_EQ(::stat((shared / "a").c_str(), &sb), 0);
+  EXPECT_EQ(sb.st_uid, kHostBase) << "and as its mapped id through a volume that is not id-mapped";
+  // ContainerStatus shows the mount's mappings.
+  v1::ContainerStatus st = status(a_id);
+  ASSERT_EQ(st.mounts_size(), 3);
+  ASSERT_EQ(st.mounts(0).uidmappings_size(), 1);
+  EXPECT_EQ(st.mounts(0).uidmappings(0).host_id(), kHostBase);
+
+  // Another pod, other host ids, the same shared dir: pod a's private file is closed to it.
+  std::string b_pod = other_userns_pod("userns-b", kHostBase + 65536);
+  v1::ContainerConfig b = userns_container("b", "cat /shared/a || echo b-denied; stat -c 'a %u' /shared/a; echo done; sleep 1000",
+                                           kHostBase + 65536);
+  add_mount(&b, shared.path(), "/shared");
+  std::string b_id;
+  v1::PodSandboxConfig b_config = test_pod("userns-b");
+  b_config.set_log_directory(logs_->path());
+  ASSERT_OK(cri_->create_container(b_pod, b, &b_id, b_config));
+  ASSERT_OK(cri_->start_container(b_id));
+  ASSERT_TRUE(wait_for_file_text(logs_->path() + "/b.log", "done")) << log_of("b");
+  EXPECT_NE(log_of("b").find("b-denied"), std::string::npos) << log_of("b");
+  EXPECT_NE(log_of("b").find("a 65534"), std::string::npos) << log_of("b") << "pod a's ids are unmapped in pod b";
+  EXPECT_EQ(proc_status_line(pid_of(b_id), "Uid").find(std::to_string(kHostBase) + "\t"), std::string::npos);
+
+  // Removal leaves no id-mapped copy mounted.
+  for (const std::string& id : {a_id, b_id}) {
+    ASSERT_OK(cri_->stop_container(id, 0));
+    ASSERT_OK(cri_->remove_container(id));
+  }
+  ASSERT_OK(cri_->remove_pod(b_pod));
+  std::string mountinfo = read_file("/proc/self/mountinfo");
+  for (const std::string& id : {a_id, b_id}) EXPECT_EQ(mountinfo.find(id), std::string::npos) << id;
+  EXPECT_EQ(mountinfo.find(vol.path()), std::string::npos);
+  EXPECT_EQ(mountinfo.find(shared.path()), std::string::npos);
+}
+
+// A set-user-ID-root program from the image makes the caller container root, which is the pod's
+// mapped id on the node, never node root.
+TEST_F(UserNamespaces, SetuidFromTheImageGainsContainerRootNeverNodeRoot) {
+  userns_pod(kHostBase);
+  ASSERT_OK(cri_->pull_image(probe_image()));
+  v1::ContainerConfig c = test_container("setuid", probe_image(), {"/bin/syscall-probe-setuid", "ids", "hold"});
+  set_userns(c.mutable_linux()->mutable_security_context()->mutable_namespace_options(), kHostBase);
+  c.mutable_linux()->mutable_security_context()->mutable_run_as_user()->set_value(1000);
+  std::string id = run(c);
+  ASSERT_TRUE(wait_for_file_text(logs_->path() + "/setuid.log", "hold: OK")) << log_of("setuid");
+  EXPECT_NE(log_of("setuid").find("ids: uid=1000 euid=0"), std::string::npos) << log_of("setuid");
+  std::string h = std::to_string(kHostBase);
+  EXPECT_EQ(proc_status_line(pid_of(id), "Uid"), "Uid:\t" + std::to_string(kHostBase + 1000) + "\t" + h + "\t" + h + "\t" + h);
+  // On the node the program belongs to the mapped root too, set-user-ID bit and all.
+  struct stat sb {};
+  ASSERT_EQ(::stat((d_->state() + "/containers/" + id + "/rootfs/bin/syscall-probe-setuid").c_str(), &sb), 0);
+  EXPECT_EQ(sb.st_uid, kHostBase);
+  EXPECT_TRUE(sb.st_mode & S_ISUID);
+  ASSERT_OK(cri_->remove_container(id));
+}
+
+// Logs, Attach, port-forward and stats work in a pod with a user namespace.
+TEST_F(UserNamespaces, StreamingAndStatsWorkInAUserNamespacePod) {
+  userns_pod(kHostBase);
+  v1::ContainerConfig echo = userns_container("echo", "nc -ll -p 8080 -e /bin/cat", kHostBase);
+  std::string echo_id = run(echo);
+  v1::ContainerConfig reader = userns_container("reader", "while read line; do echo got-$line; done", kHostBase);
+  reader.set_stdin(true);
+  std::string reader_id = run(reader);
+
+  grpc::ClientContext actx;
+  v1::AttachRequest areq;
+  areq.set_container_id(reader_id);
+  areq.set_stdin(true);
+  areq.set_stdout(true);
+  areq.set_stderr(true);
+  v1::AttachResponse aresp;
+  ASSERT_OK(cri_->runtime().Attach(&actx, areq, &aresp));
+  auto attach = RemoteCommandClient::connect(aresp.url(), {.transport = Transport::spdy, .stdin = true});
+  ASSERT_TRUE(attach.ok()) << attach.status().message();
+  ASSERT_TRUE((*attach)->send_stdin("one\n").ok());
+  EXPECT_TRUE((*attach)->wait_stdout("got-one", 30s));
+  EXPECT_TRUE(wait_for_file_text(logs_->path() + "/reader.log", "stdout F got-one"));
+  (*attach)->abort();
+
+  grpc::ClientContext pctx;
+  v1::PortForwardRequest preq;
+  preq.set_pod_sandbox_id(pod_);
+  v1::PortForwardResponse presp;
+  ASSERT_OK(cri_->runtime().PortForward(&pctx, preq, &presp));
+  std::string payload = "through the pod's netns, owned by its user namespace";
+  bool echoed = false;
+  // The listener may not be up yet: a refused stream is retried.
+  for (int attempt = 0; attempt < 50 && !echoed; ++attempt) {
+    auto pf = PortForwardClient::connect(presp.url(), {.transport = Transport::spdy, .protocols = {"portforward.k8s.io"}});
+    ASSERT_TRUE(pf.ok()) << pf.status().message();
+    auto s = (*pf)->open(8080);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    if ((*s)->write(payload).ok()) {
+      auto got = (*s)->read_exact(payload.size(), 5s);
+      echoed = got.ok() && *got == payload;
+    }
+    if (!echoed) std::this_thread::sleep_for(100ms);
+    if (!echoed) {
+      grpc::ClientContext again;
+      ASSERT_OK(cri_->runtime().PortForward(&again, preq, &presp));
+    }
+  }
+  EXPECT_TRUE(echoed);
+
+  grpc::ClientContext sctx;
+  v1::ContainerStatsRequest sreq;
+  sreq.set_container_id(echo_id);
+  v1::ContainerStatsResponse stats;
+  ASSERT_OK(cri_->runtime().ContainerStats(&sctx, sreq, &stats));
+  EXPECT_GT(stats.stats().memory().working_set_bytes().value(), 0u);
+  EXPECT_GT(stats.stats().cpu().timestamp(), 0);
+  grpc::ClientContext pstx;
+  v1::PodSandboxStatsRequest psreq;
+  psreq.set_pod_sandbox_id(pod_);
+  v1::PodSandboxStatsResponse pstats;
+  ASSERT_OK(cri_->runtime().PodSandboxStats(&pstx, psreq, &pstats));
+  EXPECT_GT(pstats.stats().linux().memory().working_set_bytes().value(), 0u);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 /* syscall-probe: makes one chosen syscall per argument, harmlessly, and prints "<probe>: OK" or
  * "<probe>: <errno name>", so a test can tell a seccomp refusal (EPERM, ENOSYS) from the kernel's
- * own answer. Built static into a test image: busybox has no applet for most of these calls. */
+ * own answer; "ids" and "hold" print the process's ids and keep it alive (for the set-user-ID
+ * copy in the image). Built static into a test image: busybox has no applet for most of these calls. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/sched.h>
@@ -119,6 +120,13 @@ static int probe(const char* name) {
     rc = report(name, syscall(SYS_kcmp, self, self, 0 /* KCMP_FILE */, 0, 0));
   } else if (!strcmp(name, "chroot")) {
     rc = report(name, chroot("/"));
+  } else if (!strcmp(name, "ids")) {
+    printf("ids: uid=%u euid=%u\n", (unsigned)getuid(), (unsigned)geteuid());
+    rc = 0;
+  } else if (!strcmp(name, "hold")) {
+    /* Stays, with the ids it has, for the node to look at from /proc. */
+    printf("hold: OK\n");
+    for (;;) pause();
   } else {
     printf("%s: unknown probe\n", name);
     return 2;

@@ -154,7 +154,7 @@ def main():
     ap.add_argument("--only", default="all", help="all, busybox, hostile or big")
     ap.add_argument("--big", type=int, default=100, help="MiB of the big image")
     ap.add_argument("--pause-binary", help="also push test/pause:v1 holding this binary as /pause")
-    ap.add_argument("--probe-binary", help="also push test/probe:v1, busybox plus this binary as /bin/syscall-probe")
+    ap.add_argument("--probe-binary", help="also push test/probe:v1, busybox plus this binary as /bin/syscall-probe and a setuid-root copy")
     a = ap.parse_args()
     reg = Registry(a.registry, a.user, a.password)
     out = {}
@@ -231,8 +231,11 @@ def main():
                            entry("sys", tarfile.DIRTYPE, mode=0o755)])
         out["pause"] = push_image(reg, "test/pause", ["v1"], [(pause, gz(pause), LAYER_GZIP)], cmd=["/pause"])
     if a.probe_binary:
+        # Also as a setuid-root copy, for the user namespace tests (what set-user-ID from an image gains).
+        binary = open(a.probe_binary, "rb").read()
         probe = tar_bytes([entry("bin", tarfile.DIRTYPE, mode=0o755),
-                           entry("bin/syscall-probe", data=open(a.probe_binary, "rb").read(), mode=0o755)])
+                           entry("bin/syscall-probe", data=binary, mode=0o755),
+                           entry("bin/syscall-probe-setuid", data=binary, mode=0o4755)])
         out["probe"] = push_image(reg, "test/probe", ["v1"], [base_layer_blob, (probe, gz(probe), LAYER_GZIP)])
     if a.only == "big":
         layers = []

@@ -306,7 +306,7 @@ TEST(PreparedMounts, RecursiveReadOnlyCopyAndRelease) {
   fs::create_directories(src / "sub");
   ASSERT_EQ(::mount("tmpfs", (src / "sub").c_str(), "tmpfs", 0, "size=64k"), 0);
   std::string target = bundle / "mounts/0";
-  Status s = mount_recursive_read_only(src.path(), target);
+  Status s = prepare_mounts({{.source = src.path(), .target = target, .read_only = true}}, {});
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_NE(::access((src / "sub").c_str(), W_OK), -1);
   test::write_file(src / "sub/seen", "x");  // the source stays writable and the copy shows it
@@ -317,12 +317,86 @@ TEST(PreparedMounts, RecursiveReadOnlyCopyAndRelease) {
     EXPECT_EQ(errno, EROFS) << p;
     if (fd >= 0) ::close(fd);
   }
-  EXPECT_FALSE(mount_recursive_read_only(src / "missing", bundle / "mounts/1").ok());
+  EXPECT_FALSE(prepare_mounts({{.source = src / "missing", .target = bundle / "mounts/1", .read_only = true}}, {}).ok());
   ASSERT_TRUE(release_prepared_mounts(bundle / "mounts").ok());
   EXPECT_FALSE(fs::exists(bundle / "mounts"));
   EXPECT_EQ(test::read_file("/proc/self/mountinfo").find(bundle.path()), std::string::npos);
   EXPECT_TRUE(release_prepared_mounts(bundle / "mounts").ok());  // idempotent
   ::umount2((src / "sub").c_str(), MNT_DETACH);
+}
+
+// Mount.uidMappings/gidMappings give a copy berthd id-maps (runc 1.1 cannot): both or neither,
+// valid as a pod's, private, and never on an image volume.
+TEST(BindMounts, IdMappedVolumesArePreparedCopies) {
+  test::TempDir host;
+  const std::vector<IdMapping> pod_ids{{0, 65536, 65536}};
+  const MountPolicy policy{.prepared_dir = "/bundle/mounts", .idmapped_mounts = true};
+  MountRequest req{.container_path = "/v", .host_path = host.path(), .uid_mappings = pod_ids, .gid_mappings = pod_ids};
+  auto m = resolve_mounts({{.container_path = "/a", .host_path = host.path()}, req}, kMountinfo, policy);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[1].source, "/bundle/mounts/1");
+  EXPECT_EQ((*m)[1].prepared_from, host.path());
+  EXPECT_EQ((*m)[1].uid_mappings, pod_ids);
+  EXPECT_EQ((*m)[1].gid_mappings, pod_ids);
+  EXPECT_FALSE((*m)[1].prepared_read_only);
+  EXPECT_TRUE((*m)[0].prepared_from.empty());
+
+  auto refused = [&](MountRequest r, const MountPolicy& p, const std::string& why) {
+    auto out = resolve_mounts({r}, kMountinfo, p);
+    ASSERT_FALSE(out.ok()) << why;
+    EXPECT_EQ(out.status().code(), Code::invalid_argument);
+    EXPECT_NE(out.status().message().find(why), std::string::npos) << out.status().message();
+  };
+  MountRequest no_gids = req;
+  no_gids.gid_mappings.clear();
+  refused(no_gids, policy, "config.mounts[0].gidMappings: must be given with uidMappings");
+  MountRequest host_root = req;
+  host_root.uid_mappings = {{0, 0, 65536}};
+  refused(host_root, policy, "config.mounts[0].uidMappings[0]: maps host id 0");
+  MountRequest shared = req;
+  shared.propagation = MountPropagation::bidirectional;
+  refused(shared, policy, "config.mounts[0].propagation: an id-mapped mount needs private propagation");
+  refused(req, {.prepared_dir = "/bundle/mounts"}, "config.mounts[0].uidMappings: id-mapped mounts are not supported on this host");
+  MountRequest image{.container_path = "/i", .has_image = true, .image_source = "/x", .uid_mappings = pod_ids, .gid_mappings = pod_ids};
+  refused(image, policy, "config.mounts[0].uidMappings: an image volume is not id-mapped");
+}
+
+// An id-mapped copy shows the source's files under the mapped ids (root's as the mapping's host
+// id), writes through it land with the unmapped ids, and it is read-only too when asked.
+TEST(PreparedMounts, IdMappedCopyAndRelease) {
+  if (!kernel_has_mount_setattr()) GTEST_SKIP() << "this kernel has no mount_setattr";
+  test::TempDir src, bundle;
+  test::write_file(src / "file", "x");
+  ASSERT_EQ(::chown((src / "file").c_str(), 0, 0), 0);
+  const std::vector<IdMapping> ids{{0, 200000, 65536}};
+  PreparedMount m{.source = src.path(), .target = bundle / "mounts/0", .uids = ids, .gids = ids};
+  PreparedMount ro = m;
+  ro.target = bundle / "mounts/1";
+  ro.read_only = true;
+  Status s = prepare_mounts({m, ro}, {});
+  ASSERT_TRUE(s.ok()) << s.message();
+  struct stat st {};
+  ASSERT_EQ(::stat((bundle / "mounts/0/file").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 200000u);
+  EXPECT_EQ(st.st_gid, 200000u);
+  // Root (unmapped by the copy's idmap) cannot create files there: its id has no on-disk form.
+  EXPECT_LT(::open((bundle / "mounts/0/new").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600), 0);
+  EXPECT_EQ(errno, EOVERFLOW);
+  int fd = ::open((bundle / "mounts/1/new").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+  EXPECT_LT(fd, 0);
+  if (fd >= 0) ::close(fd);
+  struct stat dir {};
+  ASSERT_EQ(::stat((bundle / "mounts").c_str(), &dir), 0);
+  EXPECT_EQ(dir.st_mode & 07777, 0711u);  // the pod's root reaches the copies
+
+  // Mappings equal to the pod's use the pod's pinned user namespace: a missing pin is the error.
+  s = prepare_mounts({{.source = src.path(), .target = bundle / "mounts/2", .uids = ids, .gids = ids}},
+                     {.pod_userns_path = bundle / "no-such-userns", .uids = ids, .gids = ids});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("open the pod's user namespace " + (bundle / "no-such-userns")), std::string::npos) << s.message();
+  ASSERT_TRUE(release_prepared_mounts(bundle / "mounts").ok());
+  EXPECT_EQ(test::read_file("/proc/self/mountinfo").find(bundle.path()), std::string::npos);
+  EXPECT_FALSE(fs::exists(bundle / "mounts"));
 }
 
 TEST(BindMounts, PropagationNeedsAMatchingHostMount) {

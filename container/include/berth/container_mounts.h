@@ -7,6 +7,7 @@
 
 #include "berth/prepared_mounts.h"
 #include "berth/status.h"
+#include "berth/user_namespace.h"
 
 namespace berth {
 
@@ -20,7 +21,9 @@ struct MountRequest {
   bool recursive_read_only = false;
   bool has_image = false;     // an image volume (Mount.image)
   std::string image_source;  // where the image volume (or its sub path) is mounted on the host
-  bool has_id_mapping = false;
+  // Mount.uidMappings/gidMappings: an id-mapped mount (kubelet sends the pod's mappings for
+  // the volumes of a pod with a user namespace).
+  std::vector<IdMapping> uid_mappings, gid_mappings;
 };
 
 struct OciMount {
@@ -28,15 +31,18 @@ struct OciMount {
   std::string type;
   std::string source;
   std::vector<std::string> options;
-  // Set when `source` is a recursively read-only copy of this host path that berthd mounts
-  // (mount_recursive_read_only) before the runtime runs.
+  // Set when `source` is a copy of this host path that berthd mounts (prepare_mount) before the
+  // runtime runs: recursively read-only, id-mapped, or both.
   std::string prepared_from;
+  bool prepared_read_only = false;
+  std::vector<IdMapping> uid_mappings, gid_mappings;  // empty: not id-mapped
 };
 
-// How recursive_read_only requests are honoured, and where host-prepared copies go.
+// How recursive_read_only and id-mapping requests are honoured, and where host-prepared copies go.
 struct MountPolicy {
   RecursiveReadOnly recursive_read_only = RecursiveReadOnly::unsupported;
   std::string prepared_dir;  // <bundle>/mounts
+  bool idmapped_mounts = false;  // the kernel has mount_setattr (5.12+), so MOUNT_ATTR_IDMAP
 };
 
 // `mountinfo` is the text of /proc/self/mountinfo (a parameter so tests can give their own).

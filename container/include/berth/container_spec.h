@@ -54,11 +54,6 @@ struct ContainerSpecInputs {
   std::map<int, std::string> image_sources;  // config.mounts index -> its image volume's host path
 };
 
-// A mount berthd makes before the runtime runs (mount_recursive_read_only of source at target).
-struct PreparedMount {
-  std::string source, target;
-};
-
 struct ContainerSpec {
   nlohmann::json spec;
   ResolvedUser user;

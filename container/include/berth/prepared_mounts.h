@@ -1,13 +1,15 @@
 // Mounts berthd makes on the host for a container before its runtime runs, under the container's
-// bundle (<bundle>/mounts/<n>, below a private self-bind of that dir): today the recursively
-// read-only copy of a host path, for runtimes that do not list the `rro` mount option (crun
-// before 1.9 has no `features` at all). The runtime then bind-mounts the copy; a bind of a tree
-// whose every mount is read-only gives read-only copies of every mount.
+// bundle (<bundle>/mounts/<n>, below a private self-bind of that dir): the recursively read-only
+// copy of a host path, for runtimes that do not list the `rro` mount option (crun before 1.9 has
+// no `features` at all), and the id-mapped copy of a volume (runc 1.1 cannot make one). The
+// runtime then bind-mounts the copy; a bind keeps each mount's read-only flag and idmap.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "berth/status.h"
+#include "berth/user_namespace.h"
 
 namespace berth {
 
@@ -23,10 +25,25 @@ bool kernel_has_mount_setattr();
 
 RecursiveReadOnly recursive_read_only_mode(bool runtime_has_rro_option);
 
-// Binds `source` (a directory or a file, with everything mounted below it) at `target`, private
-// (nothing propagates to or from the host's copy), and makes every mount of the copy read-only.
-// On failure nothing is left mounted at `target`.
-Status mount_recursive_read_only(const std::string& source, const std::string& target);
+// A copy of `source` (a directory or a file, with everything mounted below it) at `target`:
+// read-only in every mount when `read_only`, id-mapped through `uids`/`gids` when they are given.
+struct PreparedMount {
+  std::string source, target;
+  bool read_only = false;
+  std::vector<IdMapping> uids, gids;
+};
+
+// Where the user namespaces of id-mapped copies come from: the pod's own (pinned at
+// `pod_userns_path`, opened, not made) when a mount's mappings are the pod's, as kubelet sends
+// them; a new one per distinct mapping otherwise.
+struct PodIdmap {
+  std::string pod_userns_path;  // empty: the pod has none
+  std::vector<IdMapping> uids, gids;
+};
+
+// Makes each copy, private (nothing propagates to or from the host's copy). On failure what was
+// made is left for release_prepared_mounts, which the caller runs.
+Status prepare_mounts(const std::vector<PreparedMount>& mounts, const PodIdmap& pod);
 
 // Detaches and removes every mount under `dir` (the container's <bundle>/mounts) and the dir.
 // Idempotent: a missing dir is fine.
