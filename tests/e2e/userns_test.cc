@@ -283,6 +283,38 @@ TEST_F(UserNamespaces, SetuidFromTheImageGainsContainerRootNeverNodeRoot) {
   ASSERT_OK(cri_->remove_container(id));
 }
 
+// The pod's namespaced sysctls are set in namespaces its user namespace owns, and capabilities
+// count there: CAP_SYS_ADMIN mounts and CAP_NET_ADMIN configures the pod's own, while CAP_SYS_TIME,
+// which only the node's user namespace honours, sets no clock.
+TEST_F(UserNamespaces, SysctlsAndCapabilitiesActInsideThePodsUserNamespace) {
+  ready("host-users-pod");
+  ASSERT_EQ(::chmod(fs::path(d_->state()).parent_path().c_str(), 0711), 0);
+  const std::string host_port_start = read_file("/proc/sys/net/ipv4/ip_unprivileged_port_start");
+  pod_config_ = test_pod("userns-sysctl");
+  pod_config_.set_log_directory(logs_->path());
+  set_userns(pod_config_.mutable_linux()->mutable_security_context()->mutable_namespace_options(), kHostBase);
+  (*pod_config_.mutable_linux()->mutable_sysctls())["net.ipv4.ip_unprivileged_port_start"] = "80";
+  (*pod_config_.mutable_linux()->mutable_sysctls())["kernel.shm_rmid_forced"] = "1";
+  ASSERT_OK(cri_->run_pod(pod_config_, &pod_));
+  v1::ContainerConfig c = userns_container(
+      "caps",
+      "echo port-start $(cat /proc/sys/net/ipv4/ip_unprivileged_port_start); echo rmid $(cat /proc/sys/kernel/shm_rmid_forced); "
+      "mkdir -p /tmp/m && mount -t tmpfs none /tmp/m && echo mount-ok; ip link set lo mtu 1400 && echo net-admin-ok; "
+      "date -s @$(date +%s); echo done; sleep 1000",
+      kHostBase);
+  for (const char* cap : {"SYS_ADMIN", "NET_ADMIN", "SYS_TIME"})
+    c.mutable_linux()->mutable_security_context()->mutable_capabilities()->add_add_capabilities(cap);
+  run(c);
+  ASSERT_TRUE(wait_for_file_text(logs_->path() + "/caps.log", "done")) << log_of("caps");
+  std::string log = log_of("caps");
+  EXPECT_NE(log.find("port-start 80"), std::string::npos) << log;
+  EXPECT_NE(log.find("rmid 1"), std::string::npos) << log;
+  EXPECT_NE(log.find("mount-ok"), std::string::npos) << log;
+  EXPECT_NE(log.find("net-admin-ok"), std::string::npos) << log;
+  EXPECT_NE(log.find("can't set date: Operation not permitted"), std::string::npos) << log;
+  EXPECT_EQ(read_file("/proc/sys/net/ipv4/ip_unprivileged_port_start"), host_port_start);
+}
+
 // Logs, Attach, port-forward and stats work in a pod with a user namespace.
 TEST_F(UserNamespaces, StreamingAndStatsWorkInAUserNamespacePod) {
   userns_pod(kHostBase);
