@@ -75,8 +75,41 @@ class Crash : public PodFixture {
     auto* port = c.add_port_mappings();  // so portmap makes rules that must go again
     port->set_container_port(8080);
     port->set_host_port(free_loopback_port());
+    if (userns_) set_userns(c.mutable_linux()->mutable_security_context()->mutable_namespace_options());
     return c;
   }
+  // A container of pod_life; in a userns pod it joins the pod's user namespace and has an
+  // id-mapped volume, so its bundle holds an id-mapped copy too.
+  v1::ContainerConfig life_container(const std::string& name) {
+    v1::ContainerConfig c = shell_container(name, kServe);
+    if (!userns_) return c;
+    set_userns(c.mutable_linux()->mutable_security_context()->mutable_namespace_options());
+    auto* m = c.add_mounts();
+    m->set_host_path(volume_->path());
+    m->set_container_path("/vol");
+    for (auto* ids : {m->mutable_uidmappings(), m->mutable_gidmappings()}) *ids->Add() = kUsernsIds;
+    return c;
+  }
+  static void set_userns(v1::NamespaceOption* ns) {
+    auto* u = ns->mutable_userns_options();
+    u->set_mode(v1::POD);
+    *u->add_uids() = kUsernsIds;
+    *u->add_gids() = kUsernsIds;
+  }
+  // Pods with their own user namespace from here on (the pod's root must get through the dirs).
+  void use_user_namespaces() {
+    userns_ = true;
+    volume_ = std::make_unique<TempDir>("berth-crash-vol");
+    ASSERT_EQ(::chmod(dir_.c_str(), 0711), 0);
+    ASSERT_EQ(::chmod(fs::path(volume_->path()).parent_path().c_str(), 0711), 0);
+  }
+  static inline const v1::IDMapping kUsernsIds = [] {
+    v1::IDMapping m;
+    m.set_container_id(0);
+    m.set_host_id(65536u * 310);
+    m.set_length(65536);
+    return m;
+  }();
 
   // kubelet's life of one pod, call after call, up to the first that fails (where the armed point
   // killed berthd); returns that call's name, or "" when every call succeeded.
@@ -85,10 +118,10 @@ class Crash : public PodFixture {
     v1::PodSandboxConfig config = pod("life");
     std::string pod_id, first, second;
     if (!cri.run_pod(config, &pod_id).ok()) return "RunPodSandbox";
-    if (!cri.create_container(pod_id, shell_container("first", kServe), &first, config).ok()) return "CreateContainer";
+    if (!cri.create_container(pod_id, life_container("first"), &first, config).ok()) return "CreateContainer";
     if (!cri.start_container(first).ok()) return "StartContainer";
     // A second one stays running into StopPodSandbox and RemovePodSandbox.
-    if (!cri.create_container(pod_id, shell_container("second", kServe), &second, config).ok()) return "CreateContainer";
+    if (!cri.create_container(pod_id, life_container("second"), &second, config).ok()) return "CreateContainer";
     if (!cri.start_container(second).ok()) return "StartContainer";
     if (!cri.stop_container(first, 10).ok()) return "StopContainer";
     if (!cri.remove_container(first).ok()) return "RemoveContainer";
@@ -138,6 +171,8 @@ class Crash : public PodFixture {
   }
 
   std::shared_ptr<TestNetwork> net_;
+  bool userns_ = false;
+  std::unique_ptr<TempDir> volume_;
   std::string dir_, root_, state_;
   int started_ = 0;
   int runc_init_before_ = 0;
@@ -342,6 +377,40 @@ TEST_P(CrashAtFaultPoint, RecoveryAndKubeletsCleanupLeaveNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Every, CrashAtFaultPoint, ::testing::ValuesIn(every_fault_point()),
+                         [](const ::testing::TestParamInfo<FaultCase>& info) { return info.param.point; });
+
+// The same life of a pod with its own user namespace (its pin, id-mapped layers and an id-mapped
+// volume), cut at every fault point of the rpcs it makes after the pull.
+class CrashAtFaultPointWithAUserNamespace : public CrashAtFaultPoint {};
+
+TEST_P(CrashAtFaultPointWithAUserNamespace, RecoveryAndKubeletsCleanupLeaveNothing) {
+#ifndef BERTH_FAULT_POINTS
+  GTEST_SKIP() << "built with -DBERTH_FAULT_POINTS=OFF";
+#endif
+  const FaultCase& f = GetParam();
+  use_user_namespaces();
+  DaemonProcess& first = berthd(f.point);
+  CriClient cri(first);
+  EXPECT_EQ(pod_life(cri), f.rpc) << first.log();
+  expect_died_at(first, f.point);
+  if (f.rpc.find("Container") != std::string::npos) {  // the pod is up, holding its own user namespace
+    EXPECT_FALSE(fs::is_empty(state_ + "/userns"));
+  }
+  DaemonProcess& last = berthd();
+  remove_everything(last, true);
+  EXPECT_EQ(last.stop(), 0);
+  expect_host_clean(true);
+  EXPECT_EQ(read_file("/proc/self/mountinfo").find(volume_->path()), std::string::npos) << "an id-mapped copy is left";
+}
+
+std::vector<FaultCase> fault_points_after_the_pull() {
+  std::vector<FaultCase> out;
+  for (const FaultCase& f : every_fault_point())
+    if (f.rpc != "PullImage" && f.rpc != "Recovery") out.push_back(f);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Every, CrashAtFaultPointWithAUserNamespace, ::testing::ValuesIn(fault_points_after_the_pull()),
                          [](const ::testing::TestParamInfo<FaultCase>& info) { return info.param.point; });
 
 // Pod workers at once (RunPodSandbox, CreateContainer, StartContainer), berthd SIGKILLed at a

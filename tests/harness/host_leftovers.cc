@@ -106,6 +106,7 @@ std::vector<std::string> host_leftovers(const LeftoverScope& s) {
       out.push_back("nat rule: " + r);
   }
   add_entries(&out, "netns pin", s.state + "/netns");
+  add_entries(&out, "userns pin", s.state + "/userns");
   add_entries(&out, "sandbox bundle", s.state + "/sandboxes");
   add_entries(&out, "container bundle", s.state + "/containers");
   add_entries(&out, "monitor socket", s.state + "/monitors");
