@@ -62,6 +62,8 @@ int main(int argc, char** argv) {
                "measure each rpc of a pod's life: Run, Create+Start, ExecSync, StopContainer, RemoveContainer, "
                "StopPodSandbox, RemovePodSandbox");
   app.add_option("--lifecycle-pods", lifecycle_o.pods, "pods --lifecycle makes, one after another");
+  app.add_option("--lifecycle-userns", lifecycle_o.userns_host_base,
+                 "also make, in turn with --lifecycle's pods, as many with a user namespace of their own, host ids from this one");
   app.add_flag("--steady-state", steady, "replay kubelet's periodic calls on --steady-pods pods for --duration seconds");
   app.add_option("--steady-pods", steady_o.pods, "pods of the steady state");
   app.add_option("--duration", steady_o.seconds, "seconds of the steady state");

@@ -23,17 +23,31 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 // RunPodSandbox, CreateContainer, StartContainer, each timed, and the three together.
-FleetPod make_pod(v1::RuntimeService::Stub& rt, const std::string& image, size_t i, CallLatencies& lat, std::string& error) {
+// The pod's own user namespace: container ids 0-65535 from host id `host_base`.
+void add_user_namespace(v1::PodSandboxConfig* config, uint32_t host_base) {
+  auto* u = config->mutable_linux()->mutable_security_context()->mutable_namespace_options()->mutable_userns_options();
+  u->set_mode(v1::POD);
+  for (auto* ids : {u->mutable_uids(), u->mutable_gids()}) {
+    auto* m = ids->Add();
+    m->set_container_id(0);
+    m->set_host_id(host_base);
+    m->set_length(65536);
+  }
+}
+
+// `suffix` names the kind of pod in the figures ("" or " userns").
+FleetPod make_pod(v1::RuntimeService::Stub& rt, const std::string& image, const v1::PodSandboxConfig& config, const std::string& suffix,
+                  CallLatencies& lat, std::string& error) {
   FleetPod pod;
   auto t0 = Clock::now();
   Clock::time_point t1;
-  grpc::Status s = start_pod(rt, bench_pod_config("life-" + std::to_string(i)), image, &pod, [&](const grpc::Status& run) {
-    lat.add("RunPodSandbox", ms_since(t0), run.ok());
+  grpc::Status s = start_pod(rt, config, image, &pod, [&](const grpc::Status& run) {
+    lat.add("RunPodSandbox" + suffix, ms_since(t0), run.ok());
     t1 = Clock::now();
   });
   if (!pod.pod_id.empty()) {
-    lat.add("CreateContainer+StartContainer", ms_since(t1), s.ok());
-    lat.add("RunPodSandbox+CreateContainer+StartContainer", ms_since(t0), s.ok());
+    lat.add("CreateContainer+StartContainer" + suffix, ms_since(t1), s.ok());
+    lat.add("RunPodSandbox+CreateContainer+StartContainer" + suffix, ms_since(t0), s.ok());
   }
   if (!s.ok()) error = s.error_message();
   return pod;
@@ -50,9 +64,9 @@ bool exec_true(v1::RuntimeService::Stub& rt, const std::string& container_id) {
 }
 
 // Kubelet's order: the container, then the sandbox.
-void take_down(v1::RuntimeService::Stub& rt, const FleetPod& pod, CallLatencies& lat) {
+void take_down(v1::RuntimeService::Stub& rt, const FleetPod& pod, CallLatencies& lat, const std::string& suffix) {
   if (!pod.container_id.empty()) {
-    lat.time("StopContainer", [&] {
+    lat.time("StopContainer" + suffix, [&] {
       grpc::ClientContext ctx;
       v1::StopContainerRequest req;
       req.set_container_id(pod.container_id);
@@ -60,7 +74,7 @@ void take_down(v1::RuntimeService::Stub& rt, const FleetPod& pod, CallLatencies&
       v1::StopContainerResponse r;
       return rt.StopContainer(&ctx, req, &r).ok();
     });
-    lat.time("RemoveContainer", [&] {
+    lat.time("RemoveContainer" + suffix, [&] {
       grpc::ClientContext ctx;
       v1::RemoveContainerRequest req;
       req.set_container_id(pod.container_id);
@@ -68,14 +82,14 @@ void take_down(v1::RuntimeService::Stub& rt, const FleetPod& pod, CallLatencies&
       return rt.RemoveContainer(&ctx, req, &r).ok();
     });
   }
-  lat.time("StopPodSandbox", [&] {
+  lat.time("StopPodSandbox" + suffix, [&] {
     grpc::ClientContext ctx;
     v1::StopPodSandboxRequest req;
     req.set_pod_sandbox_id(pod.pod_id);
     v1::StopPodSandboxResponse r;
     return rt.StopPodSandbox(&ctx, req, &r).ok();
   });
-  lat.time("RemovePodSandbox", [&] {
+  lat.time("RemovePodSandbox" + suffix, [&] {
     grpc::ClientContext ctx;
     v1::RemovePodSandboxRequest req;
     req.set_pod_sandbox_id(pod.pod_id);
@@ -93,15 +107,22 @@ void run_lifecycle_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& i
   std::string error;
   RuntimeSample before = procs.sample();
   std::vector<FleetPod> pods;
+  std::vector<FleetPod> userns_pods;
   for (size_t i = 0; i < o.pods; ++i) {
-    FleetPod pod = make_pod(rt, o.image, i, lat, error);
+    FleetPod pod = make_pod(rt, o.image, bench_pod_config("life-" + std::to_string(i)), "", lat, error);
     if (!pod.pod_id.empty()) pods.push_back(pod);
+    if (o.userns_host_base == 0) continue;
+    v1::PodSandboxConfig config = bench_pod_config("life-userns-" + std::to_string(i));
+    add_user_namespace(&config, o.userns_host_base + static_cast<uint32_t>(i) * 65536u);
+    FleetPod userns = make_pod(rt, o.image, config, " userns", lat, error);
+    if (!userns.pod_id.empty()) userns_pods.push_back(userns);
   }
   RuntimeSample with_pods = procs.sample();
   for (size_t round = 0; round < o.execs_per_pod; ++round)
     for (const auto& pod : pods)
       if (!pod.container_id.empty()) lat.time("ExecSync", [&] { return exec_true(rt, pod.container_id); });
-  for (const auto& pod : pods) take_down(rt, pod, lat);
+  for (const auto& pod : pods) take_down(rt, pod, lat, "");
+  for (const auto& pod : userns_pods) take_down(rt, pod, lat, " userns");
 
   std::printf("\npod lifecycle, %zu pods one after another (CNI bridge), %zu ExecSync each:\n", o.pods, o.execs_per_pod);
   lat.print("lifecycle");

@@ -61,6 +61,11 @@ grpc::Status start_pod(v1::RuntimeService::Stub& rt, const v1::PodSandboxConfig&
     v1::CreateContainerRequest req;
     req.set_pod_sandbox_id(made->pod_id);
     *req.mutable_config() = sleeper_config("sleeper", image);
+    // kubelet repeats the pod's user namespace on each of its containers.
+    const auto& pod_ns = config.linux().security_context().namespace_options();
+    if (pod_ns.has_userns_options())
+      *req.mutable_config()->mutable_linux()->mutable_security_context()->mutable_namespace_options()->mutable_userns_options() =
+          pod_ns.userns_options();
     *req.mutable_sandbox_config() = config;
     v1::CreateContainerResponse r;
     s = rt.CreateContainer(&ctx, req, &r);
