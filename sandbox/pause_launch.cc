@@ -74,7 +74,9 @@ Result<pid_t> launch_pause(const std::string& launcher, const json& spec, bool s
     }
     if (!shm) return unsupported("a pause without /dev/shm");
     const json& linux = spec.at("linux");
-    static const std::set<std::string> linux_keys = {"namespaces", "cgroupsPath", "resources", "sysctl", "seccomp", "maskedPaths", "readonlyPaths"};
+    // uidMappings and gidMappings go with a user namespace joined by path: they are its own maps.
+    static const std::set<std::string> linux_keys = {"namespaces", "cgroupsPath", "resources", "sysctl", "seccomp", "maskedPaths",
+                                                     "readonlyPaths", "uidMappings", "gidMappings"};
     for (const auto& [k, v] : linux.items())
       if (!linux_keys.count(k)) return unsupported("linux." + k);
     bool new_ipc = false;
@@ -83,6 +85,8 @@ Result<pid_t> launch_pause(const std::string& launcher, const json& spec, bool s
       std::string path = ns.value("path", std::string());
       if (type == "network" && !path.empty()) {
         args.insert(args.end(), {"--netns", path});
+      } else if (type == "user" && !path.empty()) {
+        args.insert(args.end(), {"--userns", path});
       } else if (!path.empty() || type == "network" || type == "user") {
         return unsupported("the " + type + " namespace as asked");
       } else {

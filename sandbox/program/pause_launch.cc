@@ -2,14 +2,16 @@
 // cost two Go start-ups per pod for a process that only sleeps). berthd made the pause's cgroup
 // and derived every argument from the pause's OCI spec (pause_launch.cc); this program does what
 // the runtime would with that spec, in the runtime's order:
-//   join the cgroup (cgroup.procs files), join the pod's network namespace, unshare the others
+//   join the cgroup (cgroup.procs files), set the OOM score, join the pod's user namespace when it
+//   has one (and become its root), join the pod's network namespace, unshare the others
 //   (mount, IPC, UTS, PID, cgroup), set the namespaced sysctls and the hostname, fork into the
 //   new PID namespace; the child mounts /proc, /dev (tmpfs, devpts, the pod's /dev/shm, mqueue)
 //   and /sys read-only under the pause rootfs, masks and write-protects the spec's paths, pivots
-//   into the rootfs and makes it read-only, sets the OOM score, groups and ids, drops every
+//   into the rootfs and makes it read-only (keeping the flags a user namespace locks), sets the
+//   groups and ids, drops every
 //   capability (the bounding set too), sets no_new_privs, loads the seccomp program (stdin) and
 //   execs /pause.
-// Arguments: --rootfs P --shm P [--netns P] [--hostname H] [--new NS]... [--sysctl K=V]...
+// Arguments: --rootfs P --shm P [--userns P] [--netns P] [--hostname H] [--new NS]... [--sysctl K=V]...
 //   [--cgroup-procs P]... [--mask P]... [--readonly P]... --uid N --gid N [--group N]... --oom N
 //   -- ARGS...   Report on fd 3: "pid N" (the pause, in berthd's PID namespace) or "error ...".
 // Static and free of C++ library code, like berth-exec.
@@ -25,6 +27,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,7 +48,7 @@ struct List {
 };
 
 struct Options {
-  const char *rootfs = nullptr, *shm = nullptr, *netns = nullptr, *hostname = nullptr;
+  const char *rootfs = nullptr, *shm = nullptr, *userns = nullptr, *netns = nullptr, *hostname = nullptr;
   int new_ns = 0;
   List sysctls, cgroup_procs, masks, readonly;
   unsigned uid = 0, gid = 0;
@@ -91,6 +94,7 @@ void parse(int argc, char** argv) {
     const char* v = argv[++i];
     if (!strcmp(a, "--rootfs")) opt.rootfs = v;
     else if (!strcmp(a, "--shm")) opt.shm = v;
+    else if (!strcmp(a, "--userns")) opt.userns = v;
     else if (!strcmp(a, "--netns")) opt.netns = v;
     else if (!strcmp(a, "--hostname")) opt.hostname = v;
     else if (!strcmp(a, "--new")) opt.new_ns |= namespace_flag(v);
@@ -185,8 +189,15 @@ void write_protect(const char* rel) {
   if (syscall(SYS_pivot_root, ".", ".") != 0) fail("pivot_root", errno);
   if (umount2(".", MNT_DETACH) != 0) fail("detach the old root", errno);
   if (chdir("/") != 0) fail("chdir /", errno);
-  if (mount(nullptr, "/", nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0) fail("make the rootfs read-only", errno);
-  if (opt.oom && !write_file("/proc/self/oom_score_adj", opt.oom)) fail("set oom_score_adj", errno);
+  // A remount must keep nosuid, nodev and noexec where the rootfs's mount has them: in a user
+  // namespace of the pod's own they are locked, and dropping them is refused.
+  struct statvfs root;
+  if (statvfs("/", &root) != 0) fail("statvfs the rootfs", errno);
+  unsigned long keep = 0;
+  if (root.f_flag & ST_NOSUID) keep |= MS_NOSUID;
+  if (root.f_flag & ST_NODEV) keep |= MS_NODEV;
+  if (root.f_flag & ST_NOEXEC) keep |= MS_NOEXEC;
+  if (mount(nullptr, "/", nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | keep, nullptr) != 0) fail("make the rootfs read-only", errno);
   // The bounding set goes while still root: afterwards CAP_SETPCAP is gone with the uid.
   for (int cap = 0; cap < 64; ++cap)
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
@@ -220,10 +231,23 @@ int main(int argc, char** argv) {
   if (devnull < 0) fail("open /dev/null", errno);
   for (int i = 0; i < opt.cgroup_procs.n; ++i)
     if (!write_file(opt.cgroup_procs.items[i], "0")) fail(opt.cgroup_procs.items[i], errno);
-  if (opt.netns) {
-    int fd = open(opt.netns, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) fail("join the pod's network namespace", errno);
+  // While still root on the node: lowering it below 0 needs CAP_SYS_RESOURCE there. The pause
+  // inherits it.
+  if (opt.oom && !write_file("/proc/self/oom_score_adj", opt.oom)) fail("set oom_score_adj", errno);
+  // Opened while still root on the node: berthd's state dirs are closed to the pod's root.
+  int netns = -1;
+  if (opt.netns && (netns = open(opt.netns, O_RDONLY | O_CLOEXEC)) < 0) fail("open the pod's network namespace", errno);
+  if (opt.userns) {
+    // Joined before the network namespace it owns; then its root, so that what the pause makes
+    // (the /dev entries) has an owner the namespace maps.
+    int fd = open(opt.userns, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || setns(fd, CLONE_NEWUSER) != 0) fail("join the pod's user namespace", errno);
     close(fd);
+    if (setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0) fail("become the user namespace's root", errno);
+  }
+  if (netns >= 0) {
+    if (setns(netns, CLONE_NEWNET) != 0) fail("join the pod's network namespace", errno);
+    close(netns);
   }
   if (unshare(opt.new_ns) != 0) fail("unshare the pod's namespaces", errno);
   // Through the host's /proc, which shows the namespaces this process is in now.

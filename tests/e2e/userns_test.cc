@@ -140,6 +140,16 @@ TEST_F(UserNamespaces, RootInThePodIsTheMappedIdOnTheNode) {
   EXPECT_EQ(info["userns"]["uid_map"], "0 " + h + " 65536\n") << info.dump();
   std::string pin = info["userns"]["path"];
   EXPECT_TRUE(fs::exists(pin));
+  // The pause is in it too (started by berth-pause-launch, not the runtime), as a mapped id.
+  int pause = info["pid"].get<int>();
+  struct stat pin_st {}, pause_ns {};
+  ASSERT_EQ(::stat(pin.c_str(), &pin_st), 0);
+  ASSERT_EQ(::stat(("/proc/" + std::to_string(pause) + "/ns/user").c_str(), &pause_ns), 0);
+  EXPECT_EQ(pin_st.st_ino, pause_ns.st_ino);
+  unsigned long pause_uid = std::stoul(proc_status_line(pause, "Uid").substr(5));
+  EXPECT_GE(pause_uid, kHostBase);
+  EXPECT_LT(pause_uid, kHostBase + 65536);
+  EXPECT_EQ(d_->log().find("pause through the runtime"), std::string::npos) << d_->log();
 
   ASSERT_OK(cri_->stop_container(id, 0));
   ASSERT_OK(cri_->remove_container(id));
