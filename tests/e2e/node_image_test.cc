@@ -2,7 +2,8 @@
 // from the local registry and runs it as a privileged container, with a host directory as its
 // state volume (/var/lib/berth: overlay cannot nest on the container's own overlay) and one for
 // its socket; the host's CRI client then talks to the nested berthd through that socket, which
-// pulls busybox from the same registry and runs a pod whose container's log shows up on the host.
+// pulls busybox from the same registry and runs a pod on a bridge network with a port mapping
+// (the image's CNI plugins and iptables) whose container's log shows up on the host.
 // Everything is removed on both levels, and nothing is left: no mount under the volumes, no
 // nested socket, no pods, no containers, no images.
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include "berth/test/cri_client.h"
 #include "berth/test/helper_process.h"
 #include "berth/test/host_leftovers.h"
+#include "berth/test/test_network.h"
 
 namespace berth::test {
 namespace {
@@ -72,6 +74,10 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
   ASSERT_OK(host.pull_image(image_));
 
   TempDir volume("berth-node-state"), socket_dir("berth-node-socket"), logs("berth-node-logs");
+  // The nested pods' network: a bridge and subnet made for this test (the node shares the host's
+  // network namespace, so its bridge, veths and portmap rules are made there, through the image's
+  // own CNI plugins and iptables), its conf dir and host-local store mounted at their host paths.
+  TestNetwork net;
   // The node: privileged, on the host's network (the registry is on the host's loopback).
   v1::PodSandboxConfig node_pod = test_pod("berth-node");
   node_pod.set_log_directory(logs.path());
@@ -90,6 +96,12 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
   m = node.add_mounts();
   m->set_host_path(socket_dir.path());
   m->set_container_path("/run/berth-socket");
+  m = node.add_mounts();
+  m->set_host_path(net.conf_dir());
+  m->set_container_path("/etc/cni/net.d");
+  m = node.add_mounts();
+  m->set_host_path(net.ipam_dir());
+  m->set_container_path(net.ipam_dir());
   std::string node_id;
   ASSERT_OK(host.create_container(node_pod_id, node, &node_id, node_pod));
   ASSERT_OK(host.start_container(node_id));
@@ -110,10 +122,18 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
   ASSERT_OK(nested.pull_image(busybox()));
   v1::PodSandboxConfig pod = test_pod("nested");
   pod.set_log_directory("/var/lib/berth/pod-logs");
-  pod.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_network(v1::NODE);
+  auto* port = pod.add_port_mappings();
+  port->set_container_port(8080);
+  port->set_host_port(free_loopback_port());
+  port->set_host_ip("127.0.0.1");
   std::string pod_id;
   grpc::Status s = nested.run_pod(pod, &pod_id);
   ASSERT_TRUE(s.ok()) << s.error_message() << "\n" << read_file(logs / "berthd.log");
+  v1::PodSandboxStatusResponse ps;
+  ASSERT_OK(nested.pod_status(pod_id, &ps, false));
+  EXPECT_EQ(ps.status().network().ip().rfind(net.subnet_prefix(), 0), 0u) << ps.status().network().ip();
+  EXPECT_EQ(net.veths().size(), 1u);
+  EXPECT_FALSE(net.nat_rules_naming(net.name()).empty()) << "portmap's rules, made with the image's iptables";
   std::string cid;
   ASSERT_OK(nested.create_container(pod_id, test_container("hello", busybox(), {"/bin/sh", "-c", "echo hello from the nested berth"}),
                                     &cid, pod));
@@ -133,6 +153,9 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
   ASSERT_OK(nested.remove_image(busybox()));
   EXPECT_TRUE(nested.list_pods().empty());
   EXPECT_TRUE(nested.list_containers().empty());
+  EXPECT_TRUE(net.veths().empty());
+  EXPECT_TRUE(net.allocated_ips().empty());
+  EXPECT_TRUE(net.nat_rules_naming(net.name()).empty());
   ASSERT_OK(host.stop_container(node_id, 20));  // SIGTERM: tini hands it to berthd, which drains and exits
   v1::ContainerStatusResponse st;
   ASSERT_OK(host.container_status(node_id, &st));
