@@ -205,9 +205,15 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   }
   spdlog::info("berthd: streaming server on http://{}", (*streaming)->address());
 
+  // Before the services: Status's verbose info shows the configuration in effect after reloads.
+  ConfigReloader reloader(config, reload_config ? reload_config : [&config] { return Result<Config>(config); },
+                          {.images = images->get(), .cni = &cni, .streaming = streaming->get(),
+                           .metrics_address = [&](const std::string& address) {
+                             return move_metrics_endpoint(metrics_endpoint, address, metrics);
+                           }});
   RuntimeProbe probe(sandbox_options.runtimes.find("")->binary);
   CallLimits call_limits(config.max_concurrent_rpcs);
-  ServiceContext ctx{config, sandbox_options.runtimes, probe, metrics, container_events, events, **images, **sandboxes, cni, **containers, stats, **streaming,
+  ServiceContext ctx{config, [&reloader] { return reloader.running(); }, sandbox_options.runtimes, probe, metrics, container_events, events, **images, **sandboxes, cni, **containers, stats, **streaming,
                      pull_duration, sandbox_start, call_limits};
   events.connect(**sandboxes, **containers);
   struct DisconnectEvents {
@@ -247,11 +253,6 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   RecoveryWorker recovery(**containers, **sandboxes, cni, **images, std::move(runtime_leftovers), std::move(cgroup_leftovers),
                           sandbox_options.runtimes.systemd_cgroup());
 
-  ConfigReloader reloader(config, reload_config ? reload_config : [&config] { return Result<Config>(config); },
-                          {.images = images->get(), .cni = &cni, .streaming = streaming->get(),
-                           .metrics_address = [&](const std::string& address) {
-                             return move_metrics_endpoint(metrics_endpoint, address, metrics);
-                           }});
   std::thread signal_thread([&] {
     int sig = 0;
     while (sigwait(&stop_signals, &sig) == 0 && sig == SIGHUP) {

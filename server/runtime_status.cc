@@ -59,7 +59,7 @@ grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRe
     // The runtime's version text and the CNI conf file names come from outside and need not be
     // UTF-8; dump() throws on such bytes unless told to replace them.
     auto dump = [](const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
-    nlohmann::json info = config_to_json(ctx_.config);
+    nlohmann::json info = config_to_json(ctx_.effective_config());
     (*resp->mutable_info())["config"] = info.dump();
     nlohmann::json rt = {{"handler", handler.name},
                          {"configured_path", handler.binary},

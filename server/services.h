@@ -4,6 +4,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
+
 #include "berth/config.h"
 #include "lifecycle_events.h"
 #include "berth/container_manager.h"
@@ -24,7 +26,8 @@ namespace v1 = runtime::v1;
 
 // What the handlers share: the effective config and the managers the daemon owns.
 struct ServiceContext {
-  const Config& config;
+  const Config& config;  // as berthd started
+  std::function<Config()> effective_config;  // after the reloads since (SIGHUP)
   const RuntimeHandlers& runtimes;  // the handler table sandboxes and containers use
   RuntimeProbe& runtime_probe;
   MetricsRegistry& metrics;

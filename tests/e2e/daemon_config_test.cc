@@ -4,6 +4,7 @@
 // the sd_notify readiness protocol (READY=1 only once the socket serves, RELOADING=1 around a
 // reload, STOPPING=1 at the end).
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <signal.h>
 #include <sys/socket.h>
@@ -114,6 +115,15 @@ TEST_F(Reload, SighupAppliesAMirrorAndTheLogLevelAndRefusesABadFile) {
   EXPECT_TRUE(s.ok()) << s.error_message() << d.log();
   // Debug lines (one per rpc) now show.
   EXPECT_NE(d.log().find(" debug ", mark), std::string::npos) << d.log().substr(mark);
+  // Status's verbose info shows the configuration in effect, not the start's.
+  auto effective = [&] {
+    v1::StatusResponse st;
+    EXPECT_TRUE(cri.status(&st, true).ok());
+    return nlohmann::json::parse(st.info().at("config"));
+  };
+  nlohmann::json shown = effective();
+  EXPECT_EQ(shown["log_level"], "debug") << shown.dump();
+  EXPECT_NE(shown["registries"].dump().find(registry_->url()), std::string::npos) << shown.dump();
 
   // An invalid drop-in: the log names it and the key, and the running configuration stays.
   write_file(drop_ins + "/20-bad.toml", "log_level = \"loud\"\n");
@@ -131,6 +141,7 @@ TEST_F(Reload, SighupAppliesAMirrorAndTheLogLevelAndRefusesABadFile) {
   mark = wait_for_log(d, "config: key max_concurrent_rpcs changed; it takes effect at the next restart (set in " + drop_ins +
                              "/20-bad.toml)", mark);
   EXPECT_NE(mark, std::string::npos) << d.log();
+  EXPECT_NE(effective()["max_concurrent_rpcs"], 64) << "a restart-only key shows its running value";
   ASSERT_TRUE(cri.remove_image(image).ok());
 }
 
