@@ -3,6 +3,7 @@
 #include "berth/cgroup_creation.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 
