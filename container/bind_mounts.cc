@@ -116,7 +116,7 @@ Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mo
     char resolved[PATH_MAX];
     if (!::realpath(m.host_path.c_str(), resolved))
       return errno_status(errno, field + ".host_path: " + m.host_path, Code::invalid_argument);
-    OciMount o{.destination = m.container_path, .type = "bind", .source = m.host_path, .options = {"rbind"}};
+    OciMount o{.destination = m.container_path, .type = "bind", .source = m.host_path, .options = {"rbind"}, .field = field};
     if (m.recursive_read_only) {
       // Never downgraded to a plain read-only mount: a request that cannot be honoured is refused.
       if (!m.readonly) return invalid_argument(field + ".recursive_read_only: needs readonly");

@@ -161,7 +161,7 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
   std::vector<PreparedMount> prepared;
   for (const auto& m : *mounts) {
     jmounts.push_back({{"destination", m.destination}, {"type", m.type}, {"source", m.source}, {"options", m.options}});
-    if (!m.prepared_from.empty()) prepared.push_back({m.prepared_from, m.source, m.prepared_read_only, m.uid_mappings, m.gid_mappings});
+    if (!m.prepared_from.empty()) prepared.push_back({m.prepared_from, m.source, m.prepared_read_only, m.uid_mappings, m.gid_mappings, m.field});
   }
 
   auto linux = linux_section(c, pod, in, sc.privileged(), caps->caps);

@@ -106,6 +106,11 @@ Status prepare_mount(const PreparedMount& m, IdmapNamespaces& namespaces) {
   } else if (::mount(m.source.c_str(), m.target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
     return errno_status(errno, "bind " + m.source + " at " + m.target);
   }
+  // A copy, like a bind, joins the peer groups of the source's shared mounts: private, nothing the
+  // host mounts later appears in it un-mapped, and detaching it cannot unmount the host's mounts
+  // below the source.
+  if (::mount(nullptr, m.target.c_str(), nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return errno_status(errno, "make the copy " + m.target + " private");
   if (!m.read_only) return ok_status();
   mount_attr attr{};
   attr.attr_set = MOUNT_ATTR_RDONLY;
@@ -120,7 +125,8 @@ Status prepare_mount(const PreparedMount& m, IdmapNamespaces& namespaces) {
 Status prepare_mounts(const std::vector<PreparedMount>& mounts, const PodIdmap& pod) {
   IdmapNamespaces namespaces(pod);
   for (const PreparedMount& m : mounts)
-    if (Status s = prepare_mount(m, namespaces); !s.ok()) return s.context("prepare the host copy of " + m.source);
+    if (Status s = prepare_mount(m, namespaces); !s.ok())
+      return s.context((m.field.empty() ? "" : m.field + ": ") + "prepare the host copy of " + m.source);
   return ok_status();
 }
 
@@ -133,6 +139,10 @@ Status release_prepared_mounts(const std::string& dir) {
   ::closedir(d);
   for (const auto& n : names) {
     const std::string path = dir + "/" + n;
+    // Private first (a copy left by a crash before it was made private), so that the detach is
+    // not propagated to the host's mounts below its source.
+    if (::mount(nullptr, path.c_str(), nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 && errno != EINVAL && errno != ENOENT)
+      return errno_status(errno, "make " + path + " private");
     // Detached: a process still holding a file open there does not keep the copy attached.
     if (::umount2(path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) != 0 && errno != EINVAL && errno != ENOENT)
       return errno_status(errno, "unmount " + path);

@@ -17,6 +17,13 @@
 namespace berth {
 namespace {
 
+// A bind mount of a dir on the same filesystem has the same st_dev: only statx tells it apart.
+bool is_mount_root(int dir_fd, const char* name) {
+  struct statx sx {};
+  if (::statx(dir_fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_TYPE, &sx) != 0) return false;
+  return (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
 bool is_dot(const char* n) { return n[0] == '.' && (n[1] == 0 || (n[1] == '.' && n[2] == 0)); }
 
 struct Level {
@@ -154,7 +161,7 @@ Status remove_tree(const std::string& path) {
         if (::unlinkat(d.fd(), e->d_name, 0) != 0 && errno != ENOENT) return errno_status(errno, "remove " + where(e->d_name));
         continue;
       }
-      if (st.st_dev != top.st_dev)
+      if (st.st_dev != top.st_dev || is_mount_root(d.fd(), e->d_name))
         return Status(Code::failed_precondition, "remove " + path + ": " + where(e->d_name) + " is a mount point; not crossing it");
       int child = open_dir_checked(d.fd(), e->d_name, st.st_dev, st.st_ino);
       if (child < 0 && errno == ENOENT) continue;

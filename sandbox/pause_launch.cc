@@ -3,6 +3,7 @@
 // with less than the runtime would have applied.
 #include "pause_launch.h"
 
+#include <algorithm>
 #include <set>
 
 #include "berth/cgroup_creation.h"
@@ -94,6 +95,9 @@ Result<pid_t> launch_pause(const std::string& launcher, const json& spec, bool s
         new_ipc |= type == "ipc";
       }
     }
+    bool joins_userns = std::find(args.begin(), args.end(), "--userns") != args.end();
+    if ((linux.contains("uidMappings") || linux.contains("gidMappings")) && !joins_userns)
+      return unsupported("linux.uidMappings without a user namespace joined by path");
     bool has_mqueue = false;
     for (const auto& m : spec["mounts"]) has_mqueue |= m["destination"] == "/dev/mqueue";
     if (has_mqueue != new_ipc) return unsupported("/dev/mqueue without an IPC namespace of the pod's own");

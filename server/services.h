@@ -24,7 +24,8 @@ namespace berth {
 
 namespace v1 = runtime::v1;
 
-// What the handlers share: the effective config and the managers the daemon owns.
+// What the handlers share: the config (as started and as reloaded since) and the managers the
+// daemon owns.
 struct ServiceContext {
   const Config& config;  // as berthd started
   std::function<Config()> effective_config;  // after the reloads since (SIGHUP)

@@ -8,9 +8,8 @@
 //   new PID namespace; the child mounts /proc, /dev (tmpfs, devpts, the pod's /dev/shm, mqueue)
 //   and /sys read-only under the pause rootfs, masks and write-protects the spec's paths, pivots
 //   into the rootfs and makes it read-only (keeping the flags a user namespace locks), sets the
-//   groups and ids, drops every
-//   capability (the bounding set too), sets no_new_privs, loads the seccomp program (stdin) and
-//   execs /pause.
+//   groups and ids, drops every capability (the bounding set too), sets no_new_privs, loads the
+//   seccomp program (stdin) and execs /pause.
 // Arguments: --rootfs P --shm P [--userns P] [--netns P] [--hostname H] [--new NS]... [--sysctl K=V]...
 //   [--cgroup-procs P]... [--mask P]... [--readonly P]... --uid N --gid N [--group N]... --oom N
 //   -- ARGS...   Report on fd 3: "pid N" (the pause, in berthd's PID namespace) or "error ...".
@@ -190,7 +189,8 @@ void write_protect(const char* rel) {
   if (umount2(".", MNT_DETACH) != 0) fail("detach the old root", errno);
   if (chdir("/") != 0) fail("chdir /", errno);
   // A remount must keep nosuid, nodev and noexec where the rootfs's mount has them: in a user
-  // namespace of the pod's own they are locked, and dropping them is refused.
+  // namespace of the pod's own they are locked, and dropping them is refused. (The atime flags,
+  // locked too, are kept by the kernel on a remount that names none.)
   struct statvfs root;
   if (statvfs("/", &root) != 0) fail("statvfs the rootfs", errno);
   unsigned long keep = 0;
@@ -240,6 +240,8 @@ int main(int argc, char** argv) {
   if (opt.userns) {
     // Joined before the network namespace it owns; then its root, so that what the pause makes
     // (the /dev entries) has an owner the namespace maps.
+    // Nothing of the pod's may ptrace it or read its memory while it still holds node root's fds.
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail("make the launcher non-dumpable", errno);
     int fd = open(opt.userns, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || setns(fd, CLONE_NEWUSER) != 0) fail("join the pod's user namespace", errno);
     close(fd);

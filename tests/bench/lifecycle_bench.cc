@@ -124,12 +124,14 @@ void run_lifecycle_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& i
   for (const auto& pod : pods) take_down(rt, pod, lat, "");
   for (const auto& pod : userns_pods) take_down(rt, pod, lat, " userns");
 
-  std::printf("\npod lifecycle, %zu pods one after another (CNI bridge), %zu ExecSync each:\n", o.pods, o.execs_per_pod);
+  std::printf("\npod lifecycle, %zu pods one after another (CNI bridge), %zu ExecSync each", o.pods, o.execs_per_pod);
+  if (o.userns_host_base != 0) std::printf(", each followed by one with a user namespace of its own (\"... userns\")");
+  std::printf(":\n");
   lat.print("lifecycle");
   if (procs.enabled() && !pods.empty()) {
     print_runtime_memory("before the pods", before);
-    print_runtime_memory(("with " + std::to_string(pods.size()) + " pods").c_str(), with_pods);
-    PerPodMib per_pod = memory_per_pod(before, with_pods, pods.size());
+    print_runtime_memory(("with " + std::to_string(pods.size() + userns_pods.size()) + " pods").c_str(), with_pods);
+    PerPodMib per_pod = memory_per_pod(before, with_pods, pods.size() + userns_pods.size());
     std::printf("runtime memory per pod (daemon + helpers, growth / pods): RSS %.2f MiB, Pss %.2f MiB\n",
                 per_pod.rss, per_pod.pss);
     figure("lifecycle.per_pod_rss_mib", per_pod.rss);

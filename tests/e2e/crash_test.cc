@@ -398,8 +398,7 @@ TEST_P(CrashAtFaultPointWithAUserNamespace, RecoveryAndKubeletsCleanupLeaveNothi
   DaemonProcess& last = berthd();
   remove_everything(last, true);
   EXPECT_EQ(last.stop(), 0);
-  expect_host_clean(true);
-  EXPECT_EQ(read_file("/proc/self/mountinfo").find(volume_->path()), std::string::npos) << "an id-mapped copy is left";
+  expect_host_clean(true);  // its census has every mount under berthd's dirs, id-mapped copies among them
 }
 
 std::vector<FaultCase> fault_points_after_the_pull() {

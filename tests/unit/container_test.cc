@@ -380,10 +380,14 @@ TEST(PreparedMounts, IdMappedCopyAndRelease) {
   EXPECT_EQ(st.st_uid, 200000u);
   EXPECT_EQ(st.st_gid, 200000u);
   // Root (unmapped by the copy's idmap) cannot create files there: its id has no on-disk form.
-  EXPECT_LT(::open((bundle / "mounts/0/new").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600), 0);
-  EXPECT_EQ(errno, EOVERFLOW);
-  int fd = ::open((bundle / "mounts/1/new").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+  int fd = ::open((bundle / "mounts/0/new").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
   EXPECT_LT(fd, 0);
+  EXPECT_EQ(errno, EOVERFLOW);
+  if (fd >= 0) ::close(fd);
+  // The read-only copy says so first.
+  fd = ::open((bundle / "mounts/1/new").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+  EXPECT_LT(fd, 0);
+  EXPECT_EQ(errno, EROFS);
   if (fd >= 0) ::close(fd);
   struct stat dir {};
   ASSERT_EQ(::stat((bundle / "mounts").c_str(), &dir), 0);
@@ -397,6 +401,37 @@ TEST(PreparedMounts, IdMappedCopyAndRelease) {
   ASSERT_TRUE(release_prepared_mounts(bundle / "mounts").ok());
   EXPECT_EQ(test::read_file("/proc/self/mountinfo").find(bundle.path()), std::string::npos);
   EXPECT_FALSE(fs::exists(bundle / "mounts"));
+}
+
+// A copy of a source on a shared mount is private: releasing it (a detach of the whole tree)
+// leaves the host's mounts below the source mounted, and a mount the host adds later below the
+// source does not show in the copy.
+TEST(PreparedMounts, ACopyOfASharedMountIsPrivate) {
+  if (!kernel_has_mount_setattr()) GTEST_SKIP() << "this kernel has no mount_setattr";
+  test::TempDir src, bundle;
+  ASSERT_EQ(::mount(src.path().c_str(), src.path().c_str(), nullptr, MS_BIND, nullptr), 0);
+  ASSERT_EQ(::mount(nullptr, src.path().c_str(), nullptr, MS_SHARED, nullptr), 0);
+  fs::create_directories(src / "sub");
+  fs::create_directories(src / "later");
+  ASSERT_EQ(::mount("tmpfs", (src / "sub").c_str(), "tmpfs", 0, "size=64k"), 0);
+  test::write_file(src / "sub/kept", "k");
+  const std::vector<IdMapping> ids{{0, 200000, 65536}};
+  for (bool idmapped : {true, false}) {
+    SCOPED_TRACE(idmapped ? "id-mapped" : "read-only");
+    PreparedMount m{.source = src.path(), .target = bundle / "mounts/0", .read_only = !idmapped};
+    if (idmapped) m.uids = m.gids = ids;
+    Status s = prepare_mounts({m}, {});
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_TRUE(fs::exists(bundle / "mounts/0/sub/kept"));
+    ASSERT_EQ(::mount("tmpfs", (src / "later").c_str(), "tmpfs", 0, "size=64k"), 0);
+    test::write_file(src / "later/new", "n");
+    EXPECT_FALSE(fs::exists(bundle / "mounts/0/later/new")) << "a host mount propagated into the copy";
+    ASSERT_EQ(::umount2((src / "later").c_str(), MNT_DETACH), 0);
+    ASSERT_TRUE(release_prepared_mounts(bundle / "mounts").ok());
+    EXPECT_TRUE(fs::exists(src / "sub/kept")) << "releasing the copy unmounted the source's own mount";
+  }
+  ::umount2((src / "sub").c_str(), MNT_DETACH);
+  ::umount2(src.path().c_str(), MNT_DETACH);
 }
 
 TEST(BindMounts, PropagationNeedsAMatchingHostMount) {

@@ -218,6 +218,14 @@ TEST(FileTree, RemovalNeverCrossesAMountOrFollowsASymlink) {
   EXPECT_FALSE(fs::exists(dir / "t"));
   EXPECT_EQ(read_file(outside / "keep"), "k");
   EXPECT_TRUE(remove_tree(dir / "t").ok());  // gone already: fine
+  // A bind mount of a dir on the same filesystem (same st_dev) is a mount point all the same.
+  fs::create_directories(dir / "b/bound");
+  ASSERT_EQ(::mount(outside.path().c_str(), (dir / "b/bound").c_str(), nullptr, MS_BIND, nullptr), 0);
+  s = remove_tree(dir / "b");
+  EXPECT_EQ(s.code(), Code::failed_precondition) << s.message();
+  EXPECT_EQ(read_file(outside / "keep"), "k");
+  ::umount2((dir / "b/bound").c_str(), MNT_DETACH);
+  ASSERT_TRUE(remove_tree(dir / "b").ok());
   write_file(dir / "plain", "p");
   EXPECT_TRUE(remove_tree(dir / "plain").ok());
   EXPECT_FALSE(fs::exists(dir / "plain"));

@@ -36,6 +36,7 @@ struct OciMount {
   std::string prepared_from;
   bool prepared_read_only = false;
   std::vector<IdMapping> uid_mappings, gid_mappings;  // empty: not id-mapped
+  std::string field;  // the request's "config.mounts[i]", for errors after resolve_mounts
 };
 
 // How recursive_read_only and id-mapping requests are honoured, and where host-prepared copies go.

@@ -31,6 +31,7 @@ struct PreparedMount {
   std::string source, target;
   bool read_only = false;
   std::vector<IdMapping> uids, gids;
+  std::string field;  // what errors name ("config.mounts[2]")
 };
 
 // Where the user namespaces of id-mapped copies come from: the pod's own (pinned at
