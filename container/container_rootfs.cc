@@ -2,6 +2,7 @@
 // string is limited to one page, which bounds the number of layers (the error says so).
 #include "berth/container_rootfs.h"
 #include "berth/layer_mount.h"
+#include "berth/prepared_mounts.h"
 #include "berth/user_namespace.h"
 
 #include <sys/mount.h>
@@ -11,25 +12,6 @@
 #include <filesystem>
 
 namespace berth {
-
-namespace {
-
-// Detaches the id-mapped layers under `staging` and removes it; the overlay, once mounted, holds
-// its own references to them.
-Status release_idmapped_layers(const std::string& staging) {
-  std::error_code ec;
-  if (!std::filesystem::exists(staging, ec)) return ok_status();
-  for (const auto& e : std::filesystem::directory_iterator(staging, ec)) {
-    const std::string p = e.path().string();
-    if (::umount2(p.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)
-      return errno_status(errno, "rootfs: detach the id-mapped layer " + p);
-    if (::rmdir(p.c_str()) != 0 && errno != ENOENT) return errno_status(errno, "rootfs: rmdir " + p);
-  }
-  if (::rmdir(staging.c_str()) != 0 && errno != ENOENT) return errno_status(errno, "rootfs: rmdir " + staging);
-  return ok_status();
-}
-
-}  // namespace
 
 Status mount_container_rootfs(const std::vector<std::string>& layers, const std::string& upper, const std::string& work,
                               const std::string& target, const RootfsIdmap* idmap) {
@@ -47,7 +29,9 @@ Status mount_container_rootfs(const std::vector<std::string>& layers, const std:
   struct Staged {
     const RootfsIdmap* idmap;
     ~Staged() {
-      if (idmap) (void)release_idmapped_layers(idmap->staging);  // nothing to report: best effort on the way out
+      // The overlay, once mounted, holds its own references to the layers. Nothing to report on a
+      // failure: best effort on the way out, and unmount_container_rootfs sweeps again.
+      if (idmap) (void)release_prepared_mounts(idmap->staging);
     }
   } staged{nullptr};
   if (idmap && !layers.empty()) {
@@ -74,7 +58,7 @@ Status mount_container_rootfs(const std::vector<std::string>& layers, const std:
 Status unmount_container_rootfs(const std::string& target) {
   if (::umount2(target.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)
     return errno_status(errno, "rootfs: unmount " + target);
-  return release_idmapped_layers(std::filesystem::path(target).parent_path().string() + "/idmap");
+  return release_prepared_mounts(std::filesystem::path(target).parent_path().string() + "/idmap");
 }
 
 bool is_mount_point(const std::string& path) {

@@ -95,7 +95,6 @@ class IdmapNamespaces {
 };
 
 Status prepare_mount(const PreparedMount& m, IdmapNamespaces& namespaces) {
-  if (Status s = make_private_parent(m.target.substr(0, m.target.rfind('/'))); !s.ok()) return s;
   if (Status s = make_mount_point(m.source, m.target); !s.ok()) return s;
   if (!m.uids.empty()) {
     auto fd = namespaces.fd_for(m.uids, m.gids);
@@ -123,6 +122,10 @@ Status prepare_mount(const PreparedMount& m, IdmapNamespaces& namespaces) {
 }  // namespace
 
 Status prepare_mounts(const std::vector<PreparedMount>& mounts, const PodIdmap& pod) {
+  if (mounts.empty()) return ok_status();
+  // Every copy hangs in the same dir (<bundle>/mounts): made private once, one read of mountinfo.
+  const std::string& first = mounts.front().target;
+  if (Status s = make_private_parent(first.substr(0, first.rfind('/'))); !s.ok()) return s.context("prepare host copies");
   IdmapNamespaces namespaces(pod);
   for (const PreparedMount& m : mounts)
     if (Status s = prepare_mount(m, namespaces); !s.ok())

@@ -3,7 +3,6 @@
 // with less than the runtime would have applied.
 #include "pause_launch.h"
 
-#include <algorithm>
 #include <set>
 
 #include "berth/cgroup_creation.h"
@@ -80,7 +79,7 @@ Result<pid_t> launch_pause(const std::string& launcher, const json& spec, bool s
                                                      "readonlyPaths", "uidMappings", "gidMappings"};
     for (const auto& [k, v] : linux.items())
       if (!linux_keys.count(k)) return unsupported("linux." + k);
-    bool new_ipc = false;
+    bool new_ipc = false, joins_userns = false;
     for (const auto& ns : linux.at("namespaces")) {
       std::string type = ns.at("type").get<std::string>();
       std::string path = ns.value("path", std::string());
@@ -88,6 +87,7 @@ Result<pid_t> launch_pause(const std::string& launcher, const json& spec, bool s
         args.insert(args.end(), {"--netns", path});
       } else if (type == "user" && !path.empty()) {
         args.insert(args.end(), {"--userns", path});
+        joins_userns = true;
       } else if (!path.empty() || type == "network" || type == "user") {
         return unsupported("the " + type + " namespace as asked");
       } else {
@@ -95,7 +95,6 @@ Result<pid_t> launch_pause(const std::string& launcher, const json& spec, bool s
         new_ipc |= type == "ipc";
       }
     }
-    bool joins_userns = std::find(args.begin(), args.end(), "--userns") != args.end();
     if ((linux.contains("uidMappings") || linux.contains("gidMappings")) && !joins_userns)
       return unsupported("linux.uidMappings without a user namespace joined by path");
     bool has_mqueue = false;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 
 #include "berth/test/host_leftovers.h"
 #include "berth/test/streaming_client.h"
@@ -45,14 +46,16 @@ class UserNamespaces : public PodFixture {
     push_test_images(registry_->url(), {"--only", "busybox", "--probe-binary", SYSCALL_PROBE_PATH});
   }
   static std::string probe_image() { return registry_->host() + "/test/probe:v1"; }
-  // A pod with its own user namespace mapping container ids 0-65535 to host_base and on.
-  void userns_pod(uint32_t host_base) {
+  // A pod with its own user namespace mapping container ids 0-65535 to host_base and on; `edit`
+  // adds to its config.
+  void userns_pod(uint32_t host_base, const std::function<void(v1::PodSandboxConfig&)>& edit = {}) {
     ready("host-users-pod");
     // The test's temp dir stands where /run would: the pod's root must be let through it.
     ASSERT_EQ(::chmod(fs::path(d_->state()).parent_path().c_str(), 0711), 0);
     pod_config_ = test_pod("userns-pod");
     pod_config_.set_log_directory(logs_->path());
     set_userns(pod_config_.mutable_linux()->mutable_security_context()->mutable_namespace_options(), host_base);
+    if (edit) edit(pod_config_);
     grpc::Status s = cri_->run_pod(pod_config_, &pod_);
     ASSERT_TRUE(s.ok()) << s.error_message();
   }
@@ -294,15 +297,11 @@ TEST_F(UserNamespaces, SetuidFromTheImageGainsContainerRootNeverNodeRoot) {
 // count there: CAP_SYS_ADMIN mounts and CAP_NET_ADMIN configures the pod's own, while CAP_SYS_TIME,
 // which only the node's user namespace honours, sets no clock.
 TEST_F(UserNamespaces, SysctlsAndCapabilitiesActInsideThePodsUserNamespace) {
-  ready("host-users-pod");
-  ASSERT_EQ(::chmod(fs::path(d_->state()).parent_path().c_str(), 0711), 0);
   const std::string host_port_start = read_file("/proc/sys/net/ipv4/ip_unprivileged_port_start");
-  pod_config_ = test_pod("userns-sysctl");
-  pod_config_.set_log_directory(logs_->path());
-  set_userns(pod_config_.mutable_linux()->mutable_security_context()->mutable_namespace_options(), kHostBase);
-  (*pod_config_.mutable_linux()->mutable_sysctls())["net.ipv4.ip_unprivileged_port_start"] = "80";
-  (*pod_config_.mutable_linux()->mutable_sysctls())["kernel.shm_rmid_forced"] = "1";
-  ASSERT_OK(cri_->run_pod(pod_config_, &pod_));
+  userns_pod(kHostBase, [](v1::PodSandboxConfig& c) {
+    (*c.mutable_linux()->mutable_sysctls())["net.ipv4.ip_unprivileged_port_start"] = "80";
+    (*c.mutable_linux()->mutable_sysctls())["kernel.shm_rmid_forced"] = "1";
+  });
   v1::ContainerConfig c = userns_container(
       "caps",
       "echo port-start $(cat /proc/sys/net/ipv4/ip_unprivileged_port_start); echo rmid $(cat /proc/sys/kernel/shm_rmid_forced); "

@@ -42,12 +42,12 @@ struct PodIdmap {
   std::vector<IdMapping> uids, gids;
 };
 
-// Makes each copy, private (nothing propagates to or from the host's copy). On failure what was
-// made is left for release_prepared_mounts, which the caller runs.
+// Makes each copy, private (nothing propagates to or from the host's copy); every target is in
+// one dir. On failure what was made is left for release_prepared_mounts, which the caller runs.
 Status prepare_mounts(const std::vector<PreparedMount>& mounts, const PodIdmap& pod);
 
-// Detaches and removes every mount under `dir` (the container's <bundle>/mounts) and the dir.
-// Idempotent: a missing dir is fine.
+// Detaches and removes every mount under `dir` (the container's <bundle>/mounts, or the id-mapped
+// rootfs layers of <bundle>/idmap) and the dir. Idempotent: a missing dir is fine.
 Status release_prepared_mounts(const std::string& dir);
 
 }  // namespace berth
