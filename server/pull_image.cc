@@ -1,8 +1,8 @@
 // PullImage: credentials from AuthConfig (username/password, the base64 "auth" pair, an identity
 // token or a registry token) go to the registry client and nowhere else: never into a log line.
-#include <malloc.h>
 #include <nettle/base64.h>
 
+#include "berth/heap_release.h"
 #include "berth/image_manager.h"
 #include "rpc_scope.h"
 #include "services.h"
@@ -40,7 +40,7 @@ grpc::Status ImageServiceImpl::PullImage(grpc::ServerContext* call, const v1::Pu
   auto r = ctx_.images.pull(req->image().image(), *creds, false, [call] { return call->IsCancelled(); });
   // A pull's buffers (manifests up to their cap, decompression, a registry's answers) go back to
   // malloc, which would keep them for later; a node pulls rarely, so they go back to the kernel.
-  ::malloc_trim(0);
+  release_free_heap();
   ctx_.image_pull_duration.observe({r.ok() ? "ok" : "error"},
                                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   if (!r.ok()) return scope.done(r.status());

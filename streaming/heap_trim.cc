@@ -1,10 +1,10 @@
 // Giving a cut-off session's memory back to the kernel; see heap_trim.h.
 #include "heap_trim.h"
 
-#include <malloc.h>
-
 #include <atomic>
 #include <boost/asio/post.hpp>
+
+#include "berth/heap_release.h"
 
 namespace berth::streaming {
 
@@ -13,7 +13,7 @@ void trim_heap_soon(const boost::asio::any_io_executor& ex) {
   if (pending.exchange(true)) return;
   boost::asio::post(ex, [] {
     pending = false;
-    ::malloc_trim(0);
+    release_free_heap();
   });
 }
 
