@@ -1,5 +1,6 @@
 // create_cgroup; see cgroup_creation.h. Levels that exist are left as they are (a pod's parent
-// that kubelet or another pod made), so only what is missing is filled in.
+// that kubelet or another pod made), so only what is missing is filled in: a v1 cpuset's empty
+// cpus and mems included.
 #include "berth/cgroup_creation.h"
 
 #include <sys/stat.h>
@@ -49,10 +50,10 @@ Result<std::vector<std::string>> create_cgroup(const std::string& dir) {
           if ((" " + offered + " ").find(std::string(" ") + c + " ") != std::string::npos) wanted += std::string(wanted.empty() ? "+" : " +") + c;
         if (!wanted.empty()) (void)write_text(parent + "/cgroup.subtree_control", wanted);
       }
-      if (::mkdir(path.c_str(), 0755) != 0) {
-        if (errno == EEXIST) continue;
-        return errno_status(errno, "create cgroup " + path);
-      }
+      if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return errno_status(errno, "create cgroup " + path);
+      // Also for a level that exists: one that a concurrent create just made may not have its
+      // cpus and mems yet, and a v1 cpuset without them takes no task (ENOSPC) and no child
+      // with any. An empty cpuset is unusable, so filling it in never overrides a choice.
       if (cpuset)
         for (const char* f : {"/cpuset.cpus", "/cpuset.mems"})
           if (trimmed(read_text_file(path + f)).empty() && !write_text(path + f, read_text_file(parent + f)))

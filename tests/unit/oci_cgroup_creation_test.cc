@@ -1,0 +1,100 @@
+// create_cgroup on this host's real hierarchies: a v1 cpuset level that exists with no cpus or
+// mems (one a concurrent create has just made) is filled in, so pods made in parallel under a new
+// parent never meet ENOSPC.
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "berth/cgroup_creation.h"
+#include "berth/cgroup_removal.h"
+#include "berth/file_text.h"
+
+namespace berth {
+namespace {
+
+std::string cpuset_mount() {
+  for (const auto& m : cgroup_hierarchy_mounts())
+    if (::access((m + "/cpuset.cpus").c_str(), F_OK) == 0 && ::access((m + "/cgroup.controllers").c_str(), F_OK) != 0)
+      return m;
+  return "";
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// Removes the test's cgroups, children first, in every hierarchy, whatever the test did.
+struct CgroupsGone {
+  std::vector<std::string> dirs;
+  ~CgroupsGone() {
+    for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) (void)remove_cgroup(*it, false);
+  }
+};
+
+TEST(CgroupCreation, AnEmptyV1CpusetLevelIsFilledFromItsParent) {
+  const std::string cpuset = cpuset_mount();
+  if (cpuset.empty()) GTEST_SKIP() << "no cgroup v1 cpuset hierarchy on this host";
+  const std::string parent = "/berth-unit-cpuset-" + std::to_string(::getpid());
+  CgroupsGone gone{{parent, parent + "/pod"}};
+  // As a concurrent create leaves it between its mkdir and its copy of cpus and mems (or as any
+  // tool that made the dir without them does).
+  ASSERT_EQ(::mkdir((cpuset + parent).c_str(), 0755), 0);
+  if (trimmed(read_text_file(cpuset + parent + "/cpuset.cpus")).empty() == false)
+    GTEST_SKIP() << "this hierarchy copies cpusets into new cgroups itself (cgroup.clone_children)";
+  auto procs = create_cgroup(parent + "/pod");
+  ASSERT_TRUE(procs.ok()) << procs.status().message();
+  const std::string root_cpus = trimmed(read_text_file(cpuset + "/cpuset.cpus"));
+  const std::string root_mems = trimmed(read_text_file(cpuset + "/cpuset.mems"));
+  EXPECT_EQ(trimmed(read_text_file(cpuset + parent + "/cpuset.cpus")), root_cpus);
+  EXPECT_EQ(trimmed(read_text_file(cpuset + parent + "/cpuset.mems")), root_mems);
+  EXPECT_EQ(trimmed(read_text_file(cpuset + parent + "/pod/cpuset.cpus")), root_cpus);
+  EXPECT_EQ(trimmed(read_text_file(cpuset + parent + "/pod/cpuset.mems")), root_mems);
+  // And a process can join it (the ENOSPC the fill-in prevents).
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  ASSERT_GT(child, 0);
+  bool joined = true;
+  for (const auto& p : *procs) {
+    FILE* f = std::fopen(p.c_str(), "we");
+    joined = joined && f && std::fprintf(f, "%d", child) > 0;
+    if (f) joined = std::fclose(f) == 0 && joined;
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_TRUE(joined) << "a process could not join " << parent << "/pod";
+}
+
+// Ten creates at once below one new parent, as ten pods of a new QoS level start.
+TEST(CgroupCreation, ParallelCreatesBelowANewParentAllTakeProcesses) {
+  const std::string cpuset = cpuset_mount();
+  if (cpuset.empty()) GTEST_SKIP() << "no cgroup v1 cpuset hierarchy on this host";
+  const std::string parent = "/berth-unit-parallel-" + std::to_string(::getpid());
+  CgroupsGone gone{{parent}};
+  for (int i = 0; i < 10; ++i) gone.dirs.push_back(parent + "/p" + std::to_string(i));
+  std::vector<std::string> errors(10);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 10; ++i)
+    threads.emplace_back([&, i] {
+      auto r = create_cgroup(parent + "/p" + std::to_string(i));
+      if (!r.ok()) errors[i] = r.status().message();
+    });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(errors[i], "") << "p" << i;
+    EXPECT_NE(trimmed(read_text_file(cpuset + parent + "/p" + std::to_string(i) + "/cpuset.cpus")), "") << "p" << i;
+  }
+}
+
+}  // namespace
+}  // namespace berth
