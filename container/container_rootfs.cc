@@ -37,12 +37,16 @@ Status mount_container_rootfs(const std::vector<std::string>& layers, const std:
   if (idmap && !layers.empty()) {
     if (::chown(upper.c_str(), idmap->root_uid, idmap->root_gid) != 0)
       return errno_status(errno, "rootfs: give the upper dir " + upper + " to the pod's root");
-    if (::mkdir(idmap->staging.c_str(), 0700) != 0) return errno_status(errno, "rootfs: mkdir " + idmap->staging);
     staged.idmap = idmap;
+    // Private, as the volume copies are: the layers' id-mapped copies are not propagated through a
+    // shared /run while they are attached.
+    if (Status s = make_private_mount_dir(idmap->staging, 0700); !s.ok()) return s.context("rootfs");
     for (size_t i = 0; i < lowers.size(); ++i) {
       std::string at = idmap->staging + "/" + std::to_string(i);
       if (::mkdir(at.c_str(), 0700) != 0) return errno_status(errno, "rootfs: mkdir " + at);
       if (Status s = attach_idmapped_mount(lowers[i], idmap->userns_fd, at, false); !s.ok()) return s.context("rootfs");
+      if (::mount(nullptr, at.c_str(), nullptr, MS_PRIVATE, nullptr) != 0)
+        return errno_status(errno, "rootfs: make the layer copy " + at + " private");
       lowers[i] = at;
     }
   }

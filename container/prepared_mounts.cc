@@ -31,25 +31,20 @@ RecursiveReadOnly recursive_read_only_mode(bool runtime_has_rro_option) {
   return runtime_has_rro_option ? RecursiveReadOnly::runtime_option : RecursiveReadOnly::host_prepared;
 }
 
-namespace {
-
-// The copies hang below a private self-bind of their dir: berthd's state dir is under /run,
-// shared on systemd hosts, and a copy attached there would be propagated (writable, or with the
-// host's ids) into every namespace that receives /run's mounts, and outlive its release there.
-// 0711: in a pod with a user namespace the runtime reaches the copies as the pod's root; in any
-// other pod the bundle above is 0700.
-Status make_private_parent(const std::string& parent) {
-  if (::mkdir(parent.c_str(), 0711) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + parent);
-  if (is_private_mount_point(parent, read_text_file("/proc/self/mountinfo"))) return ok_status();
-  if (::mount(parent.c_str(), parent.c_str(), nullptr, MS_BIND, nullptr) != 0)
-    return errno_status(errno, "bind " + parent + " on itself");
-  if (::mount(nullptr, parent.c_str(), nullptr, MS_PRIVATE, nullptr) != 0) {
-    Status s = errno_status(errno, "make " + parent + " private");
-    ::umount2(parent.c_str(), MNT_DETACH);
+Status make_private_mount_dir(const std::string& dir, mode_t mode) {
+  if (::mkdir(dir.c_str(), mode) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + dir);
+  if (is_private_mount_point(dir, read_text_file("/proc/self/mountinfo"))) return ok_status();
+  if (::mount(dir.c_str(), dir.c_str(), nullptr, MS_BIND, nullptr) != 0)
+    return errno_status(errno, "bind " + dir + " on itself");
+  if (::mount(nullptr, dir.c_str(), nullptr, MS_PRIVATE, nullptr) != 0) {
+    Status s = errno_status(errno, "make " + dir + " private");
+    ::umount2(dir.c_str(), MNT_DETACH);
     return s;
   }
   return ok_status();
 }
+
+namespace {
 
 Status make_mount_point(const std::string& source, const std::string& target) {
   struct stat st {};
@@ -124,8 +119,11 @@ Status prepare_mount(const PreparedMount& m, IdmapNamespaces& namespaces) {
 Status prepare_mounts(const std::vector<PreparedMount>& mounts, const PodIdmap& pod) {
   if (mounts.empty()) return ok_status();
   // Every copy hangs in the same dir (<bundle>/mounts): made private once, one read of mountinfo.
+  // 0711: in a pod with a user namespace the runtime reaches the copies as the pod's root; in any
+  // other pod the bundle above is 0700.
   const std::string& first = mounts.front().target;
-  if (Status s = make_private_parent(first.substr(0, first.rfind('/'))); !s.ok()) return s.context("prepare host copies");
+  if (Status s = make_private_mount_dir(first.substr(0, first.rfind('/')), 0711); !s.ok())
+    return s.context("prepare host copies");
   IdmapNamespaces namespaces(pod);
   for (const PreparedMount& m : mounts)
     if (Status s = prepare_mount(m, namespaces); !s.ok())

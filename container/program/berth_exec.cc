@@ -214,22 +214,19 @@ int main() {
     }
     fail(errno == ESRCH ? "join the container: its init has exited" : "join the container's namespaces", errno);
   }
-  int status_pipe[2];
-  if (pipe2(status_pipe, O_CLOEXEC) != 0) fail("pipe", errno);
-  pid_t child = fork();
+  int status_fd = -1;
+  pid_t child = fork_with_exec_status(&status_fd);
   if (child < 0) fail("fork", errno);
   if (child == 0) {
-    close(status_pipe[0]);
-    exec_status_fd = status_pipe[1];
+    exec_status_fd = status_fd;
     become_command(devnull);
   }
-  close(status_pipe[1]);
   close(devnull);
   char line[64];
   int n = snprintf(line, sizeof line, "pid %d\n", child);
   (void)!write(kReport, line, static_cast<size_t>(n));
   char why[1100];
-  size_t got = read_exec_failure(status_pipe[0], why, sizeof why);
+  size_t got = read_exec_failure(status_fd, why, sizeof why);
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }

@@ -1,12 +1,15 @@
 // The container/ rules: process args and env, user lookup inside an image rootfs, capabilities
 // and bind mounts with propagation, each with its error cases.
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -14,6 +17,7 @@
 #include "berth/container_devices.h"
 #include "berth/container_mounts.h"
 #include "berth/container_process.h"
+#include "berth/container_rootfs.h"
 #include "berth/container_security.h"
 #include "berth/prepared_mounts.h"
 #include "berth/test/temp_dir.h"
@@ -432,6 +436,56 @@ TEST(PreparedMounts, ACopyOfASharedMountIsPrivate) {
   }
   ::umount2((src / "sub").c_str(), MNT_DETACH);
   ::umount2(src.path().c_str(), MNT_DETACH);
+}
+
+// A userns pod's rootfs: the layers' id-mapped copies hang below a private self-bind of
+// <bundle>/idmap while the overlay is made, so a bundle dir on a shared mount (/run on systemd
+// hosts) never shows them in its peers (other mount namespaces, a pod's rslave /run), and all of
+// it is gone once the overlay holds the layers. A thread woken by every change of the mount table
+// looks for a copy in the peer meanwhile.
+TEST(ContainerRootfs, IdMappedLayersAreNotPropagated) {
+  if (!kernel_has_mount_setattr()) GTEST_SKIP() << "this kernel has no mount_setattr";
+  test::TempDir layers, run, peer;
+  std::vector<std::string> lowers;
+  for (int i = 0; i < 20; ++i) {
+    fs::create_directories(layers / std::to_string(i));
+    lowers.push_back(layers / std::to_string(i));
+  }
+  test::write_file(layers / "0/file", "x");
+  ASSERT_EQ(::chown((layers / "0/file").c_str(), 0, 0), 0);
+  ASSERT_EQ(::mount(run.path().c_str(), run.path().c_str(), nullptr, MS_BIND, nullptr), 0);
+  ASSERT_EQ(::mount(nullptr, run.path().c_str(), nullptr, MS_SHARED, nullptr), 0);
+  ASSERT_EQ(::mount(run.path().c_str(), peer.path().c_str(), nullptr, MS_BIND, nullptr), 0);  // a peer of run
+  const std::vector<IdMapping> ids{{0, 200000, 65536}};
+  auto userns = make_user_namespace(ids, ids);
+  ASSERT_TRUE(userns.ok()) << userns.status().message();
+
+  std::atomic<bool> done{false}, seen_in_peer{false};
+  UniqueFd mounts(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(mounts);
+  std::thread watcher([&] {
+    const std::string in_peer = " " + std::string(peer / "idmap") + "/";
+    while (!done) {
+      pollfd p{mounts.get(), POLLPRI, 0};
+      ::poll(&p, 1, 20);
+      if (test::read_file("/proc/self/mountinfo").find(in_peer) != std::string::npos) seen_in_peer = true;
+    }
+  });
+  RootfsIdmap idmap{userns->get(), run / "idmap", 200000, 200000};
+  Status s = mount_container_rootfs(lowers, run / "upper", run / "work", run / "rootfs", &idmap);
+  done = true;
+  watcher.join();
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_FALSE(seen_in_peer) << "an id-mapped layer copy showed in a peer of the bundle's mount";
+  struct stat st {};
+  ASSERT_EQ(::stat((run / "rootfs/file").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 200000u);  // seen through the layer's id-mapped copy
+  ASSERT_TRUE(unmount_container_rootfs(run / "rootfs").ok());
+  std::string mountinfo = test::read_file("/proc/self/mountinfo");
+  EXPECT_EQ(mountinfo.find(run / "idmap"), std::string::npos) << mountinfo;
+  EXPECT_FALSE(fs::exists(run / "idmap"));
+  ::umount2(peer.path().c_str(), MNT_DETACH);
+  ::umount2(run.path().c_str(), MNT_DETACH);
 }
 
 TEST(BindMounts, PropagationNeedsAMatchingHostMount) {

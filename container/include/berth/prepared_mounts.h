@@ -5,6 +5,8 @@
 // runtime then bind-mounts the copy; a bind keeps each mount's read-only flag and idmap.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -41,6 +43,12 @@ struct PodIdmap {
   std::string pod_userns_path;  // empty: the pod has none
   std::vector<IdMapping> uids, gids;
 };
+
+// Makes `dir` (mode `mode` when new) a private self-bind, once: berthd's state dir is under /run,
+// shared on systemd hosts, and a copy attached there would be propagated (writable, or with the
+// host's ids) into every namespace that receives /run's mounts, and outlive its release there.
+// release_prepared_mounts undoes it.
+Status make_private_mount_dir(const std::string& dir, mode_t mode);
 
 // Makes each copy, private (nothing propagates to or from the host's copy); every target is in
 // one dir. On failure what was made is left for release_prepared_mounts, which the caller runs.
