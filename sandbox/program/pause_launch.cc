@@ -255,19 +255,16 @@ int main(int argc, char** argv) {
   // Through the host's /proc, which shows the namespaces this process is in now.
   for (int i = 0; i < opt.sysctls.n; ++i) set_sysctl(opt.sysctls.items[i]);
   if (opt.hostname && sethostname(opt.hostname, strlen(opt.hostname)) != 0) fail("sethostname", errno);
-  int status_pipe[2];
-  if (pipe2(status_pipe, O_CLOEXEC) != 0) fail("pipe", errno);
-  pid_t child = fork();
+  int status_fd = -1;
+  pid_t child = fork_with_exec_status(&status_fd);
   if (child < 0) fail("fork", errno);
   if (child == 0) {
-    close(status_pipe[0]);
-    exec_status_fd = status_pipe[1];
+    exec_status_fd = status_fd;
     close(kReport);
     become_pause(devnull);
   }
-  close(status_pipe[1]);
   char why[1100];
-  size_t got = read_exec_failure(status_pipe[0], why, sizeof why);
+  size_t got = read_exec_failure(status_fd, why, sizeof why);
   if (got > 0) {
     waitpid(child, nullptr, 0);
     (void)!write(kReport, why, got);

@@ -38,6 +38,25 @@ inline int set_capabilities(uint64_t effective, uint64_t permitted, uint64_t inh
   return static_cast<int>(syscall(SYS_capset, &header, data));
 }
 
+// fork(), with a close-on-exec status pipe between the two: in the child (0 returned) *status_fd
+// is the write end, for the reason it fails before or at its exec; in the parent (the child's pid)
+// the read end, for read_exec_failure. -1 with errno set when the pipe or the fork fails.
+inline pid_t fork_with_exec_status(int* status_fd) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) return -1;
+  pid_t child = fork();
+  if (child < 0) {
+    int err = errno;
+    close(p[0]);
+    close(p[1]);
+    errno = err;
+    return -1;
+  }
+  close(child == 0 ? p[0] : p[1]);
+  *status_fd = child == 0 ? p[1] : p[0];
+  return child;
+}
+
 // What a forked child wrote on its close-on-exec status pipe before it failed, NUL-terminated in
 // `buf`; 0 bytes means the exec went through (the pipe closed with it).
 inline size_t read_exec_failure(int fd, char* buf, size_t size) {
