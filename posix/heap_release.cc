@@ -3,19 +3,10 @@
 
 #include <malloc.h>
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define BERTH_SANITIZED_MALLOC 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define BERTH_SANITIZED_MALLOC 1
-#endif
-
 namespace berth {
 
 void release_free_heap() {
-#ifndef BERTH_SANITIZED_MALLOC
+#ifndef BERTH_SANITIZED  // cmake/sanitizers.cmake defines it in every sanitizer build
   ::malloc_trim(0);
 #endif
 }
