@@ -32,8 +32,11 @@ RecursiveReadOnly recursive_read_only_mode(bool runtime_has_rro_option) {
 }
 
 Status make_private_mount_dir(const std::string& dir, mode_t mode) {
-  if (::mkdir(dir.c_str(), mode) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + dir);
-  if (is_private_mount_point(dir, read_text_file("/proc/self/mountinfo"))) return ok_status();
+  const bool made = ::mkdir(dir.c_str(), mode) == 0;
+  if (!made && errno != EEXIST) return errno_status(errno, "mkdir " + dir);
+  // Only a dir that was there already (a retry, a crash's leftover) can be the self-bind: a new
+  // one spares the read of a mountinfo that grows with the node's pods.
+  if (!made && is_private_mount_point(dir, read_text_file("/proc/self/mountinfo"))) return ok_status();
   if (::mount(dir.c_str(), dir.c_str(), nullptr, MS_BIND, nullptr) != 0)
     return errno_status(errno, "bind " + dir + " on itself");
   if (::mount(nullptr, dir.c_str(), nullptr, MS_PRIVATE, nullptr) != 0) {

@@ -39,6 +39,11 @@ std::string proc_status_line(int pid, const std::string& key) {
   return text.substr(at + 1, text.find('\n', at + 1) - at - 1);
 }
 
+// Each of `parts` somewhere in a container's log (one expectation per part).
+void expect_in_log(const std::string& log, std::initializer_list<std::string> parts) {
+  for (const std::string& part : parts) EXPECT_NE(log.find(part), std::string::npos) << "'" << part << "' missing from:\n" << log;
+}
+
 class UserNamespaces : public PodFixture {
  protected:
   static void SetUpTestSuite() {
@@ -111,10 +116,7 @@ TEST_F(UserNamespaces, RootInThePodIsTheMappedIdOnTheNode) {
   EXPECT_NE(log.find("stdout F 0\n"), std::string::npos) << log;  // id -u and id -g
   EXPECT_NE(log.find(" 0   " + std::to_string(kHostBase) + "      65536"), std::string::npos) << log;  // %10u columns
   EXPECT_NE(log.find("busybox 0:0"), std::string::npos) << "image files belong to container root: " << log;
-  EXPECT_NE(log.find("resolv 0:0"), std::string::npos) << log;
-  EXPECT_NE(log.find("root 0:0"), std::string::npos) << log;
-  EXPECT_NE(log.find("written"), std::string::npos) << log;
-  EXPECT_NE(log.find("shm"), std::string::npos) << log;
+  expect_in_log(log, {"resolv 0:0", "root 0:0", "written", "shm"});
 
   // On the node it is the mapped id, and what it wrote is stored under that id.
   v1::ContainerStatusResponse cs;
@@ -228,12 +230,7 @@ TEST_F(UserNamespaces, VolumesAreIdMappedAndPodsWithOtherMappingsAreApart) {
   std::string a_id = run(a);
   ASSERT_TRUE(wait_for_file_text(logs_->path() + "/a.log", "done")) << log_of("a");
   std::string log = log_of("a");
-  EXPECT_NE(log.find("stdout F vol-secret"), std::string::npos) << log;
-  EXPECT_NE(log.find("vol 0:0"), std::string::npos) << log;
-  EXPECT_NE(log.find("wrote-vol"), std::string::npos) << log;
-  EXPECT_NE(log.find("plain-denied"), std::string::npos) << log;
-  EXPECT_NE(log.find("plain 65534"), std::string::npos) << log;
-  EXPECT_NE(log.find("shared-written"), std::string::npos) << log;
+  expect_in_log(log, {"stdout F vol-secret", "vol 0:0", "wrote-vol", "plain-denied", "plain 65534", "shared-written"});
   struct stat sb {};
   ASSERT_EQ(::stat((vol / "from-a").c_str(), &sb), 0);
   EXPECT_EQ(sb.st_uid, 0u) << "container root writes through the id-mapped volume as the volume's root";
@@ -313,11 +310,7 @@ TEST_F(UserNamespaces, SysctlsAndCapabilitiesActInsideThePodsUserNamespace) {
   run(c);
   ASSERT_TRUE(wait_for_file_text(logs_->path() + "/caps.log", "done")) << log_of("caps");
   std::string log = log_of("caps");
-  EXPECT_NE(log.find("port-start 80"), std::string::npos) << log;
-  EXPECT_NE(log.find("rmid 1"), std::string::npos) << log;
-  EXPECT_NE(log.find("mount-ok"), std::string::npos) << log;
-  EXPECT_NE(log.find("net-admin-ok"), std::string::npos) << log;
-  EXPECT_NE(log.find("can't set date: Operation not permitted"), std::string::npos) << log;
+  expect_in_log(log, {"port-start 80", "rmid 1", "mount-ok", "net-admin-ok", "can't set date: Operation not permitted"});
   EXPECT_EQ(read_file("/proc/sys/net/ipv4/ip_unprivileged_port_start"), host_port_start);
 }
 
