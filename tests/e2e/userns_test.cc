@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <sstream>
 
 #include "berth/test/host_leftovers.h"
 #include "berth/test/streaming_client.h"
@@ -307,11 +308,53 @@ TEST_F(UserNamespaces, SysctlsAndCapabilitiesActInsideThePodsUserNamespace) {
       kHostBase);
   for (const char* cap : {"SYS_ADMIN", "NET_ADMIN", "SYS_TIME"})
     c.mutable_linux()->mutable_security_context()->mutable_capabilities()->add_add_capabilities(cap);
+  // Where AppArmor is on, the default profile denies mount whatever the capabilities (as
+  // containerd's does); this test is about capabilities, so the container goes without it.
+  c.mutable_linux()->mutable_security_context()->mutable_apparmor()->set_profile_type(v1::SecurityProfile::Unconfined);
   run(c);
   ASSERT_TRUE(wait_for_file_text(logs_->path() + "/caps.log", "done")) << log_of("caps");
   std::string log = log_of("caps");
   expect_in_log(log, {"port-start 80", "rmid 1", "mount-ok", "net-admin-ok", "can't set date: Operation not permitted"});
   EXPECT_EQ(read_file("/proc/sys/net/ipv4/ip_unprivileged_port_start"), host_port_start);
+}
+
+// The host path of `pid`'s cgroup file `v2_file` (cgroup v2) or `v1_file` of `controller` (v1).
+std::string cgroup_file_of(int pid, const std::string& controller, const std::string& v1_file, const std::string& v2_file) {
+  std::istringstream lines(read_file("/proc/" + std::to_string(pid) + "/cgroup"));
+  const bool v2 = fs::exists("/sys/fs/cgroup/cgroup.controllers");
+  for (std::string line; std::getline(lines, line);) {
+    size_t a = line.find(':'), b = line.find(':', a + 1);
+    std::string ctls = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    if (v2 && ctls.empty()) return "/sys/fs/cgroup" + path + "/" + v2_file;
+    if (!v2 && ("," + ctls + ",").find("," + controller + ",") != std::string::npos)
+      return "/sys/fs/cgroup/" + controller + path + "/" + v1_file;
+  }
+  return "";
+}
+
+// A userns pod's container has a cgroup of its own with the limits asked, on cgroup v1 and v2. On
+// v2 it has a cgroup namespace too: its cgroup is the root it sees, and it reads its own limits
+// there although its root is an unprivileged id on the node. The cgroup goes with the container.
+TEST_F(UserNamespaces, TheContainersCgroupHasItsLimitsInsideAndOnTheNode) {
+  userns_pod(kHostBase);
+  v1::ContainerConfig c = userns_container(
+      "cg", "cat /proc/self/cgroup; echo max $(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes); "
+            "echo done; sleep 1000",
+      kHostBase);
+  c.mutable_linux()->mutable_resources()->set_memory_limit_in_bytes(64 << 20);
+  std::string id = run(c);
+  ASSERT_TRUE(wait_for_file_text(logs_->path() + "/cg.log", "done")) << log_of("cg");
+  std::string log = log_of("cg");
+  expect_in_log(log, {"max 67108864"});
+  const bool v2 = fs::exists("/sys/fs/cgroup/cgroup.controllers");
+  if (v2) expect_in_log(log, {"stdout F 0::/\n"});
+
+  std::string limit = cgroup_file_of(pid_of(id), "memory", "memory.limit_in_bytes", "memory.max");
+  ASSERT_FALSE(limit.empty());
+  EXPECT_EQ(read_file(limit), "67108864\n") << limit;
+  ASSERT_OK(cri_->stop_container(id, 0));
+  ASSERT_OK(cri_->remove_container(id));
+  EXPECT_FALSE(fs::exists(fs::path(limit).parent_path())) << "the container's cgroup is left: " << limit;
 }
 
 // Logs, Attach, port-forward and stats work in a pod with a user namespace.
