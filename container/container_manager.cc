@@ -14,6 +14,7 @@
 #include "berth/wall_clock.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <optional>
@@ -239,6 +240,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
                          .host_apparmor = host_apparmor_enabled(), .cgroup_v2 = host_cgroup_v2(),
                          .mounts = {recursive_read_only_mode(runtime_features(rt->binary()).has_mount_option("rro")), c->bundle + "/mounts",
                                     kernel_has_mount_setattr()}};
+  if (rlimit nofile{}; getrlimit(RLIMIT_NOFILE, &nofile) == 0) in.nofile = nofile.rlim_max;
   if (in.host_apparmor && !config.linux().security_context().privileged()) {
     auto profile = ensure_apparmor_default_profile(impl_->opt.state_dir);
     if (!profile.ok()) return fail(profile.status());

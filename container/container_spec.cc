@@ -135,6 +135,7 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
                   {"capabilities", {{"bounding", caps->caps}, {"effective", caps->caps}, {"permitted", caps->caps}}},
                   {"noNewPrivileges", sc.no_new_privs()},
                   {"oomScoreAdj", oom}};
+  if (in.nofile > 0) process["rlimits"] = json::array({{{"type", "RLIMIT_NOFILE"}, {"hard", in.nofile}, {"soft", in.nofile}}});
   if (!caps->ambient.empty()) {
     process["capabilities"]["ambient"] = caps->ambient;
     process["capabilities"]["inheritable"] = caps->ambient;

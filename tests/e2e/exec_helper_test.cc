@@ -4,6 +4,8 @@
 // speculation mitigation it implies, namespaces, cgroups, OOM score, rlimits, umask, cwd and env
 // are compared line by line between the init's view (in the container log) and the ExecSync'd
 // process's. A spec the helper does not apply (a terminal) still works through the runtime.
+#include <sys/resource.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -73,6 +75,23 @@ struct Views {
 
 class ExecHelperViews : public ExecHelper {
  protected:
+  // berthd runs with a soft open-files limit below its hard one, as systemd starts services
+  // (1024:524288): the init (which runc built with Go < 1.21 would give the hard limit) and an
+  // ExecSync'd process must still see the same.
+  void SetUp() override {
+    ExecHelper::SetUp();
+    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved_nofile_), 0);
+    if (saved_nofile_.rlim_max < 64) GTEST_SKIP() << "hard RLIMIT_NOFILE too low to lower the soft one";
+    rlimit lowered = saved_nofile_;
+    lowered.rlim_cur = std::min<rlim_t>(saved_nofile_.rlim_max / 2, 1024);
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &lowered), 0);
+  }
+  void TearDown() override {
+    ExecHelper::TearDown();
+    ::setrlimit(RLIMIT_NOFILE, &saved_nofile_);
+  }
+  rlimit saved_nofile_{};
+
   Views compare(v1::ContainerConfig c) {
     c.mutable_command()->Clear();
     c.mutable_args()->Clear();
