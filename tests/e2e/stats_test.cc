@@ -31,6 +31,7 @@
 #include "berth/test/cri_client.h"
 #include "berth/wall_clock.h"
 #include "berth/test/helper_process.h"
+#include "berth/test/host_cgroup.h"
 #include "pod_fixture.h"
 
 namespace berth::test {
@@ -69,14 +70,13 @@ class Stats : public PodFixture {
   void TearDown() override {
     PodFixture::TearDown();
     for (const auto& parent : own_parents_) {
-      for (const char* ctl :
-           {"memory", "cpu", "cpuacct", "pids", "blkio", "devices", "freezer", "cpuset", "systemd", "unified"}) {
-        std::string dir = std::string("/sys/fs/cgroup/") + ctl + parent;
+      for (const std::string& root : host_cgroup_roots()) {
+        std::string dir = root + parent;
         std::error_code ec;
         for (const auto& e : fs::directory_iterator(dir, ec))
           if (e.is_directory()) ::rmdir(e.path().c_str());
         ::rmdir(dir.c_str());
-        ::rmdir((std::string("/sys/fs/cgroup/") + ctl + "/berth-test-pods").c_str());
+        ::rmdir((root + "/berth-test-pods").c_str());
       }
     }
   }
@@ -724,7 +724,10 @@ const v1::ContainerStatus* status_of(const v1::ContainerEventResponse& ev, const
 TEST_F(Stats, EventsOfALifecycleReachTwoSubscribersInOrder) {
   auto& cri = ready();
   EventStream one(*d_, true), two(*d_, true);
-  std::string id = run(shell_container("ev", "trap 'exit 0' TERM; while true; do sleep 0.1; done"));
+  std::string id = run(shell_container("ev", "trap 'exit 0' TERM; echo trapped; while true; do sleep 0.1; done"));
+  // Stopped only once the trap is set: a TERM before it is ignored (pid 1), and the kill after
+  // the grace period would make the exit 137.
+  ASSERT_TRUE(wait_for_file_text(logs_->path() + "/ev.log", "trapped")) << log_of("ev");
   ASSERT_OK(cri.stop_container(id, 10));
   ASSERT_OK(cri.remove_container(id));
   for (EventStream* s : {&one, &two}) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "berth/test/helper_process.h"
+#include "berth/test/host_cgroup.h"
 
 namespace berth::test {
 
@@ -243,9 +244,8 @@ void DaemonTest::TearDown() {
   }
   // Cgroups of pods whose processes are gone (runc cannot remove a cgroup while a killed process
   // in it waits to be reaped by pid 1), then the test parent itself.
-  // ("" is the v2 hierarchy of a cgroup v2 host.)
-  for (const char* ctl : {"", "memory", "cpu", "cpuacct", "pids", "blkio", "devices", "freezer", "cpuset", "systemd", "unified"}) {
-    std::string parent = std::string("/sys/fs/cgroup/") + ctl + "/berth-test-pods";
+  for (const std::string& root : host_cgroup_roots()) {
+    std::string parent = root + "/berth-test-pods";
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(parent, ec))
       if (e.is_directory()) ::rmdir(e.path().c_str());

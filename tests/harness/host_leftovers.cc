@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "berth/test/helper_process.h"
+#include "berth/test/host_cgroup.h"
 #include "berth/test/temp_dir.h"
 
 namespace berth::test {
@@ -86,8 +87,8 @@ std::vector<std::string> host_leftovers(const LeftoverScope& s) {
   }
   // Cgroups below the pods' parent, in every hierarchy, and the processes in them.
   if (!s.cgroup_parent.empty()) {
-    for (const auto& h : entries("/sys/fs/cgroup")) {
-      std::string parent = "/sys/fs/cgroup/" + h + s.cgroup_parent;
+    for (const auto& h : host_cgroup_roots()) {
+      std::string parent = h + s.cgroup_parent;
       std::error_code ec;
       for (auto it = fs::recursive_directory_iterator(parent, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
         if (it->is_directory()) out.push_back("cgroup: " + it->path().string());
@@ -136,8 +137,8 @@ void release_host_leftovers(const LeftoverScope& s) {
     ::usleep(20000);
   }
   if (s.cgroup_parent.empty()) return;
-  for (const auto& h : entries("/sys/fs/cgroup")) {
-    std::string parent = "/sys/fs/cgroup/" + h + s.cgroup_parent;
+  for (const auto& h : host_cgroup_roots()) {
+    std::string parent = h + s.cgroup_parent;
     std::vector<std::string> dirs;
     std::error_code ec;
     for (auto it = fs::recursive_directory_iterator(parent, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
