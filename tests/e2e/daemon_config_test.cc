@@ -1,12 +1,14 @@
 // berthd's configuration as an operator manages it: --print-config and --check-config on a main
-// file with drop-ins, SIGHUP reloads (a registry mirror and the log level change in a running
-// daemon; an invalid drop-in keeps the running configuration; a restart-only key is reported), and
+// file with drop-ins, SIGHUP reloads (a registry mirror, CA file and `insecure`, the log level, the
+// streaming timeouts and the metrics address change in a running daemon, each seen in what it
+// does; an invalid drop-in keeps the running configuration; a restart-only key is reported), and
 // the sd_notify readiness protocol (READY=1 only once the socket serves, RELOADING=1 around a
 // reload, STOPPING=1 at the end).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <signal.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -19,6 +21,7 @@
 
 #include "berth/test/cri_client.h"
 #include "berth/test/helper_process.h"
+#include "berth/test/streaming_client.h"
 #include "pod_fixture.h"
 
 namespace berth::test {
@@ -93,6 +96,16 @@ size_t wait_for_log(DaemonProcess& d, const std::string& text, size_t from = 0, 
   return std::string::npos;
 }
 
+// Writes the drop-in <config file>.d/<name> of a daemon started with a config file, sends SIGHUP
+// and waits for the reload to report `keys` applied; the log offset past that, or npos.
+size_t reload_with(DaemonProcess& d, const std::string& name, const std::string& text, const std::string& keys, size_t from) {
+  const std::string drop_ins = d.dir() + "/berth.toml.d";
+  ::mkdir(drop_ins.c_str(), 0755);
+  write_file(drop_ins + "/" + name, text);
+  ::kill(d.pid(), SIGHUP);
+  return wait_for_log(d, ": applied " + keys, from);
+}
+
 class Reload : public BusyboxRegistryTest {};
 
 TEST_F(Reload, SighupAppliesAMirrorAndTheLogLevelAndRefusesABadFile) {
@@ -145,6 +158,128 @@ TEST_F(Reload, SighupAppliesAMirrorAndTheLogLevelAndRefusesABadFile) {
   EXPECT_NE(mark, std::string::npos) << d.log();
   EXPECT_EQ(effective()["max_concurrent_rpcs"], started_rpcs) << "a restart-only key shows its running value";
   ASSERT_TRUE(cri.remove_image(image).ok());
+}
+
+// Registry settings changed by a reload are those of the next pull: a TLS registry whose CA berthd
+// does not trust is refused until a reload names its ca_file; `insecure` added by the next reload
+// makes berthd speak plain HTTP to it (which its TLS port refuses), and taken out again the pull
+// works again.
+TEST_F(Reload, RegistryCaFileAndInsecureApplyToTheNextPull) {
+  RegistryProcess tls("", "", true);
+  push_test_images("https://" + tls.host(), {"--only", "busybox"}, tls.ca_file());
+  const std::string image = tls.host() + "/test/busybox:latest";
+  DaemonProcess& d = daemon({.config_toml = "log_level = \"info\"\n", .test_network = false, .log_level = ""});
+  CriClient cri(d);
+  grpc::Status s = cri.pull_image(image);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_NE(s.error_message().find("certificate not trusted"), std::string::npos) << s.error_message();
+
+  const std::string trusted = "[registries.\"" + tls.host() + "\"]\nca_file = \"" + tls.ca_file() + "\"\n";
+  size_t mark = reload_with(d, "10-registry.toml", trusted, "registries", 0);
+  ASSERT_NE(mark, std::string::npos) << d.log();
+  ASSERT_OK(cri.pull_image(image));
+  ASSERT_OK(cri.remove_image(image));
+
+  mark = reload_with(d, "10-registry.toml", trusted + "insecure = true\n", "registries", mark);
+  ASSERT_NE(mark, std::string::npos) << d.log();
+  s = cri.pull_image(image);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.error_message().find(": 400"), std::string::npos) << "a plain HTTP request to the TLS port: " << s.error_message();
+  EXPECT_EQ(s.error_message().find("certificate"), std::string::npos) << s.error_message();
+  EXPECT_TRUE(cri.list_images().empty());
+
+  mark = reload_with(d, "10-registry.toml", trusted, "registries", mark);
+  ASSERT_NE(mark, std::string::npos) << d.log();
+  ASSERT_OK(cri.pull_image(image));
+  ASSERT_OK(cri.remove_image(image));
+}
+
+// metrics_address moved by a reload: the old address stops answering and the new one serves
+// /metrics; a new address that cannot be bound (another socket listens there) leaves the
+// endpoint where it was, and says so.
+TEST_F(Reload, MetricsEndpointMovesAndStaysWhereItIsWhenTheNewAddressIsTaken) {
+  const int first = free_loopback_port();
+  DaemonProcess& d = daemon({.config_toml = "log_level = \"info\"\nmetrics_address = \"127.0.0.1:" + std::to_string(first) + "\"\n",
+                             .test_network = false,
+                             .log_level = ""});
+  std::string reply = http_get(first, "/metrics");
+  ASSERT_EQ(reply.rfind("HTTP/1.0 200", 0), 0u) << reply;
+
+  const int second = free_loopback_port();
+  size_t mark = reload_with(d, "10-metrics.toml", "metrics_address = \"127.0.0.1:" + std::to_string(second) + "\"\n",
+                            "metrics_address", 0);
+  ASSERT_NE(mark, std::string::npos) << d.log();
+  reply = http_get(second, "/metrics");
+  EXPECT_EQ(reply.rfind("HTTP/1.0 200", 0), 0u) << reply;
+  EXPECT_NE(reply.find("berth_rpc_requests_total{"), std::string::npos) << reply;
+  EXPECT_EQ(http_get(first, "/metrics"), "") << "the old address still answers";
+
+  // A port the test holds.
+  int taken = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(taken, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << std::strerror(errno);
+  ASSERT_EQ(::listen(taken, 1), 0);
+  ::getsockname(taken, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string third = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  write_file(d.dir() + "/berth.toml.d/10-metrics.toml", "metrics_address = \"" + third + "\"\n");
+  ::kill(d.pid(), SIGHUP);
+  mark = wait_for_log(d, "key 'metrics_address'", mark);
+  EXPECT_NE(mark, std::string::npos) << d.log();
+  EXPECT_NE(wait_for_log(d, "still serving \"127.0.0.1:" + std::to_string(second) + "\"", mark), std::string::npos) << d.log();
+  reply = http_get(second, "/metrics");
+  EXPECT_EQ(reply.rfind("HTTP/1.0 200", 0), 0u) << reply;
+  ::close(taken);
+}
+
+class ReloadStreaming : public PodFixture {};
+
+// Streaming timeouts changed by a reload apply to the sessions and URLs that come after it. With
+// the idle timeout lowered from an hour to 2 s, an idle exec and an idle port-forward opened after
+// the reload are cut, while an idle exec opened before it, under its hour, still answers. A URL
+// handed out after the token TTL went down to 1 s has expired once that cut came (2 s idle later);
+// one handed out before, under 10 minutes, has not.
+TEST_F(ReloadStreaming, TimeoutsApplyToNewSessionsAndUrls) {
+  ready("pod", {.config_toml = "streaming_idle_timeout_seconds = 3600\nstreaming_token_ttl_seconds = 600\n"});
+  std::string id = run(shell_container("box", "sleep 1000"));
+  const StreamOptions out_only{.stderr = false};
+  // Idle once it said it started (the test must not take a session that never came up as cut).
+  auto idle_exec = [&] {
+    auto c = RemoteCommandClient::connect(exec_url(id, {"/bin/sh", "-c", "echo started; exec sleep 1000"}, false, true, false),
+                                          out_only);
+    EXPECT_TRUE(c.ok()) << c.status().message();
+    EXPECT_TRUE(c.ok() && (*c)->wait_stdout("started", 30s));
+    return c;
+  };
+  auto before = idle_exec();
+  ASSERT_TRUE(before.ok());
+  const std::string early_url = exec_url(id, {"echo", "early"}, false, true, false);
+
+  size_t mark = reload_with(*d_, "10-streaming.toml", "streaming_idle_timeout_seconds = 2\nstreaming_token_ttl_seconds = 1\n",
+                            "streaming_idle_timeout_seconds, streaming_token_ttl_seconds", 0);
+  ASSERT_NE(mark, std::string::npos) << d_->log();
+  const std::string late_url = exec_url(id, {"echo", "late"}, false, true, false);
+  auto after = idle_exec();
+  ASSERT_TRUE(after.ok());
+  auto forward = PortForwardClient::connect(port_forward_url(), {.transport = Transport::spdy, .protocols = {"portforward.k8s.io"}});
+  ASSERT_TRUE(forward.ok()) << forward.status().message();
+
+  CommandResult cut = (*after)->wait(60s);
+  EXPECT_TRUE(cut.ended) << "an idle exec opened after the reload was not cut";
+  EXPECT_FALSE(cut.exit_code.has_value()) << "the command ended, the session was not cut: " << *cut.exit_code;
+  EXPECT_TRUE((*forward)->wait_closed(60s)) << "an idle port-forward opened after the reload was not cut";
+  EXPECT_NE(d_->log().find("spdy connection idle for 2s", mark), std::string::npos) << d_->log().substr(mark);
+  // The session from before the reload keeps its hour.
+  EXPECT_TRUE((*before)->ping(10s).ok());
+
+  auto late = RemoteCommandClient::connect(late_url, out_only);
+  EXPECT_EQ(http_status_of(late.status()), 404) << late.status().message();
+  auto early = run_command(early_url, out_only);
+  ASSERT_TRUE(early.ok()) << early.status().message();
+  EXPECT_EQ(early->out, "early\n");
+  (*before)->abort();
 }
 
 // The test's end of $NOTIFY_SOCKET: a datagram socket it reads berthd's messages from.

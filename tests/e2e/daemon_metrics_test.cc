@@ -1,10 +1,5 @@
 // berthd's Prometheus endpoint: off by default, served at metrics_address when configured, rpc
 // counters and latency histograms move with calls, and a bad address stops the start.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include "berth/test/daemon_process.h"
@@ -14,26 +9,6 @@ namespace berth::test {
 namespace {
 
 namespace v1 = runtime::v1;
-
-// A plain HTTP/1.0 GET, written here so the test does not share the server's HTTP code.
-std::string http_get(int port, const std::string& target) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return "";
-  }
-  std::string req = "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-  (void)!::write(fd, req.data(), req.size());
-  std::string out;
-  char buf[8192];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return out;
-}
 
 // The value of the sample line that starts with `series ` (exact series text), or -1.
 double sample(const std::string& text, const std::string& series) {

@@ -3,7 +3,8 @@
 // ids, groups, every capability set, no_new_privs, the seccomp mode, filter count and the
 // speculation mitigation it implies, namespaces, cgroups, OOM score, rlimits, umask, cwd and env
 // are compared line by line between the init's view (in the container log) and the ExecSync'd
-// process's. A spec the helper does not apply (a terminal) still works through the runtime.
+// process's. A spec the helper does not apply (a terminal) still works through the runtime, and a
+// timeout there leaves no process either.
 #include <sys/resource.h>
 
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 
 #include "berth/test/cri_client.h"
 #include "berth/test/helper_process.h"
+#include "berth/test/host_leftovers.h"
 #include "pod_fixture.h"
 
 namespace berth::test {
@@ -202,6 +204,28 @@ TEST_F(ExecHelper, ASpecItDoesNotApplyGoesThroughTheRuntime) {
   std::ofstream(path) << spec.dump();
   EXPECT_EQ(exec_parent(cri, id, d_->pid(), "7.5"), "runc");
   EXPECT_EQ(exec_out(id, {"echo", "through runc"}), "through runc\n");
+}
+
+// A container with a terminal (berth-exec runs none) takes ExecSync through `runc exec`: there too
+// a timeout kills and reaps the command inside the container before DeadlineExceeded comes back,
+// so neither the command nor its zombie stays on the host. (A sleep of a length no other test
+// uses, so a concurrent run's is never counted.)
+TEST_F(ExecHelper, ATimeoutThroughTheRuntimeLeavesNoProcess) {
+  auto& cri = ready();
+  auto c = shell_container("terminal", "exec sleep 1000");
+  c.set_tty(true);
+  std::string id = run(c);
+  EXPECT_EQ(exec_parent(cri, id, d_->pid(), "6.75"), "runc");
+  const std::vector<std::string> command{"sleep", "4323"};
+  ASSERT_EQ(host_processes_running(command), std::vector<std::string>{});
+  v1::ExecSyncResponse r;
+  grpc::Status s = cri.exec_sync(id, command, &r, 1);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  EXPECT_NE(s.error_message().find("the command was killed"), std::string::npos) << s.error_message();
+  EXPECT_NE(d_->log().find("exec in container " + id + ": through the runtime: berth-exec does not apply a terminal"),
+            std::string::npos)
+      << d_->log();
+  EXPECT_EQ(host_processes_running(command), std::vector<std::string>{});
 }
 
 TEST_F(ExecHelper, MissingCommandIsAnErrorNamingIt) {

@@ -4,12 +4,17 @@
 // its socket; the host's CRI client then talks to the nested berthd through that socket, which
 // pulls busybox from the same registry and runs a pod on a bridge network with a port mapping
 // (the image's CNI plugins and iptables) whose container's log shows up on the host.
-// Everything is removed on both levels, and nothing is left: no mount under the volumes, no
-// nested socket, no pods, no containers, no images.
+// Everything is removed on both levels, and nothing is left on either: the nested berthd lists no
+// pod, container or image, and the census of its root and state (seen through the node's mount
+// namespace: mounts, netns pins, bundles, records, snapshots and blobs; its pods' cgroups and
+// processes, the bridge's addresses, veths and portmap rules) finds nothing while it still runs;
+// then no mount under the volumes, no nested socket, and the host's census of the outer berthd
+// finds nothing either.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -122,6 +127,11 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
   ASSERT_OK(nested.pull_image(busybox()));
   v1::PodSandboxConfig pod = test_pod("nested");
   pod.set_log_directory("/var/lib/berth/pod-logs");
+  // A cgroup parent of the nested pods' own, so that their census is apart from the host's pods
+  // (the node's among them) and another run's; below the test parent, which the fixture removes
+  // on the host whichever way the node's cgroup mount shows the hierarchy.
+  const std::string nested_parent = "/berth-test-pods/nested-" + std::to_string(::getpid());
+  pod.mutable_linux()->set_cgroup_parent(nested_parent);
   auto* port = pod.add_port_mappings();
   port->set_container_port(8080);
   port->set_host_port(free_loopback_port());
@@ -145,6 +155,23 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
   }
   EXPECT_TRUE(logged) << read_file(volume / "pod-logs/hello.log") << read_file(logs / "berthd.log");
 
+  // The census of the nested berthd (seen through the node's namespaces) sees what its pod holds,
+  // so that finding nothing after the removal means something.
+  v1::ContainerStatusResponse node_status;
+  ASSERT_OK(host.container_status(node_id, &node_status, true));
+  const int node_pid = nlohmann::json::parse(node_status.info().at("info"))["pid"].get<int>();
+  ASSERT_GT(node_pid, 0);
+  const LeftoverScope nested_scope{.root = "/var/lib/berth",
+                                   .state = "/run/berth",
+                                   .cgroup_parent = nested_parent,
+                                   .network = &net,
+                                   .images_removed = true,
+                                   .nested_in_pid = node_pid};
+  std::string live;
+  for (const auto& l : host_leftovers(nested_scope)) live += l + "\n";
+  for (const char* kind : {"mount: /run/berth/", "cgroup: ", "process: ", "netns pin: ", "sandbox checkpoint: ", "veth: ", "blob: "})
+    EXPECT_NE(live.find(kind), std::string::npos) << kind << " not in the census of the running nested pod:\n" << live;
+
   // Removed at both levels.
   ASSERT_OK(nested.stop_container(cid, 5));
   ASSERT_OK(nested.remove_container(cid));
@@ -153,9 +180,9 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
   ASSERT_OK(nested.remove_image(busybox()));
   EXPECT_TRUE(nested.list_pods().empty());
   EXPECT_TRUE(nested.list_containers().empty());
-  EXPECT_TRUE(net.veths().empty());
-  EXPECT_TRUE(net.allocated_ips().empty());
+  EXPECT_TRUE(nested.list_images().empty());
   EXPECT_TRUE(net.nat_rules_naming(net.name()).empty());
+  EXPECT_EQ(host_leftovers(nested_scope), std::vector<std::string>{}) << read_file(logs / "berthd.log");
   ASSERT_OK(host.stop_container(node_id, 20));  // SIGTERM: tini hands it to berthd, which drains and exits
   v1::ContainerStatusResponse st;
   ASSERT_OK(host.container_status(node_id, &st));

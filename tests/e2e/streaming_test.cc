@@ -26,20 +26,6 @@ constexpr auto kWait = std::chrono::seconds(30);
 
 class BerthdStreaming : public PodFixture {
  protected:
-  std::string exec_url(const std::string& id, const std::vector<std::string>& cmd, bool in, bool out, bool err, bool tty = false) {
-    grpc::ClientContext ctx;
-    v1::ExecRequest req;
-    req.set_container_id(id);
-    for (const auto& a : cmd) req.add_cmd(a);
-    req.set_stdin(in);
-    req.set_stdout(out);
-    req.set_stderr(err);
-    req.set_tty(tty);
-    v1::ExecResponse resp;
-    grpc::Status s = cri_->runtime().Exec(&ctx, req, &resp);
-    EXPECT_TRUE(s.ok()) << s.error_message();
-    return resp.url();
-  }
   grpc::Status attach(const std::string& id, bool in, bool tty, std::string* url) {
     grpc::ClientContext ctx;
     v1::AttachRequest req;
@@ -52,16 +38,6 @@ class BerthdStreaming : public PodFixture {
     grpc::Status s = cri_->runtime().Attach(&ctx, req, &resp);
     *url = resp.url();
     return s;
-  }
-  std::string port_forward_url(const std::vector<int32_t>& ports = {}) {
-    grpc::ClientContext ctx;
-    v1::PortForwardRequest req;
-    req.set_pod_sandbox_id(pod_);
-    for (int32_t p : ports) req.add_port(p);
-    v1::PortForwardResponse resp;
-    grpc::Status s = cri_->runtime().PortForward(&ctx, req, &resp);
-    EXPECT_TRUE(s.ok()) << s.error_message();
-    return resp.url();
   }
   static std::string random_bytes(size_t n, unsigned seed) {
     std::mt19937 gen(seed);

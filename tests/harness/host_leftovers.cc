@@ -52,13 +52,25 @@ std::string cmdline(int pid) {
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
+// What the scope's berthd sees at `path`: the path itself, or through a nested berthd's root.
+std::string seen(const LeftoverScope& s, const std::string& path) {
+  return s.nested_in_pid > 0 ? "/proc/" + std::to_string(s.nested_in_pid) + "/root" + path : path;
+}
+
+std::string pid_namespace(int pid) {
+  std::error_code ec;
+  return fs::read_symlink("/proc/" + std::to_string(pid) + "/ns/pid", ec).string();
+}
+
 // A process of the scope: in a cgroup below the pods' parent, or (berth-monitor, the runtime)
 // naming berthd's dirs in its arguments. berthd itself never counts.
 bool of_scope(int pid, const std::string& cmd, const LeftoverScope& s) {
   if (cmd.empty() || cmd.find("berthd") != std::string::npos) return false;  // a kernel thread, gone, or berthd
   std::string cg = read_file("/proc/" + std::to_string(pid) + "/cgroup");
   bool in_parent = !s.cgroup_parent.empty() && cg.find(s.cgroup_parent + "/") != std::string::npos;
-  return in_parent || cmd.find(s.state + "/") != std::string::npos || cmd.find(s.root + "/") != std::string::npos;
+  if (in_parent) return true;
+  bool names_dirs = cmd.find(s.state + "/") != std::string::npos || cmd.find(s.root + "/") != std::string::npos;
+  return names_dirs && (s.nested_in_pid <= 0 || pid_namespace(pid) == pid_namespace(s.nested_in_pid));
 }
 
 }  // namespace
@@ -72,11 +84,30 @@ int runc_init_processes() {
   return n;
 }
 
+std::vector<std::string> host_processes_running(const std::vector<std::string>& argv) {
+  std::string wanted;
+  for (const auto& a : argv) wanted += a + '\0';
+  const std::string name = argv.empty() ? "" : fs::path(argv[0]).filename().string();
+  std::vector<std::string> out;
+  for (int pid : pids()) {
+    const std::string dir = "/proc/" + std::to_string(pid);
+    // "<pid> (<comm>) <state> ...": comm may hold spaces and parentheses, so split at the last ')'.
+    std::string stat = read_file(dir + "/stat");
+    size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close + 2 >= stat.size()) continue;
+    std::string comm = stat.substr(open + 1, close - open - 1);
+    char state = stat[close + 2];
+    if (read_file(dir + "/cmdline") == wanted || (state == 'Z' && comm == name))
+      out.push_back(std::to_string(pid) + " " + state + " " + comm);
+  }
+  return out;
+}
+
 std::vector<std::string> host_leftovers(const LeftoverScope& s) {
   std::vector<std::string> out;
   // Mounts (netns pins are nsfs mounts; pod shm, container and pause rootfs) under berthd's dirs.
   {
-    std::ifstream in("/proc/self/mountinfo");
+    std::ifstream in(s.nested_in_pid > 0 ? "/proc/" + std::to_string(s.nested_in_pid) + "/mountinfo" : "/proc/self/mountinfo");
     for (std::string line; std::getline(in, line);) {
       std::istringstream f(line);
       std::string id, parent, dev, root, mount_point;
@@ -88,7 +119,7 @@ std::vector<std::string> host_leftovers(const LeftoverScope& s) {
   // Cgroups below the pods' parent, in every hierarchy, and the processes in them.
   if (!s.cgroup_parent.empty()) {
     for (const auto& h : host_cgroup_roots()) {
-      std::string parent = h + s.cgroup_parent;
+      std::string parent = seen(s, h + s.cgroup_parent);
       std::error_code ec;
       for (auto it = fs::recursive_directory_iterator(parent, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
         if (it->is_directory()) out.push_back("cgroup: " + it->path().string());
@@ -99,26 +130,28 @@ std::vector<std::string> host_leftovers(const LeftoverScope& s) {
     if (of_scope(pid, c, s)) out.push_back("process: " + std::to_string(pid) + " " + c);
   }
   // The runtime's own record of containers.
-  for (const auto& rt : entries(s.state + "/runtime")) add_entries(&out, "runtime container", s.state + "/runtime/" + rt);
+  const std::string state = seen(s, s.state), root = seen(s, s.root);
+  for (const auto& rt : entries(state + "/runtime")) add_entries(&out, "runtime container", state + "/runtime/" + rt);
   if (s.network) {
     for (const auto& ip : s.network->allocated_ips()) out.push_back("host-local address: " + ip);
     for (const auto& v : s.network->veths()) out.push_back("veth: " + v);
     for (const auto& r : s.network->nat_rules_naming("name: \\\"" + s.network->name() + "\\\""))
       out.push_back("nat rule: " + r);
   }
-  add_entries(&out, "netns pin", s.state + "/netns");
-  add_entries(&out, "userns pin", s.state + "/userns");
-  add_entries(&out, "sandbox bundle", s.state + "/sandboxes");
-  add_entries(&out, "container bundle", s.state + "/containers");
-  add_entries(&out, "monitor socket", s.state + "/monitors");
-  add_entries(&out, "sandbox checkpoint", s.root + "/sandboxes");
-  add_entries(&out, "container record", s.root + "/container-records");
-  add_entries(&out, "writable layer", s.root + "/containers");
-  add_entries(&out, "CNI cache entry", s.root + "/cni/results");
-  add_entries(&out, "temp blob", s.root + "/images/tmp");
-  for (const auto& name : entries(s.root + "/images/snapshots"))
+  add_entries(&out, "netns pin", state + "/netns");
+  add_entries(&out, "userns pin", state + "/userns");
+  add_entries(&out, "sandbox bundle", state + "/sandboxes");
+  add_entries(&out, "container bundle", state + "/containers");
+  add_entries(&out, "monitor socket", state + "/monitors");
+  add_entries(&out, "image volume", state + "/image-volumes");
+  add_entries(&out, "sandbox checkpoint", root + "/sandboxes");
+  add_entries(&out, "container record", root + "/container-records");
+  add_entries(&out, "writable layer", root + "/containers");
+  add_entries(&out, "CNI cache entry", root + "/cni/results");
+  add_entries(&out, "temp blob", root + "/images/tmp");
+  for (const auto& name : entries(root + "/images/snapshots"))
     if (s.images_removed || name.find('.') != std::string::npos) out.push_back("snapshot: " + name);
-  if (s.images_removed) add_entries(&out, "blob", s.root + "/images/blobs/sha256");
+  if (s.images_removed) add_entries(&out, "blob", root + "/images/blobs/sha256");
   return out;
 }
 

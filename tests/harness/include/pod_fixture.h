@@ -91,6 +91,31 @@ class PodFixture : public BusyboxRegistryTest {
     return r.stdout();
   }
   std::string log_of(const std::string& name) { return read_file(logs_->path() + "/" + name + ".log"); }
+  // Streaming URLs from the Exec and PortForward rpcs (for the tests' streaming client).
+  std::string exec_url(const std::string& id, const std::vector<std::string>& cmd, bool in, bool out, bool err, bool tty = false) {
+    grpc::ClientContext ctx;
+    v1::ExecRequest req;
+    req.set_container_id(id);
+    for (const auto& a : cmd) req.add_cmd(a);
+    req.set_stdin(in);
+    req.set_stdout(out);
+    req.set_stderr(err);
+    req.set_tty(tty);
+    v1::ExecResponse resp;
+    grpc::Status s = cri_->runtime().Exec(&ctx, req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return resp.url();
+  }
+  std::string port_forward_url(const std::vector<int32_t>& ports = {}) {
+    grpc::ClientContext ctx;
+    v1::PortForwardRequest req;
+    req.set_pod_sandbox_id(pod_);
+    for (int32_t p : ports) req.add_port(p);
+    v1::PortForwardResponse resp;
+    grpc::Status s = cri_->runtime().PortForward(&ctx, req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return resp.url();
+  }
 
   std::unique_ptr<TempDir> logs_;
   DaemonProcess* d_ = nullptr;

@@ -35,6 +35,11 @@ class ChildProcess {
 // Waits until something accepts TCP connections on 127.0.0.1:port.
 bool wait_for_port(int port, int timeout_ms = 20000);
 
+// A plain HTTP/1.0 GET of `target` on 127.0.0.1:port (written here, so tests share no HTTP code
+// with the server they check): the whole answer, headers included; "" when nothing accepts the
+// connection.
+std::string http_get(int port, const std::string& target);
+
 class RegistryProcess {
  public:
   // With htpasswd_user set, the registry asks for basic auth (htpasswd file made with htpasswd -B).

@@ -20,6 +20,12 @@ struct LeftoverScope {
   // Images are state a node keeps: their blobs and snapshots count only when asked (the caller
   // removed every image first, so none may be left).
   bool images_removed = false;
+  // A berthd nested in a container (the node image) rather than one on this host: the pid of a
+  // process of that container. root, state and cgroup_parent are then as the container sees
+  // them, read through /proc/<pid>/root; the mounts are those of its mount namespace, and a
+  // process naming berthd's dirs counts only in its pid namespace (another node's berthd may use
+  // the same paths in its own).
+  int nested_in_pid = 0;
 };
 
 // One line per thing found, "<kind>: <what>"; empty when the host holds nothing of the scope.
@@ -29,6 +35,10 @@ std::vector<std::string> host_leftovers(const LeftoverScope& scope);
 // parent or naming berthd's dirs are killed, the runtime's containers deleted, the cgroups
 // removed); mounts and files go with the test's temp dirs, rules and addresses with its network.
 void release_host_leftovers(const LeftoverScope& scope);
+
+// Processes on the host running exactly `argv`, and zombies whose name is argv[0]'s (a zombie has
+// no command line), as "<pid> <state> <name>": what a command killed in a container may leave.
+std::vector<std::string> host_processes_running(const std::vector<std::string>& argv);
 
 // `runc init` processes on the whole host (a runtime create cut short leaves one blocked for
 // good); compare with a count taken before.
