@@ -145,7 +145,7 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
   EXPECT_EQ(net.veths().size(), 1u);
   EXPECT_FALSE(net.nat_rules_naming(net.name()).empty()) << "portmap's rules, made with the image's iptables";
   std::string cid;
-  ASSERT_OK(nested.create_container(pod_id, test_container("hello", busybox(), {"/bin/sh", "-c", "echo hello from the nested berth"}),
+  ASSERT_OK(nested.create_container(pod_id, test_container("hello", busybox(), {"/bin/sh", "-c", "echo hello from the nested berth; exec sleep 1000"}),
                                     &cid, pod));
   ASSERT_OK(nested.start_container(cid));
   bool logged = false;
@@ -155,8 +155,8 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
   }
   EXPECT_TRUE(logged) << read_file(volume / "pod-logs/hello.log") << read_file(logs / "berthd.log");
 
-  // The census of the nested berthd (seen through the node's namespaces) sees what its pod holds,
-  // so that finding nothing after the removal means something.
+  // The census of the nested berthd (seen through the node's namespaces) sees what its pod and
+  // running container hold, so that finding nothing after the removal means something.
   v1::ContainerStatusResponse node_status;
   ASSERT_OK(host.container_status(node_id, &node_status, true));
   const int node_pid = nlohmann::json::parse(node_status.info().at("info"))["pid"].get<int>();
@@ -173,7 +173,7 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
     EXPECT_NE(live.find(kind), std::string::npos) << kind << " not in the census of the running nested pod:\n" << live;
 
   // Removed at both levels.
-  ASSERT_OK(nested.stop_container(cid, 5));
+  ASSERT_OK(nested.stop_container(cid, 0));
   ASSERT_OK(nested.remove_container(cid));
   ASSERT_OK(nested.stop_pod(pod_id));
   ASSERT_OK(nested.remove_pod(pod_id));
