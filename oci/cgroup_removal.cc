@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -19,23 +20,10 @@ namespace berth {
 namespace {
 
 std::vector<std::string> read_hierarchy_mounts() {
-  std::vector<std::string> out;
   std::ifstream in("/proc/self/mountinfo");
-  for (std::string line; std::getline(in, line);) {
-    // "<id> <parent> <maj:min> <root> <mount point> <options> [optional...] - <fstype> <source> <super options>"
-    size_t dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::istringstream rest(line.substr(dash + 3));
-    std::string fstype;
-    rest >> fstype;
-    if (fstype != "cgroup" && fstype != "cgroup2") continue;
-    std::istringstream head(line.substr(0, dash));
-    std::string id, parent, dev, root, mount_point;
-    head >> id >> parent >> dev >> root >> mount_point;
-    if (root != "/") continue;  // a bind of a sub-tree (inside a container): not a hierarchy root
-    out.push_back(mount_point);
-  }
-  return out;
+  std::stringstream text;
+  text << in.rdbuf();
+  return cgroup_hierarchy_mounts_in(text.str());
 }
 
 std::vector<pid_t> procs_of(const std::string& dir) {
@@ -79,6 +67,38 @@ bool remove_one(const std::string& dir, int* last_errno) {
 }
 
 }  // namespace
+
+std::vector<std::string> cgroup_hierarchy_mounts_in(const std::string& mountinfo) {
+  struct Hierarchy {
+    std::string mount_point;
+    bool root = false;  // the mount shows the hierarchy's root, not a bind of a sub-tree
+  };
+  std::vector<std::string> order;  // hierarchies by device, in mount order
+  std::map<std::string, Hierarchy> by_device;
+  std::istringstream lines(mountinfo);
+  for (std::string line; std::getline(lines, line);) {
+    // "<id> <parent> <maj:min> <root> <mount point> <options> [optional...] - <fstype> <source> <super options>"
+    size_t dash = line.find(" - ");
+    if (dash == std::string::npos) continue;
+    std::istringstream rest(line.substr(dash + 3));
+    std::string fstype;
+    rest >> fstype;
+    if (fstype != "cgroup" && fstype != "cgroup2") continue;
+    std::istringstream head(line.substr(0, dash));
+    std::string id, parent, dev, root, mount_point;
+    head >> id >> parent >> dev >> root >> mount_point;
+    auto [it, added] = by_device.try_emplace(dev);
+    if (added) order.push_back(dev);
+    // The hierarchy's root wins over a bind of one of its sub-trees (a container's cgroup bound
+    // elsewhere). Where only sub-trees are mounted (berthd in a container without a cgroup
+    // namespace: each hierarchy is a bind of the container's own cgroup), the first one is the
+    // hierarchy as this berthd can use it, as the runtime does: pods nest below the container.
+    if (added || (!it->second.root && root == "/")) it->second = {mount_point, root == "/"};
+  }
+  std::vector<std::string> out;
+  for (const auto& dev : order) out.push_back(by_device[dev].mount_point);
+  return out;
+}
 
 const std::vector<std::string>& cgroup_hierarchy_mounts() {
   static const std::vector<std::string> mounts = read_hierarchy_mounts();

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "berth/test/cri_client.h"
@@ -154,6 +155,24 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
     if (!logged) std::this_thread::sleep_for(50ms);
   }
   EXPECT_TRUE(logged) << read_file(volume / "pod-logs/hello.log") << read_file(logs / "berthd.log");
+
+  // The nested pod's cgroups nest below the node container's own: on a v1 host each hierarchy the
+  // nested berthd sees is a bind of that container's cgroup, and its pods must still get theirs.
+  v1::ExecSyncResponse cgroups;
+  ASSERT_OK(nested.exec_sync(cid, {"cat", "/proc/self/cgroup"}, &cgroups));
+  std::istringstream cgroup_lines(cgroups.stdout());
+  int lines = 0;
+  for (std::string line; std::getline(cgroup_lines, line);) {
+    // v1's memory and pids hierarchies, or v2's one unless a cgroup namespace hides the path.
+    bool checked = line.find(":memory:") != std::string::npos || line.find(":pids:") != std::string::npos ||
+                   (line.rfind("0::", 0) == 0 && cgroups.stdout().find(":memory:") == std::string::npos && line != "0::/");
+    if (!checked) continue;
+    ++lines;
+    EXPECT_NE(line.find(nested_parent + "/"), std::string::npos) << "not in the nested pod's cgroup: " << line;
+  }
+  if (cgroups.stdout() != "0::/\n") {
+    EXPECT_GT(lines, 0) << cgroups.stdout();
+  }
 
   // The census of the nested berthd (seen through the node's namespaces) sees what its pod and
   // running container hold, so that finding nothing after the removal means something.

@@ -96,5 +96,34 @@ TEST(CgroupCreation, ParallelCreatesBelowANewParentAllTakeProcesses) {
   }
 }
 
+// Which mount stands for each hierarchy: its root's mount on a node; inside a container without a
+// cgroup namespace (the node image on a v1 host) only binds of the container's own cgroup exist,
+// and pods must nest below them rather than find no hierarchy at all.
+TEST(CgroupHierarchyMounts, RootMountsWinAndSubTreeBindsStandInWhenAlone) {
+  const std::string node =
+      "25 1 0:22 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n"
+      "26 25 0:23 / /sys/fs/cgroup/cpu rw shared:9 - cgroup cgroup rw,cpu\n"
+      "27 25 0:24 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+      "90 1 0:24 /kubepods/pod1/c1 /run/some/bind rw - cgroup cgroup rw,memory\n"
+      "28 25 0:25 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n";
+  EXPECT_EQ(cgroup_hierarchy_mounts_in(node),
+            (std::vector<std::string>{"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/unified"}));
+
+  // The sub-tree bind is mounted first and the root later: the root still wins.
+  const std::string later_root =
+      "90 1 0:24 /kubepods/pod1/c1 /run/some/bind rw - cgroup cgroup rw,memory\n"
+      "27 25 0:24 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n";
+  EXPECT_EQ(cgroup_hierarchy_mounts_in(later_root), (std::vector<std::string>{"/sys/fs/cgroup/memory"}));
+
+  const std::string in_container =
+      "600 500 0:70 / /sys/fs/cgroup ro - tmpfs tmpfs rw\n"
+      "601 600 0:23 /berth-pods/node/ctr /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
+      "602 600 0:24 /berth-pods/node/ctr /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+      "603 600 0:26 /berth-pods/node/ctr /sys/fs/cgroup/systemd rw - cgroup cgroup rw,name=systemd\n";
+  EXPECT_EQ(cgroup_hierarchy_mounts_in(in_container),
+            (std::vector<std::string>{"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/systemd"}));
+  EXPECT_TRUE(cgroup_hierarchy_mounts_in("25 1 0:22 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n").empty());
+}
+
 }  // namespace
 }  // namespace berth

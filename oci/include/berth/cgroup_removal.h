@@ -13,6 +13,9 @@ namespace berth {
 
 // The mount points of the cgroup hierarchies of this host (read once from /proc/self/mountinfo).
 const std::vector<std::string>& cgroup_hierarchy_mounts();
+// The same from a mountinfo text: one mount point per hierarchy (by device), its root's mount
+// where it is mounted, else the first bind of a sub-tree (inside a container).
+std::vector<std::string> cgroup_hierarchy_mounts_in(const std::string& mountinfo);
 
 // Kills every process left in the cgroup of `cgroups_path` (as given to the runtime), waits until
 // it is empty and removes the directory in every hierarchy. A cgroup that does not exist is fine.
