@@ -22,10 +22,10 @@
 #include "recovery_worker.h"
 #include "sd_notify.h"
 #include "rpc_metrics.h"
+#include "runtime_handlers_config.h"
 #include "container_hooks.h"
 #include "lifecycle_events.h"
 #include "sandbox_hooks.h"
-#include "berth/user_namespace.h"
 #include "services.h"
 #include "socket_path.h"
 #include "streaming_backend.h"
@@ -39,14 +39,6 @@ static std::string helper_binary_path(const char* name) {
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
   std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : "/usr/local/bin/berthd";
   return dir.substr(0, dir.rfind('/')) + "/" + name;
-}
-
-// The configured handlers; a handler without a root gets its own under <state>/runtime.
-static RuntimeHandlers runtime_handlers(const Config& config) {
-  std::vector<RuntimeHandler> handlers;
-  for (const auto& [name, h] : config.runtimes)
-    handlers.push_back({name, h.path, h.root.empty() ? config.state + "/runtime/" + name : h.root});
-  return RuntimeHandlers(std::move(handlers), config.default_runtime, config.cgroup_driver == "systemd");
 }
 
 int run_daemon(const Config& config, std::function<Result<Config>()> reload_config) {
@@ -123,11 +115,14 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
     return 1;
   }
 
+  HostProbe host = probe_host(config.state);
   SandboxManagerOptions sandbox_options{.state_dir = config.state,
                                         .root_dir = config.root,
                                         .pause_binary = helper_binary_path("berth-pause"),
                                         .pause_launcher = helper_binary_path("berth-pause-launch"),
-                                        .runtimes = runtime_handlers(config)};
+                                        .runtimes = runtime_handlers_from_config(config, host.features),
+                                        .user_namespaces = host.user_namespaces};
+  log_runtime_handlers(sandbox_options.runtimes);
   HistogramFamily& cni_runs = metrics.histogram("berth_cni_plugin_duration_seconds",
                                                 "CNI plugin execs, by plugin, command and outcome.",
                                                 {"plugin", "command", "result"}, MetricsRegistry::latency_buckets());
@@ -145,10 +140,6 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   SandboxImagePolicy sandbox_images(**images, config.sandbox_image);
   sandbox_options.network = &sandbox_network;
   sandbox_options.images = &sandbox_images;
-  // Once at start: pods with user namespaces of their own need id-mapped overlay layers.
-  sandbox_options.user_namespaces = probe_idmapped_overlay(config.state + "/userns-probe");
-  if (sandbox_options.user_namespaces.ok()) spdlog::info("berthd: pods may have user namespaces of their own");
-  else spdlog::warn("berthd: pods cannot have user namespaces of their own: {}", sandbox_options.user_namespaces.message());
   auto sandboxes = SandboxManager::open(sandbox_options);
   if (!sandboxes.ok()) {
     spdlog::critical("berthd: {}", sandboxes.status().message());
