@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "berth/atomic_file.h"
+#include "berth/json_fields.h"
 
 namespace berth {
 
@@ -51,10 +52,15 @@ Result<json> read_checksummed_json(const std::string& path, int version) {
   ss << in.rdbuf();
   json j = json::parse(ss.str(), nullptr, false);
   if (!j.is_object()) return invalid_argument(path + ": not JSON");
-  if (!j.contains("version") || j["version"] != version)
-    return invalid_argument(path + ": unsupported version " + (j.contains("version") ? j["version"].dump() : "(none)"));
-  if (!j.contains("checksum") || !j["checksum"].is_string()) return invalid_argument(path + ": no checksum");
-  std::string stored = j["checksum"];
+  std::string stored;
+  {
+    JsonFields f(j);
+    const json* v = f.required("version");
+    if (f.required_integer<int>("version") != version || !f.ok())
+      return invalid_argument(path + ": unsupported version " + (v ? v->dump() : "(none)"));
+    stored = f.required_string("checksum");
+    if (!f.ok()) return invalid_argument(path + ": no checksum");
+  }  // the reader refers to j, which changes below
   j.erase("checksum");
   std::string computed = "sha256:" + sha256_hex(j.dump());
   if (stored != computed) return invalid_argument(path + ": checksum mismatch (stored " + stored + ", computed " + computed + ")");

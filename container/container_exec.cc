@@ -15,6 +15,7 @@
 #include "berth/cgroups_path.h"
 #include "berth/command.h"
 #include "berth/file_text.h"
+#include "berth/json_fields.h"
 #include "berth/process_identity.h"
 #include "berth/atomic_file.h"
 #include "berth/container_spec.h"
@@ -192,16 +193,23 @@ Status ContainerManager::update_resources(const std::string& id_or_prefix, const
   }
   // The bundle's spec follows, so a container created but not started starts with them.
   auto spec = nlohmann::json::parse(read_text_file(c->bundle + "/config.json"), nullptr, false);
-  // operator[] and value() throw on members of another type: config.json may be damaged on disk.
-  bool linux_ok = spec.is_object() && (!spec.contains("linux") || spec["linux"].is_object());
-  bool resources_ok = linux_ok && (!spec["linux"].contains("resources") || spec["linux"]["resources"].is_object());
-  if (spec.is_object() && !resources_ok)
-    spdlog::warn("update container {}: its config.json has no linux.resources object; left as it is", id);
+  // config.json may be damaged on disk: it is read through JsonFields, and only a spec whose
+  // linux.resources is an object (or absent) is rewritten. The device rules stay as created.
+  nlohmann::json devices = nlohmann::json::array();
+  bool resources_ok = false;
+  if (spec.is_object()) {
+    JsonFields f(spec, "config.json");
+    if (const nlohmann::json* linux = f.object("linux")) {
+      JsonFields l = f.nested(*linux, "linux");
+      if (const nlohmann::json* old = l.object("resources"))
+        if (const nlohmann::json* d = l.nested(*old, "resources").member("devices")) devices = *d;
+    }
+    resources_ok = f.ok();
+    if (!resources_ok) spdlog::warn("update container {}: its config.json is left as it is: {}", id, f.status().message());
+  }
   if (resources_ok) {
-    const nlohmann::json& old = spec["linux"]["resources"];
-    nlohmann::json devices = old.contains("devices") ? old["devices"] : nlohmann::json::array();
     spec["linux"]["resources"] = *oci;
-    spec["linux"]["resources"]["devices"] = devices;
+    spec["linux"]["resources"]["devices"] = std::move(devices);
     if (Status s = write_file_atomically(c->bundle + "/config.json", spec.dump(), 0600, false); !s.ok()) return s;
   }
   std::lock_guard lock(c->mu);

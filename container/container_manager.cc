@@ -34,7 +34,6 @@
 #include "berth/fault_point.h"
 #include "berth/image_manager.h"
 #include "berth/prepared_mounts.h"
-#include "berth/runtime_features.h"
 #include "berth/sandbox_manager.h"
 #include "container_state.h"
 
@@ -238,7 +237,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   ContainerSpecInputs in{.id = id, .rootfs = c->rootfs, .cgroups_path = c->cgroups_path, .mountinfo = read_text_file("/proc/self/mountinfo"),
                          .min_oom_score_adj = own_privileges().oom_floor(), .target_pid = target_pid,
                          .host_apparmor = host_apparmor_enabled(), .cgroup_v2 = host_cgroup_v2(),
-                         .mounts = {recursive_read_only_mode(runtime_features(rt->binary()).has_mount_option("rro")), c->bundle + "/mounts",
+                         .mounts = {recursive_read_only_mode(impl_->opt.runtimes.features(pod->runtime_handler)), c->bundle + "/mounts",
                                     kernel_has_mount_setattr()}};
   if (rlimit nofile{}; getrlimit(RLIMIT_NOFILE, &nofile) == 0) in.nofile = nofile.rlim_max;
   if (in.host_apparmor && !config.linux().security_context().privileged()) {

@@ -3,6 +3,7 @@
 #include "berth/container_rootfs.h"
 #include "berth/layer_mount.h"
 #include "berth/prepared_mounts.h"
+#include "berth/rollback.h"
 #include "berth/user_namespace.h"
 
 #include <sys/mount.h>
@@ -26,18 +27,14 @@ Status mount_container_rootfs(const std::vector<std::string>& layers, const std:
     lowers.push_back(work + "-empty");
     std::filesystem::create_directories(lowers[0], ec);
   }
-  struct Staged {
-    const RootfsIdmap* idmap;
-    ~Staged() {
-      // The overlay, once mounted, holds its own references to the layers. Nothing to report on a
-      // failure: best effort on the way out, and unmount_container_rootfs sweeps again.
-      if (idmap) (void)release_prepared_mounts(idmap->staging);
-    }
-  } staged{nullptr};
+  // The overlay, once mounted, holds its own references to the layers: their staged copies go
+  // whatever the outcome. A release that fails is logged, not returned (the mount's own error, or
+  // its success, is the answer), and unmount_container_rootfs sweeps again.
+  Rollback staged("container rootfs " + target);
   if (idmap && !layers.empty()) {
     if (::chown(upper.c_str(), idmap->root_uid, idmap->root_gid) != 0)
       return errno_status(errno, "rootfs: give the upper dir " + upper + " to the pod's root");
-    staged.idmap = idmap;
+    staged.add("release the id-mapped layer copies", [idmap] { return release_prepared_mounts(idmap->staging); });
     // Private, as the volume copies are: the layers' id-mapped copies are not propagated through a
     // shared /run while they are attached.
     if (Status s = make_private_mount_dir(idmap->staging, 0700); !s.ok()) return s.context("rootfs");

@@ -10,6 +10,7 @@
 #include "berth/container_security.h"
 #include "berth/pod_user_namespace.h"
 #include "container_linux_spec.h"
+#include "exec_helper.h"
 
 namespace berth {
 
@@ -179,10 +180,9 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
 }
 
 Result<json> exec_process(const json& container_spec, const std::vector<std::string>& cmd, bool tty) {
-  // at() and operator[] throw on a spec of another shape: config.json may be damaged on disk.
-  if (!container_spec.is_object() || !container_spec.contains("process") || !container_spec["process"].is_object())
-    return internal_error("config.json: field 'process': missing or not an object");
-  json p = container_spec["process"];
+  auto process = spec_process(container_spec);
+  if (!process.ok()) return process.status();
+  json p = **process;
   p["args"] = cmd;
   p["terminal"] = tty;
   p.erase("consoleSize");

@@ -82,12 +82,19 @@ Result<ExecHelperBinary> ExecHelperBinary::load(const std::string& path) {
 
 std::string ExecHelperBinary::exec_path() const { return "/proc/self/fd/" + std::to_string(fd_.get()); }
 
+Result<const json*> spec_process(const json& spec) {
+  if (!spec.is_object()) return internal_error(std::string("config.json: field 'process': missing (the spec is ") + spec.type_name() + ")");
+  JsonFields f(spec);
+  const json* p = f.required_object("process");
+  if (!p) return internal_error("config.json: " + f.status().message());
+  return p;
+}
+
 Result<std::string> exec_helper_request(const json& spec, const std::vector<std::string>& cmd,
                                         const std::vector<std::string>& cgroup_procs, SeccompProgramCache& seccomp) {
-  // operator[] and value() throw on members of another type: config.json may be damaged on disk.
-  if (!spec.is_object() || !spec.contains("process") || !spec["process"].is_object())
-    return internal_error("config.json: field 'process': missing or not an object");
-  const json& p = spec["process"];
+  auto process = spec_process(spec);
+  if (!process.ok()) return process.status();
+  const json& p = **process;
   static const std::set<std::string> known = {"terminal", "consoleSize", "user", "args", "env", "cwd", "capabilities",
                                               "rlimits", "noNewPrivileges", "apparmorProfile", "oomScoreAdj", "selinuxLabel"};
   for (const auto& [k, v] : p.items())
@@ -105,7 +112,7 @@ Result<std::string> exec_helper_request(const json& spec, const std::vector<std:
     put_number(out, wire::kUid, user.integer<uint32_t>("uid", 0));
     put_number(out, wire::kGid, user.integer<uint32_t>("gid", 0));
     for (uint32_t g : user.integers<uint32_t>("additionalGids")) put_number(out, wire::kGroup, g);
-    if (u->contains("umask") && !(*u)["umask"].is_null()) put_number(out, wire::kUmask, user.integer<uint32_t>("umask", 022));
+    if (user.has("umask")) put_number(out, wire::kUmask, user.integer<uint32_t>("umask", 022));
   }
   if (const json* c = f.object("capabilities")) {
     JsonFields caps = f.nested(*c, "capabilities");
@@ -124,25 +131,30 @@ Result<std::string> exec_helper_request(const json& spec, const std::vector<std:
   put_number(out, wire::kNoNewPrivs, f.boolean("noNewPrivileges", false));
   if (const json* limits = f.array("rlimits")) {
     for (size_t i = 0; i < limits->size(); ++i) {
-      if (!(*limits)[i].is_object()) return internal_error("config.json: process.rlimits[" + std::to_string(i) + "]: not an object");
       JsonFields l = f.nested((*limits)[i], "rlimits[" + std::to_string(i) + "]");
       std::string type = l.required_string("type");
+      if (!f.ok()) break;
       int number = rlimit_number(type);
-      if (f.ok() && number < 0) return unsupported("rlimit " + type);
+      if (number < 0) return unsupported("rlimit " + type);
       std::string rec = le64(static_cast<uint64_t>(number)) + le64(l.integer<uint64_t>("soft", 0)) + le64(l.integer<uint64_t>("hard", 0));
       put(out, wire::kRlimit, rec.data(), rec.size());
     }
   }
-  if (p.contains("oomScoreAdj") && !p["oomScoreAdj"].is_null())
+  if (f.has("oomScoreAdj"))
     put_number(out, wire::kOomScoreAdj, static_cast<uint64_t>(f.integer<int64_t>("oomScoreAdj", 0)));
   if (std::string profile = f.string("apparmorProfile"); !profile.empty()) put_string(out, wire::kAppArmor, profile);
   if (!f.ok()) return Status(Code::internal, f.status().message());
 
-  if (spec.contains("linux") && spec["linux"].is_object() && spec["linux"].contains("seccomp") && !spec["linux"]["seccomp"].is_null()) {
-    auto program = seccomp.get(spec["linux"]["seccomp"]);
-    if (!program.ok()) return program.status().code() == Code::unimplemented ? program.status() : program.status().context("config.json linux.seccomp");
-    put(out, wire::kSeccompBpf, program->bpf.data(), program->bpf.size());
-    put_number(out, wire::kSeccompFlags, program->flags);
+  // The seccomp section goes to the filter compiler, which checks it; a linux that is not an
+  // object has none.
+  if (const json* linux = JsonFields(spec).object("linux")) {
+    JsonFields l(*linux, "linux");
+    if (l.has("seccomp")) {
+      auto program = seccomp.get(*l.member("seccomp"));
+      if (!program.ok()) return program.status().code() == Code::unimplemented ? program.status() : program.status().context("config.json linux.seccomp");
+      put(out, wire::kSeccompBpf, program->bpf.data(), program->bpf.size());
+      put_number(out, wire::kSeccompFlags, program->flags);
+    }
   }
   for (const auto& path : cgroup_procs) put_string(out, wire::kCgroupProcs, path);
   return out;

@@ -28,6 +28,10 @@ class ExecHelperBinary {
   UniqueFd fd_;
 };
 
+// The process object of a bundle's config.json, read back from disk for an exec: INTERNAL naming
+// the field when it is missing or not an object (a damaged file), never an exception.
+Result<const nlohmann::json*> spec_process(const nlohmann::json& spec);
+
 // berth-exec's request for `cmd` with the spec's process settings and seccomp, joining the
 // cgroup.procs files given. UNIMPLEMENTED when the spec asks for what the helper does not do
 // (a terminal, an SELinux label, process fields it does not know, a seccomp notify action): the

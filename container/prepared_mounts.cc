@@ -26,9 +26,9 @@ bool kernel_has_mount_setattr() {
   return has;
 }
 
-RecursiveReadOnly recursive_read_only_mode(bool runtime_has_rro_option) {
-  if (!kernel_has_mount_setattr()) return RecursiveReadOnly::unsupported;
-  return runtime_has_rro_option ? RecursiveReadOnly::runtime_option : RecursiveReadOnly::host_prepared;
+RecursiveReadOnly recursive_read_only_mode(const HandlerFeatures& handler) {
+  if (!handler.rro_copy) return RecursiveReadOnly::unsupported;
+  return handler.rro_option ? RecursiveReadOnly::runtime_option : RecursiveReadOnly::host_prepared;
 }
 
 Status make_private_mount_dir(const std::string& dir, mode_t mode) {

@@ -49,7 +49,7 @@ Result<ParsedManifest> parse_manifest(const std::string& body, const std::string
   if (schema == 1 || mt.rfind("application/vnd.docker.distribution.manifest.v1", 0) == 0)
     return invalid_argument(what + ": Docker schema 1 manifests are not supported; push the image with a current client");
   ParsedManifest m;
-  bool index = mt == kOciIndex || mt == kDockerList || (mt.empty() && j.contains("manifests"));
+  bool index = mt == kOciIndex || mt == kDockerList || (mt.empty() && f.member("manifests"));
   if (index) {
     m.is_index = true;
     if (!manifests) return invalid_argument(what + ": index has no manifests");
@@ -62,8 +62,9 @@ Result<ParsedManifest> parse_manifest(const std::string& body, const std::string
   }
   if (!mt.empty() && mt != kOciManifest && mt != kDockerManifest && mt != "application/json")
     return invalid_argument(what + ": unsupported manifest media type '" + mt + "'");
-  if (!j.contains("config") || !layers) return invalid_argument(what + ": image manifest needs config and layers");
-  auto cfg = parse_descriptor(j["config"], what, "config");
+  const nlohmann::json* config = f.member("config");
+  if (!config || !layers) return invalid_argument(what + ": image manifest needs config and layers");
+  auto cfg = parse_descriptor(*config, what, "config");
   if (!cfg.ok()) return cfg.status();
   m.config = *cfg;
   for (size_t i = 0; i < layers->size(); ++i) {

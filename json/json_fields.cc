@@ -24,6 +24,12 @@ const nlohmann::json* JsonFields::find(const char* key) const {
   return it == j_.end() || it->is_null() ? nullptr : &*it;
 }
 
+const nlohmann::json* JsonFields::member(const char* key) const {
+  if (!j_.is_object()) return nullptr;
+  auto it = j_.find(key);
+  return it == j_.end() ? nullptr : &*it;
+}
+
 const nlohmann::json* JsonFields::typed(const nlohmann::json* v, const std::string& key, const char* want,
                                         bool (nlohmann::json::*is)() const noexcept) {
   if (!v) return nullptr;

@@ -3,6 +3,9 @@
 // ("500k", "10M", "1Gi", plain numbers) matter for them.
 #include "capability_args.h"
 
+#include "berth/json_fields.h"
+
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -31,12 +34,28 @@ Result<unsigned long long> parse_bandwidth(const std::string& q) {
   return invalid_argument("\"" + q + "\" has an unknown suffix \"" + suffix + "\"");
 }
 
+namespace {
+
+// The capabilities a plugin config declares true ({"capabilities": {"portMappings": true}}). Only
+// true asks: a capability written as anything else is not wanted, as before any reader checked it.
+std::vector<std::string> declared_capabilities(const nlohmann::json& plugin) {
+  std::vector<std::string> out;
+  JsonFields p(plugin);
+  const nlohmann::json* caps = p.object("capabilities");
+  if (!caps) return out;
+  JsonFields c = p.nested(*caps, "capabilities");
+  for (const auto& item : caps->items())
+    if (c.boolean(item.key().c_str(), false)) out.push_back(item.key());
+  return out;
+}
+
+}  // namespace
+
 bool wants_capability(const nlohmann::json& plugins, const std::string& name) {
   if (!plugins.is_array()) return false;
   for (const auto& p : plugins) {
-    if (!p.is_object() || !p.contains("capabilities") || !p["capabilities"].is_object()) continue;
-    const auto& caps = p["capabilities"];
-    if (caps.contains(name) && caps[name].is_boolean() && caps[name].get<bool>()) return true;
+    auto caps = declared_capabilities(p);
+    if (std::find(caps.begin(), caps.end(), name) != caps.end()) return true;
   }
   return false;
 }
@@ -77,10 +96,9 @@ Result<nlohmann::json> capability_args(const PodNetworkRequest& r, const nlohman
 
 nlohmann::json runtime_config_for(const nlohmann::json& plugin, const nlohmann::json& offered) {
   nlohmann::json out = nlohmann::json::object();
-  if (!plugin.contains("capabilities") || !plugin["capabilities"].is_object()) return out;
-  for (const auto& [name, wanted] : plugin["capabilities"].items()) {
-    if (wanted.is_boolean() && wanted.get<bool>() && offered.contains(name)) out[name] = offered[name];
-  }
+  JsonFields o(offered);
+  for (const auto& name : declared_capabilities(plugin))
+    if (const nlohmann::json* v = o.member(name.c_str())) out[name] = *v;
   return out;
 }
 

@@ -146,10 +146,10 @@ NetworkReadiness CniManager::readiness() const {
 
 // The config one plugin of the list gets: its own object plus the list's name and version, the
 // previous plugin's result and the capability arguments it asked for.
-static json plugin_config(const json& list, size_t i, const json& prev, const json& caps, bool with_prev) {
-  json conf = list.at("plugins").at(i);
-  conf["name"] = list.value("name", "");
-  conf["cniVersion"] = list.value("cniVersion", "");
+static json plugin_config(const NetworkConfigList& network, size_t i, const json& prev, const json& caps, bool with_prev) {
+  json conf = network.plugins()[i];
+  conf["name"] = network.name;
+  conf["cniVersion"] = network.cni_version;
   if (with_prev && !prev.is_null()) conf["prevResult"] = prev;
   json rc = runtime_config_for(conf, caps);
   if (!rc.empty()) conf["runtimeConfig"] = rc;
@@ -157,13 +157,17 @@ static json plugin_config(const json& list, size_t i, const json& prev, const js
 }
 
 static Status run_chain(const ExecSettings& exec, const CacheEntry& e, const std::string& command, const std::string& netns) {
-  const json& plugins = e.config.at("plugins");
-  bool prev_for_del = compare_cni_versions(e.config.value("cniVersion", ""), "0.4.0") >= 0;
+  // Read again through the parser: the entry's config is the one ADD used, from disk for a DEL
+  // after a restart (the cache checked it when it read the file).
+  auto network = network_config_from_json(e.config, "");
+  if (!network.ok()) return network.status().context(command + " of " + e.container_id + ": cached network config");
+  const std::vector<std::string> types = network->plugin_types();
+  bool prev_for_del = compare_cni_versions(network->cni_version, "0.4.0") >= 0;
   Status first_error;
-  for (size_t k = 0; k < plugins.size(); ++k) {
-    size_t i = command == "DEL" ? plugins.size() - 1 - k : k;
-    json conf = plugin_config(e.config, i, e.result, e.capability_args, prev_for_del);
-    PluginCall call{command, conf.value("type", ""), e.container_id, netns, e.ifname, e.cni_args, conf.dump()};
+  for (size_t k = 0; k < types.size(); ++k) {
+    size_t i = command == "DEL" ? types.size() - 1 - k : k;
+    json conf = plugin_config(*network, i, e.result, e.capability_args, prev_for_del);
+    PluginCall call{command, types[i], e.container_id, netns, e.ifname, e.cni_args, conf.dump()};
     auto out = exec_plugin(exec, call);
     if (!out.ok()) {
       if (command != "DEL") return out.status();
@@ -206,10 +210,10 @@ Result<PodNetworkStatus> CniManager::setup(const PodNetworkRequest& req) {
   // From here on every failure DELs what ADD may have set up (address, veth, rules) before
   // returning, with the very config ADD used.
   json prev;
-  const json& plugins = e.config.at("plugins");
-  for (size_t i = 0; i < plugins.size(); ++i) {
-    json conf = plugin_config(e.config, i, prev, e.capability_args, true);
-    PluginCall call{"ADD", conf.value("type", ""), e.container_id, e.netns, e.ifname, e.cni_args, conf.dump()};
+  const std::vector<std::string> types = network->plugin_types();
+  for (size_t i = 0; i < types.size(); ++i) {
+    json conf = plugin_config(*network, i, prev, e.capability_args, true);
+    PluginCall call{"ADD", types[i], e.container_id, e.netns, e.ifname, e.cni_args, conf.dump()};
     auto out = exec_plugin(state_->exec(), call);
     json result = out.ok() ? json::parse(*out, nullptr, false) : json();
     Status failed = !out.ok() ? out.status()

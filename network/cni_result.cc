@@ -44,8 +44,9 @@ Result<std::vector<std::string>> result_ips(const nlohmann::json& result) {
   }
   for (const char* key : {"ip4", "ip6"}) {  // CNI 0.1.0 / 0.2.0
     const nlohmann::json* section = f.object(key);
-    if (!section || !section->contains("ip")) continue;
+    if (!section) continue;
     JsonFields sf = f.nested(*section, key);
+    if (!sf.member("ip")) continue;
     if (Status s = add(sf, "ip"); !s.ok()) return s;
   }
   if (!f.ok()) return f.status().context("cni result");

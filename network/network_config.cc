@@ -30,35 +30,48 @@ Status check_plugin(const nlohmann::json& p, size_t index) {
 }
 
 // Written as a bool or, as many installers do, as the string "true" / "false" (any case).
-Result<bool> parse_disable_check(const nlohmann::json& d) {
-  if (d.is_boolean()) return d.get<bool>();
-  if (d.is_string()) {
-    std::string v = d.get<std::string>();
+Result<bool> parse_disable_check(JsonFields& list) {
+  const nlohmann::json* d = list.member("disableCheck");
+  if (!d) return false;
+  if (d->is_boolean()) return list.boolean("disableCheck", false);
+  if (d->is_string()) {
+    std::string v = list.string("disableCheck");
     std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(tolower(c)); });
     if (v == "true") return true;
     if (v == "false") return false;
   }
-  return invalid_argument("\"disableCheck\" must be true or false, not " + d.dump());
+  return invalid_argument("\"disableCheck\" must be true or false, not " + d->dump());
 }
 
 }  // namespace
 
+const nlohmann::json& NetworkConfigList::plugins() const {
+  static const nlohmann::json none = nlohmann::json::array();
+  const nlohmann::json* p = JsonFields(raw).array("plugins");
+  return p ? *p : none;
+}
+
 std::vector<std::string> NetworkConfigList::plugin_types() const {
   std::vector<std::string> out;
-  for (const auto& p : plugins()) out.push_back(p.at("type").get<std::string>());
+  const nlohmann::json& list = plugins();
+  for (size_t i = 0; i < list.size(); ++i) {
+    JsonFields plugin(list[i], "plugins[" + std::to_string(i) + "]");
+    out.push_back(plugin.string("type"));  // checked when the list was parsed
+  }
   return out;
 }
 
 Result<NetworkConfigList> network_config_from_json(const nlohmann::json& doc, const std::string& file) {
   if (!doc.is_object()) return invalid_argument("not a JSON object");
+  JsonFields top(doc);
   nlohmann::json list;
-  if (doc.contains("plugins")) {
+  if (top.member("plugins")) {
     list = doc;
-  } else if (doc.contains("type")) {
+  } else if (top.member("type")) {
     // A single plugin config: the list carries its name and version; the plugin keeps the rest.
     list = {{"plugins", nlohmann::json::array({doc})}};
-    if (doc.contains("cniVersion")) list["cniVersion"] = doc["cniVersion"];
-    if (doc.contains("name")) list["name"] = doc["name"];
+    for (const char* key : {"cniVersion", "name"})
+      if (const nlohmann::json* v = top.member(key)) list[key] = *v;
   } else {
     return invalid_argument("neither \"plugins\" nor \"type\" present");
   }
@@ -73,11 +86,9 @@ Result<NetworkConfigList> network_config_from_json(const nlohmann::json& doc, co
   for (size_t i = 0; i < plugins->size(); ++i) {
     if (Status s = check_plugin((*plugins)[i], i); !s.ok()) return s;
   }
-  if (list.contains("disableCheck")) {
-    auto d = parse_disable_check(list["disableCheck"]);
-    if (!d.ok()) return d.status();
-    out.disable_check = *d;
-  }
+  auto disable_check = parse_disable_check(f);
+  if (!disable_check.ok()) return disable_check.status();
+  out.disable_check = *disable_check;
   // The network name names cache files: keep it to characters that are safe in a file name.
   for (char c : out.name) {
     if (!(isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
@@ -91,10 +102,9 @@ Result<NetworkConfigList> network_config_from_json(const nlohmann::json& doc, co
 Result<NetworkConfigList> parse_network_config_file(const std::string& bytes, const std::string& file) {
   nlohmann::json doc = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return invalid_argument("not valid JSON");
-  if (ends_with(file, ".conflist") && !doc.contains("plugins"))
-    return invalid_argument("a .conflist needs \"plugins\"");
-  if (ends_with(file, ".conf") && doc.contains("plugins"))
-    return invalid_argument("a .conf holds one plugin; use .conflist for a list");
+  const bool has_plugins = JsonFields(doc).member("plugins") != nullptr;
+  if (ends_with(file, ".conflist") && !has_plugins) return invalid_argument("a .conflist needs \"plugins\"");
+  if (ends_with(file, ".conf") && has_plugins) return invalid_argument("a .conf holds one plugin; use .conflist for a list");
   return network_config_from_json(doc, file);
 }
 
@@ -120,8 +130,8 @@ ConfDirScan scan_conf_dir(const std::string& dir) {
     std::stringstream buf;
     buf << in.rdbuf();
     auto parsed = parse_network_config_file(buf.str(), path);
-    if (parsed.ok() && parsed->raw.contains("disabled") && parsed->raw.at("disabled").is_boolean() &&
-        parsed->raw.at("disabled").get<bool>()) {
+    // Only a boolean true disables a file; any other "disabled" leaves it in use.
+    if (parsed.ok() && JsonFields(parsed->raw).boolean("disabled", false)) {
       spdlog::info("cni: skip {}: disabled", path);
       scan.skipped.push_back(path + ": disabled");
       continue;

@@ -19,7 +19,7 @@ struct NetworkConfigList {
   nlohmann::json raw;  // the list object exactly as used: {cniVersion, name, plugins: [...]}
   std::string file;    // where it came from ("" when rebuilt from the cache)
 
-  const nlohmann::json& plugins() const { return raw.at("plugins"); }
+  const nlohmann::json& plugins() const;  // an empty array for a list not parsed
   std::vector<std::string> plugin_types() const;
 };
 

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "berth/json_fields.h"
+
 namespace berth::cni {
 
 std::string trim(std::string s) {
@@ -21,7 +23,8 @@ std::string trim(std::string s) {
 std::string cni_error_json(const std::string& out) {
   std::string text = trim(out);
   nlohmann::json err = nlohmann::json::parse(text, nullptr, false);
-  if (err.is_object() && (err.contains("code") || err.contains("msg"))) return text;
+  JsonFields f(err);
+  if (f.member("code") || f.member("msg")) return text;
   return {};
 }
 

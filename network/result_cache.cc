@@ -49,8 +49,12 @@ Result<CacheEntry> entry_from_json(const nlohmann::json& j) {
   // checksum mismatch.
   if (auto n = network_config_from_json(*config, ""); !n.ok()) return n.status().context("config");
   e.config = *config;
-  e.capability_args = j.contains("capabilityArgs") ? j["capabilityArgs"] : nlohmann::json::object();
-  e.result = j.contains("result") ? j["result"] : nlohmann::json();
+  // Kept as written: the plugins read them (capability arguments in runtimeConfig, the result as
+  // prevResult), and result_ips checks the result where berth reads it.
+  const nlohmann::json* caps = f.member("capabilityArgs");
+  e.capability_args = caps ? *caps : nlohmann::json::object();
+  const nlohmann::json* result = f.member("result");
+  e.result = result ? *result : nlohmann::json();
   return e;
 }
 
@@ -69,21 +73,26 @@ std::vector<std::string> matching_files(const std::string& dir, const std::strin
   return out;
 }
 
-// One cache file, checked: format version, checksum, fields.
-Result<CacheEntry> read_entry(const std::string& path) {
+nlohmann::json read_json_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream buf;
   buf << in.rdbuf();
-  nlohmann::json file = nlohmann::json::parse(buf.str(), nullptr, false);
-  if (file.is_discarded() || !file.is_object() || !file.contains("entry") || !file.contains("sha256"))
-    return Status(Code::internal, "cni cache: " + path + ": not a cache file");
-  if (!file.contains("version") || file["version"] != kFormatVersion)
+  return nlohmann::json::parse(buf.str(), nullptr, false);
+}
+
+// One cache file, checked: format version, checksum, fields.
+Result<CacheEntry> read_entry(const std::string& path) {
+  const nlohmann::json file = read_json_file(path);
+  JsonFields f(file);
+  const nlohmann::json* entry = f.member("entry");
+  if (!f.ok() || !entry || !f.member("sha256")) return Status(Code::internal, "cni cache: " + path + ": not a cache file");
+  if (f.required_integer<int>("version") != kFormatVersion || !f.ok())
     return Status(Code::internal, "cni cache: " + path + ": unknown format version");
-  if (!file["sha256"].is_string() || file["sha256"].get<std::string>() != sha256_hex(file["entry"].dump()))
+  if (f.string("sha256") != sha256_hex(entry->dump()) || !f.ok())
     return Status(Code::internal, "cni cache: " + path + ": checksum mismatch");
-  auto entry = entry_from_json(file["entry"]);
-  if (!entry.ok()) return entry.status().context("cni cache: " + path);
-  return entry;
+  auto read = entry_from_json(*entry);
+  if (!read.ok()) return read.status().context("cni cache: " + path);
+  return read;
 }
 
 }  // namespace
@@ -133,13 +142,11 @@ std::vector<std::string> ResultCache::container_ids() const {
   if (!d) return out;
   while (dirent* e = readdir(d)) {
     if (e->d_name[0] == '.' || std::string(e->d_name).find(".tmp") != std::string::npos) continue;
-    std::ifstream in(dir_ + "/" + e->d_name);
-    std::stringstream buf;
-    buf << in.rdbuf();
-    nlohmann::json file = nlohmann::json::parse(buf.str(), nullptr, false);
-    if (file.is_object() && file.contains("entry") && file["entry"].is_object() && file["entry"].contains("containerId") &&
-        file["entry"]["containerId"].is_string())
-      out.push_back(file["entry"]["containerId"].get<std::string>());
+    const nlohmann::json file = read_json_file(dir_ + "/" + e->d_name);
+    JsonFields f(file);
+    const nlohmann::json* entry = f.object("entry");
+    std::string id = entry ? f.nested(*entry, "entry").required_string("containerId") : "";
+    if (entry && f.ok()) out.push_back(id);
   }
   closedir(d);
   return out;

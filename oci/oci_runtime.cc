@@ -31,12 +31,13 @@ std::string runtime_log_error(const std::string& path) {
   std::ifstream in(path);
   std::string line, msg;
   while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    // Typed reads: value() would throw on a line whose "level" or "msg" is not a string.
-    if (!j.is_object() || !j.contains("level") || !j["level"].is_string()) continue;
-    const std::string& level = j["level"].get_ref<const std::string&>();
-    if (level != "error" && level != "fatal") continue;
-    msg = j.contains("msg") && j["msg"].is_string() ? j["msg"].get<std::string>() : line;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    // A line that is not such an object, or whose level is not a string, is not a log entry.
+    JsonFields f(j);
+    const std::string level = f.string("level");
+    if (!f.ok() || (level != "error" && level != "fatal")) continue;
+    msg = f.string("msg", line);
+    if (!f.ok()) msg = line;
   }
   return msg;
 }

@@ -1,12 +1,7 @@
-// `<runtime> features`, cached by the binary's identity (see runtime_features.h).
+// Asking a runtime binary what it can do (see runtime_features.h): `features`, else `--version`.
 #include "berth/runtime_features.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <map>
-#include <mutex>
-#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -15,42 +10,46 @@
 
 namespace berth {
 
+namespace {
+
+constexpr std::chrono::seconds kAskTimeout{5};
+
+}  // namespace
+
 bool RuntimeFeatures::has_mount_option(const std::string& option) const {
   return std::find(mount_options.begin(), mount_options.end(), option) != mount_options.end();
 }
 
+bool RuntimeFeatures::joins_user_namespace() const {
+  return !namespaces || std::find(namespaces->begin(), namespaces->end(), "user") != namespaces->end();
+}
+
 RuntimeFeatures parse_runtime_features(const std::string& json_text) {
   RuntimeFeatures f;
-  auto j = nlohmann::json::parse(json_text, nullptr, false);
-  if (!j.is_object()) return f;
+  const auto j = nlohmann::json::parse(json_text, nullptr, false);
   JsonFields fields(j);
   auto options = fields.strings("mountOptions");
+  std::optional<std::vector<std::string>> namespaces;
+  if (const nlohmann::json* linux = fields.object("linux")) {
+    JsonFields l = fields.nested(*linux, "linux");
+    if (l.has("namespaces")) namespaces = l.strings("namespaces");
+  }
   if (!fields.ok()) return f;
-  f.answered = true;
+  f.responds = f.answered = true;
   f.mount_options = std::move(options);
+  f.namespaces = std::move(namespaces);
   return f;
 }
 
-RuntimeFeatures runtime_features(const std::string& configured) {
-  // The config may name the runtime ("runc"): it is looked up in PATH, as the runtime probe does.
-  auto found = configured.find('/') == std::string::npos ? find_executable(configured) : std::optional<std::string>(configured);
-  if (!found) return {};
-  const std::string& binary = *found;
-  using Identity = std::tuple<dev_t, ino_t, off_t, int64_t, int64_t>;
-  static std::mutex mu;
-  static std::map<std::string, std::pair<Identity, RuntimeFeatures>> cache;
-  struct stat st {};
-  if (::stat(binary.c_str(), &st) != 0) return {};
-  Identity id{st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec};
-  {
-    std::lock_guard lock(mu);
-    if (auto it = cache.find(binary); it != cache.end() && it->second.first == id) return it->second.second;
+RuntimeFeatures ask_runtime_features(const std::string& binary) {
+  auto r = run_command({.argv = {binary, "features"}, .timeout = kAskTimeout, .output_limit = 1 << 20});
+  if (r.ok() && r->success()) {
+    RuntimeFeatures f = parse_runtime_features(r->out);
+    if (f.answered) return f;
   }
   RuntimeFeatures f;
-  auto r = run_command({.argv = {binary, "features"}, .timeout = std::chrono::seconds(5), .output_limit = 1 << 20});
-  if (r.ok() && r->success()) f = parse_runtime_features(r->out);
-  std::lock_guard lock(mu);
-  cache[binary] = {id, f};
+  auto version = run_command({.argv = {binary, "--version"}, .timeout = kAskTimeout, .output_limit = 1 << 16});
+  f.responds = version.ok() && version->success();
   return f;
 }
 

@@ -1,8 +1,6 @@
 // Finds the OCI runtime binary and asks it for its version, re-asking only when the file changed.
 #include "berth/runtime_probe.h"
 
-#include <sys/stat.h>
-
 #include "berth/command.h"
 
 namespace berth {
@@ -15,10 +13,7 @@ RuntimeProbeResult RuntimeProbe::check() {
     return {false, "", "", "OCI runtime \"" + configured_ + "\" not found (not an executable file" +
                                (configured_.find('/') == std::string::npos ? " in PATH)" : ")")};
   }
-  struct stat st;
-  Identity id;
-  if (stat(path->c_str(), &st) == 0)
-    id = {st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec * 1000000000L + st.st_mtim.tv_nsec};
+  std::optional<FileIdentity> id = file_identity(*path);
   if (probed_ && *path == last_path_ && id == last_id_) return last_;
 
   RuntimeProbeResult r;

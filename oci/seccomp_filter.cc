@@ -89,7 +89,7 @@ Result<SeccompProgram> compile_seccomp_filter(const json& section) {
   JsonFields f(section, "seccomp");
   std::string default_name = f.required_string("defaultAction");
   std::optional<unsigned> default_errno;
-  if (section.contains("defaultErrnoRet") && !section["defaultErrnoRet"].is_null()) default_errno = f.integer<unsigned>("defaultErrnoRet", EPERM);
+  if (f.has("defaultErrnoRet")) default_errno = f.integer<unsigned>("defaultErrnoRet", EPERM);
   std::vector<std::string> arch_names = f.strings("architectures");
   std::vector<std::string> flag_names = f.strings("flags");
   if (!f.string("listenerPath").empty()) return unsupported("listenerPath");
@@ -113,7 +113,7 @@ Result<SeccompProgram> compile_seccomp_filter(const json& section) {
     r.names = c.strings("names");
     std::string action = c.required_string("action");
     std::optional<unsigned> errno_ret;
-    if ((*calls)[i].contains("errnoRet") && !(*calls)[i]["errnoRet"].is_null()) errno_ret = c.integer<unsigned>("errnoRet", EPERM);
+    if (c.has("errnoRet")) errno_ret = c.integer<unsigned>("errnoRet", EPERM);
     const json* args = c.array("args");
     for (size_t k = 0; args && k < args->size(); ++k) {
       if (!(*args)[k].is_object()) return invalid_argument("seccomp." + where + ".args[" + std::to_string(k) + "]: not an object");

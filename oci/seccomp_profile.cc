@@ -110,11 +110,11 @@ Result<std::optional<nlohmann::json>> seccomp_section(const SeccompRequest& req)
   // A profile that is not there is a bad request, as any other unusable one.
   if (!text.ok()) return Status(Code::invalid_argument, text.status().message(), text.status().sys_errno());
   auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (!j.is_object() || !j.contains("defaultAction"))
-    return invalid_argument(req.field + ": localhost profile " + req.localhost_path + " is not a seccomp profile (no defaultAction)");
   // The profile goes to the runtime as it is; its top-level shape is checked here so a wrong
   // type is reported against the profile, not as the runtime's failure to start the container.
   JsonFields f(j);
+  if (!f.member("defaultAction"))
+    return invalid_argument(req.field + ": localhost profile " + req.localhost_path + " is not a seccomp profile (no defaultAction)");
   f.required_string("defaultAction");
   f.array("architectures");
   f.array("syscalls");

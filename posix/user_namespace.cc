@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-
+#include "berth/rollback.h"
 
 namespace berth {
 
@@ -148,7 +148,9 @@ Status create_pinned_user_and_net_ns(const std::vector<IdMapping>& uids, const s
   if (Status s = child->write_maps(uids, gids); !s.ok()) return s;
   if (Status s = pin(child->ns("user"), userns_pin); !s.ok()) return s;
   if (Status s = pin(child->ns("net"), netns_pin); !s.ok()) {
-    (void)remove_namespace_pin(userns_pin);  // the error to report is the pin's
+    // The error to report is the pin's; an unpin that fails too is logged with its step.
+    Rollback undo("user namespace " + userns_pin);
+    undo.add("unpin user namespace", [&] { return remove_namespace_pin(userns_pin); });
     return s;
   }
   return ok_status();

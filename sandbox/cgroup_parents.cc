@@ -12,6 +12,7 @@
 #include "berth/atomic_file.h"
 #include "berth/cgroup_removal.h"
 #include "berth/file_text.h"
+#include "berth/json_fields.h"
 
 namespace berth {
 namespace {
@@ -28,9 +29,12 @@ std::vector<std::string> ancestors(const std::string& cgroup_dir) {
 
 CgroupParents::CgroupParents(std::string file) : file_(std::move(file)) {
   auto j = nlohmann::json::parse(read_text_file(file_), nullptr, false);
-  if (!j.is_array()) return;
-  for (const auto& d : j)
-    if (d.is_string()) dirs_.insert(d.get<std::string>());
+  if (!j.is_array()) return;  // none recorded yet (or a file cut short: its parents stay)
+  // The file is a bare array; the reader reads members, so it is given one under a name.
+  const nlohmann::json doc = {{"dirs", std::move(j)}};
+  JsonFields f(doc, file_);
+  for (auto& d : f.strings("dirs")) dirs_.insert(std::move(d));
+  if (!f.ok()) spdlog::warn("sandboxes: cgroup parents: skipped what is not a path: {}", f.status().message());
 }
 
 Status CgroupParents::save_locked() {

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <thread>
 
+#include "berth/rollback.h"
 #include "berth/unique_fd.h"
 
 namespace berth {
@@ -85,8 +86,11 @@ Status create_pinned_userns_netns(const std::vector<IdMapping>& uids, const std:
     t.join();
   }
   if (!result.ok()) {
-    (void)remove_namespace_pin(netns_pin);  // the error to report is the loopback's
-    (void)remove_namespace_pin(userns_pin);
+    // The error to report is the loopback's; an unpin that fails too is logged with its step
+    // (the pins' sweep at the next start removes what stays).
+    Rollback undo("pod namespaces " + netns_pin);
+    undo.add("unpin user namespace", [&] { return remove_namespace_pin(userns_pin); });
+    undo.add("unpin network namespace", [&] { return remove_namespace_pin(netns_pin); });
     return result.context("pod network namespace");
   }
   return ok_status();

@@ -318,8 +318,6 @@ Status SandboxManager::Impl::open_path_to_pod_root(const std::string& bundle) {
   return ok_status();
 }
 
-const Status& SandboxManager::user_namespaces() const { return impl_->opt.user_namespaces; }
-
 void SandboxManager::finish_recovery() {
   std::vector<std::shared_ptr<Sandbox>> pending;
   {

@@ -1,35 +1,35 @@
 // berthd's life: lock the state and root directories, take the socket, serve, and on
 // SIGTERM/SIGINT stop accepting, give in-flight calls a bounded time, remove the socket; SIGHUP
-// reloads the configuration (config_reload.h). Signals are blocked in every thread and taken by
-// one thread with sigwait, so no handler runs inside gRPC's threads.
+// reloads the configuration (config_reload.h). run_daemon only constructs and connects, in order;
+// each piece with logic of its own is a named function or class of server/ (signal_loop.h,
+// grpc_listener.h, runtime_handlers_config.h, recovery_worker.h, state_lock.h).
 #include "berth/daemon.h"
 
-#include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
-#include <mutex>
-#include <thread>
+#include <cstring>
 
 #include <grpcpp/grpcpp.h>
-#include <grpcpp/resource_quota.h>
 #include <spdlog/spdlog.h>
 
 #include "berth/cdi.h"
 #include "berth/metrics_endpoint.h"
 #include "config_reload.h"
-#include "recovery_worker.h"
-#include "sd_notify.h"
-#include "rpc_metrics.h"
 #include "container_hooks.h"
+#include "grpc_listener.h"
 #include "lifecycle_events.h"
+#include "recovery_worker.h"
+#include "rpc_metrics.h"
+#include "runtime_handlers_config.h"
 #include "sandbox_hooks.h"
-#include "berth/user_namespace.h"
+#include "sd_notify.h"
 #include "services.h"
+#include "signal_loop.h"
 #include "socket_path.h"
-#include "streaming_backend.h"
 #include "state_lock.h"
+#include "streaming_backend.h"
 
 namespace berth {
 
@@ -41,40 +41,13 @@ static std::string helper_binary_path(const char* name) {
   return dir.substr(0, dir.rfind('/')) + "/" + name;
 }
 
-// The configured handlers; a handler without a root gets its own under <state>/runtime.
-static RuntimeHandlers runtime_handlers(const Config& config) {
-  std::vector<RuntimeHandler> handlers;
-  for (const auto& [name, h] : config.runtimes)
-    handlers.push_back({name, h.path, h.root.empty() ? config.state + "/runtime/" + name : h.root});
-  return RuntimeHandlers(std::move(handlers), config.default_runtime, config.cgroup_driver == "systemd");
-}
-
 int run_daemon(const Config& config, std::function<Result<Config>()> reload_config) {
   auto started = std::chrono::steady_clock::now();
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
-  // Modes for dirs made here; an existing one (which an operator may share) keeps its own. What has
-  // content below them is 0700 whatever they are (each module makes its own with make_private_dir).
-  for (auto [dir, mode] : {std::pair{&config.root, 0700}, {&config.state, 0711}}) {
-    if (Status s = make_dirs(*dir, static_cast<mode_t>(mode)); !s.ok()) {
-      spdlog::critical("berthd: {}", s.message());
-      return 1;
-    }
-  }
-  auto state_lock = StateDirLock::acquire(config.state);
-  if (!state_lock.ok()) {
-    spdlog::critical("berthd: refusing to start: {}", state_lock.status().message());
-    return 1;
-  }
-  auto root_lock = StateDirLock::acquire(config.root);
-  if (!root_lock.ok()) {
-    spdlog::critical("berthd: refusing to start: {}", root_lock.status().message());
+  // First, before any thread exists: every thread berthd starts inherits the blocked signals.
+  block_stop_signals();
+  auto dirs = claim_daemon_dirs(config.root, config.state);
+  if (!dirs.ok()) {
+    spdlog::critical("berthd: refusing to start: {}", dirs.status().message());
     return 1;
   }
   if (Status s = prepare_socket_path(config.socket); !s.ok()) {
@@ -83,20 +56,11 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   }
 
   MetricsRegistry metrics;
-  RpcMetrics rpc_metric_families = make_rpc_metrics(metrics);
-  set_rpc_metrics(&rpc_metric_families);
-  struct UninstallRpcMetrics {
-    ~UninstallRpcMetrics() { set_rpc_metrics(nullptr); }
-  } uninstall_rpc_metrics;
-  std::unique_ptr<MetricsEndpoint> metrics_endpoint;
-  if (!config.metrics_address.empty()) {
-    auto ep = MetricsEndpoint::start(config.metrics_address, metrics);
-    if (!ep.ok()) {
-      spdlog::critical("config {}: key 'metrics_address': {}", config.source, ep.status().message());
-      return 2;
-    }
-    metrics_endpoint = std::move(*ep);
-    spdlog::info("berthd: serving Prometheus metrics on http://{}/metrics", metrics_endpoint->address());
+  InstalledRpcMetrics installed_rpc_metrics(metrics);
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint;  // moved by a reload (config_reload.h)
+  if (Status s = move_metrics_endpoint(metrics_endpoint, config.metrics_address, metrics); !s.ok()) {
+    spdlog::critical("config {}: key 'metrics_address': {}", config.source, s.message());
+    return 2;
   }
 
   // A subscriber more than this many events behind is dropped rather than buffered further.
@@ -123,11 +87,14 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
     return 1;
   }
 
+  HostProbe host = probe_host(config.state);
   SandboxManagerOptions sandbox_options{.state_dir = config.state,
                                         .root_dir = config.root,
                                         .pause_binary = helper_binary_path("berth-pause"),
                                         .pause_launcher = helper_binary_path("berth-pause-launch"),
-                                        .runtimes = runtime_handlers(config)};
+                                        .runtimes = runtime_handlers_from_config(config, host.features),
+                                        .user_namespaces = host.user_namespaces};
+  log_runtime_handlers(sandbox_options.runtimes);
   HistogramFamily& cni_runs = metrics.histogram("berth_cni_plugin_duration_seconds",
                                                 "CNI plugin execs, by plugin, command and outcome.",
                                                 {"plugin", "command", "result"}, MetricsRegistry::latency_buckets());
@@ -145,10 +112,6 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   SandboxImagePolicy sandbox_images(**images, config.sandbox_image);
   sandbox_options.network = &sandbox_network;
   sandbox_options.images = &sandbox_images;
-  // Once at start: pods with user namespaces of their own need id-mapped overlay layers.
-  sandbox_options.user_namespaces = probe_idmapped_overlay(config.state + "/userns-probe");
-  if (sandbox_options.user_namespaces.ok()) spdlog::info("berthd: pods may have user namespaces of their own");
-  else spdlog::warn("berthd: pods cannot have user namespaces of their own: {}", sandbox_options.user_namespaces.message());
   auto sandboxes = SandboxManager::open(sandbox_options);
   if (!sandboxes.ok()) {
     spdlog::critical("berthd: {}", sandboxes.status().message());
@@ -175,13 +138,7 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
     spdlog::critical("berthd: {}", containers.status().message());
     return 1;
   }
-  {
-    // Networks whose sandbox is gone (a rollback DEL that failed before a restart) are released
-    // by the recovery worker; which ones is decided now, before any new sandbox can exist.
-    std::vector<std::string> live;
-    for (const auto& p : (*sandboxes)->list({})) live.push_back(p.id());
-    cni.adopt_orphans(live);
-  }
+  adopt_orphaned_networks(cni, **sandboxes);
   std::vector<RuntimeLeftover> runtime_leftovers = find_runtime_leftovers(sandbox_options.runtimes, **sandboxes, **containers);
   std::vector<std::string> cgroup_leftovers = find_cgroup_leftovers(**sandboxes, **containers, sandbox_options.runtimes.systemd_cgroup());
   metrics.gauge("berth_containers_running", "Containers whose process is running.",
@@ -223,56 +180,37 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   RuntimeServiceImpl runtime_service(ctx);
   ImageServiceImpl image_service(ctx);
 
-  // gRPC's sync server keeps up to two idle pollers besides the threads running calls, and refuses
-  // a call with its own bare "Server Threadpool Exhausted" when the last poller picks work and no
-  // thread may be added. The two pollers' room on top of max_concurrent_rpcs means the calls one
-  // connection may open (the stream limit below) always get a thread, so a flood on it meets
-  // CallLimits' refusal that names the call class and the share.
-  grpc::ResourceQuota quota("berthd");
-  quota.SetMaxThreads(config.max_concurrent_rpcs + 2);
-  grpc::ServerBuilder builder;
-  builder.SetResourceQuota(quota);
-  builder.AddListeningPort("unix:" + config.socket, grpc::InsecureServerCredentials());
-  builder.RegisterService(&runtime_service);
-  builder.RegisterService(&image_service);
-  builder.SetMaxReceiveMessageSize(16 << 20);
-  // One connection (kubelet has one) may not open more streams than berthd has threads.
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config.max_concurrent_rpcs);
-  builder.SetMaxSendMessageSize(16 << 20);
-  // The socket must never be reachable with a wider mode than 0660, not even for a moment.
-  mode_t old_umask = umask(0117);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  umask(old_umask);
-  if (!server) {
-    spdlog::critical("berthd: cannot listen on {}", config.socket);
+  auto server = start_grpc_listener({.socket = config.socket,
+                                     .max_concurrent_rpcs = config.max_concurrent_rpcs,
+                                     .services = {&runtime_service, &image_service}});
+  if (!server.ok()) {
+    spdlog::critical("berthd: {}", server.status().message());
     return 1;
   }
-  if (chmod(config.socket.c_str(), 0660) != 0)
-    spdlog::warn("berthd: chmod 0660 {}: {}", config.socket, strerror(errno));
   // Undo what a crash left half made, now that berthd serves (runtime and CNI execs take time).
   RecoveryWorker recovery(**containers, **sandboxes, cni, **images, std::move(runtime_leftovers), std::move(cgroup_leftovers),
                           sandbox_options.runtimes.systemd_cgroup());
 
-  std::thread signal_thread([&] {
-    int sig = 0;
-    while (sigwait(&stop_signals, &sig) == 0 && sig == SIGHUP) {
-      spdlog::info("berthd: SIGHUP received, reloading the configuration");
-      (void)reloader.reload();
-    }
-    (void)notify_service_manager("STOPPING=1");
-    spdlog::info("berthd: {} received, draining (at most {}s)", strsignal(sig),
-                 config.shutdown_timeout_seconds);
-    container_events.close();  // ends GetContainerEvents streams so the drain is not held up
-    server->Shutdown(std::chrono::system_clock::now() +
-                     std::chrono::seconds(config.shutdown_timeout_seconds));
-  });
+  SignalLoop signals({.reload =
+                          [&reloader] {
+                            spdlog::info("berthd: SIGHUP received, reloading the configuration");
+                            (void)reloader.reload();  // a refused configuration is logged by reload()
+                          },
+                      .stop =
+                          [&](int sig) {
+                            (void)notify_service_manager("STOPPING=1");
+                            spdlog::info("berthd: {} received, draining (at most {}s)", strsignal(sig),
+                                         config.shutdown_timeout_seconds);
+                            container_events.close();  // ends GetContainerEvents streams so the drain is not held up
+                            (*server)->Shutdown(std::chrono::system_clock::now() +
+                                                std::chrono::seconds(config.shutdown_timeout_seconds));
+                          }});
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   spdlog::info("berthd {} serving CRI v1 on {} (root {}, state {}, runtime {}) in {:.1f}ms",
                BERTH_VERSION, config.socket, config.root, config.state, config.default_runtime, ms);
   if (Status s = notify_service_manager("READY=1\nSTATUS=serving CRI v1 on " + config.socket); !s.ok())
     spdlog::warn("berthd: telling systemd it is ready: {}", s.message());
-  server->Wait();
-  signal_thread.join();
+  (*server)->Wait();
   if (unlink(config.socket.c_str()) != 0 && errno != ENOENT)
     spdlog::warn("berthd: remove {}: {}", config.socket, strerror(errno));
   spdlog::info("berthd: stopped");

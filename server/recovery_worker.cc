@@ -37,6 +37,12 @@ std::vector<RuntimeLeftover> find_runtime_leftovers(const RuntimeHandlers& runti
   return out;
 }
 
+void adopt_orphaned_networks(CniManager& cni, SandboxManager& sandboxes) {
+  std::vector<std::string> live;
+  for (const auto& p : sandboxes.list({})) live.push_back(p.id());
+  cni.adopt_orphans(live);
+}
+
 std::vector<std::string> find_cgroup_leftovers(SandboxManager& sandboxes, ContainerManager& containers, bool systemd) {
   std::set<std::string> parents{""};  // "": berth's default parent
   for (const auto& p : sandboxes.list({}))

@@ -34,6 +34,11 @@ std::vector<RuntimeLeftover> find_runtime_leftovers(const RuntimeHandlers& runti
 // berth owns the cgroups of the pods it places in a parent, as kubelet gives each pod its own.
 std::vector<std::string> find_cgroup_leftovers(SandboxManager& sandboxes, ContainerManager& containers, bool systemd_cgroup);
 
+// Networks whose sandbox is gone (a rollback DEL that failed before a restart) are released by the
+// recovery worker; which ones is decided at start, before any new sandbox can exist: the CNI
+// manager takes every cached network of no sandbox the manager recovered as an orphan.
+void adopt_orphaned_networks(CniManager& cni, SandboxManager& sandboxes);
+
 class RecoveryWorker {
  public:
   RecoveryWorker(ContainerManager& containers, SandboxManager& sandboxes, CniManager& cni, ImageManager& images,

@@ -17,4 +17,16 @@ RpcMetrics make_rpc_metrics(MetricsRegistry& registry);
 void set_rpc_metrics(RpcMetrics* metrics);
 RpcMetrics* rpc_metrics();
 
+// The families made and installed for as long as this lives (berthd's life, within its registry's).
+class InstalledRpcMetrics {
+ public:
+  explicit InstalledRpcMetrics(MetricsRegistry& registry) : metrics_(make_rpc_metrics(registry)) { set_rpc_metrics(&metrics_); }
+  ~InstalledRpcMetrics() { set_rpc_metrics(nullptr); }
+  InstalledRpcMetrics(const InstalledRpcMetrics&) = delete;
+  InstalledRpcMetrics& operator=(const InstalledRpcMetrics&) = delete;
+
+ private:
+  RpcMetrics metrics_;
+};
+
 }  // namespace berth

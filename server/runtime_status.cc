@@ -2,7 +2,7 @@
 // network config whose plugins are all found). verbose adds the effective config, the runtime and
 // the network (with UpdateRuntimeConfig's pod CIDR) as JSON. The handlers and features say what
 // kubelet may ask for (it copies them into the node's status and refuses pods that need more).
-#include "berth/prepared_mounts.h"
+#include "berth/runtime_handlers.h"
 #include "rpc_scope.h"
 #include "services.h"
 
@@ -10,17 +10,14 @@ namespace berth {
 
 namespace {
 
-// Only what the handler's runtime and this host can really do: recursive read-only mounts are
-// the runtime's `rro` option or, for a runtime without it, berthd's own mount_setattr copy, so any
-// handler can on Linux 5.12+ (which of the two is chosen at CreateContainer, where the runtime is
-// asked); user namespaces when berthd's start-up probe built an overlay over an id-mapped layer
-// (runc 1.1 and crun both join a user namespace by path, which is all berth asks of them).
-void add_handler(const std::string& name, const RuntimeHandler&, bool userns, v1::StatusResponse* resp) {
+// Each handler's entry of the table: what its runtime and this host can really do (a handler whose
+// binary is missing can do nothing). The table stats the binary and execs only when it changed.
+void add_handler(const std::string& name, const RuntimeHandlers& runtimes, v1::StatusResponse* resp) {
+  HandlerFeatures f = runtimes.features(name);
   auto* h = resp->add_runtime_handlers();
   h->set_name(name);
-  bool rro = kernel_has_mount_setattr();
-  h->mutable_features()->set_recursive_read_only_mounts(rro);
-  h->mutable_features()->set_user_namespaces(userns);
+  h->mutable_features()->set_recursive_read_only_mounts(f.recursive_read_only_mounts);
+  h->mutable_features()->set_user_namespaces(f.user_namespaces);
 }
 
 }  // namespace
@@ -47,9 +44,8 @@ grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRe
     network->set_message(net.message);
   }
 
-  bool userns = ctx_.sandboxes.user_namespaces().ok();
-  add_handler("", handler, userns, resp);
-  for (const RuntimeHandler& h : ctx_.runtimes.all()) add_handler(h.name, h, userns, resp);
+  add_handler("", ctx_.runtimes, resp);
+  for (const RuntimeHandler& h : ctx_.runtimes.all()) add_handler(h.name, ctx_.runtimes, resp);
   // The Strict policy (only the groups the request names, none from the image's /etc/group) is
   // applied by user_lookup; kubelet admits such pods only when the runtime says so.
   resp->mutable_features()->set_supplemental_groups_policy(true);

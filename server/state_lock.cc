@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <string>
+#include <utility>
 
 namespace berth {
 
@@ -45,6 +46,18 @@ Result<StateDirLock> StateDirLock::acquire(const std::string& dir) {
   if (ftruncate(fd.get(), 0) != 0 || pwrite(fd.get(), pid.data(), pid.size(), 0) < 0)
     return errno_status(errno, "write lock " + path);
   return StateDirLock(std::move(fd), std::move(path));
+}
+
+Result<DaemonDirs> claim_daemon_dirs(const std::string& root, const std::string& state) {
+  // Modes for dirs made here; an existing one (which an operator may share) keeps its own. What has
+  // content below them is 0700 whatever they are (each module makes its own with make_private_dir).
+  for (auto [dir, mode] : {std::pair{&root, 0700}, {&state, 0711}})
+    if (Status s = make_dirs(*dir, static_cast<mode_t>(mode)); !s.ok()) return s;
+  auto state_lock = StateDirLock::acquire(state);
+  if (!state_lock.ok()) return state_lock.status();
+  auto root_lock = StateDirLock::acquire(root);
+  if (!root_lock.ok()) return root_lock.status();
+  return DaemonDirs{std::move(*state_lock), std::move(*root_lock)};
 }
 
 }  // namespace berth

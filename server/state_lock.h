@@ -23,4 +23,11 @@ class StateDirLock {
 // mkdir -p with `mode` for the directories it creates.
 Status make_dirs(const std::string& dir, mode_t mode);
 
+// berthd's two directories, made and locked for the daemon's life: root (durable state) and
+// state (runtime state).
+struct DaemonDirs {
+  StateDirLock state, root;
+};
+Result<DaemonDirs> claim_daemon_dirs(const std::string& root, const std::string& state);
+
 }  // namespace berth

@@ -5,24 +5,26 @@
 #include <nlohmann/json.hpp>
 #include <strings.h>
 
+#include "berth/json_fields.h"
+
 namespace berth::streaming {
 
 namespace {
 
 bool parse(const std::string& text, TerminalSize& out) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return false;
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return false;
   bool have_w = false, have_h = false;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!it.value().is_number_unsigned() || it.value().get<uint64_t>() > 0xffff) continue;
-    auto v = uint16_t(it.value().get<uint64_t>());
-    if (strcasecmp(it.key().c_str(), "width") == 0) {
-      out.width = v;
-      have_w = true;
-    } else if (strcasecmp(it.key().c_str(), "height") == 0) {
-      out.height = v;
-      have_h = true;
-    }
+  for (const auto& item : j.items()) {
+    const std::string& key = item.key();
+    bool width = strcasecmp(key.c_str(), "width") == 0;
+    if (!width && strcasecmp(key.c_str(), "height") != 0) continue;
+    // One reader per member: a member of another type or out of range is skipped, not the rest.
+    JsonFields f(j);
+    auto v = f.required_integer<uint16_t>(key.c_str());
+    if (!f.ok()) continue;
+    (width ? out.width : out.height) = v;
+    (width ? have_w : have_h) = true;
   }
   return have_w || have_h;
 }

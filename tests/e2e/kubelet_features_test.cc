@@ -5,12 +5,14 @@
 // is checked from inside a running container or on the host.
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "berth/test/cri_client.h"
 #include "pod_fixture.h"
@@ -65,24 +67,41 @@ int host_processes(const std::string& cmdline, const std::string& comm) {
 }
 
 TEST_F(KubeletFeatures, StatusAdvertisesEveryHandlerAndWhatItCanDo) {
-  auto& cri = ready();
+  // runc (rro of its own), crun where installed (Debian 12's has no `features`: berthd's read-only
+  // copy), and a handler whose binary is not there, which can do nothing.
+  std::string toml = "[runtimes.runc]\npath = \"runc\"\n[runtimes.gone]\npath = \"/nonexistent/berth-test-runtime\"\n";
+  const bool crun = ::access("/usr/bin/crun", X_OK) == 0;
+  if (crun) toml += "[runtimes.crun]\npath = \"/usr/bin/crun\"\n";
+  auto& cri = ready("pod", {.config_toml = toml});
   v1::StatusResponse r;
   ASSERT_OK(cri.status(&r));
   // The default handler ("") and every configured one.
-  ASSERT_GE(r.runtime_handlers_size(), 2);
+  ASSERT_EQ(r.runtime_handlers_size(), crun ? 4 : 3);
   EXPECT_EQ(r.runtime_handlers(0).name(), "");
-  bool has_runc = false;
+  std::set<std::string> names;
   for (const auto& h : r.runtime_handlers()) {
     SCOPED_TRACE(h.name());
-    has_runc = has_runc || h.name() == "runc";
+    names.insert(h.name());
+    if (h.name() == "gone") {
+      EXPECT_FALSE(h.features().recursive_read_only_mounts());
+      EXPECT_FALSE(h.features().user_namespaces());
+      continue;
+    }
     // This kernel has mount_setattr (5.12+): the runtime's rro, or berthd's own read-only copy.
     EXPECT_TRUE(h.features().recursive_read_only_mounts());
     // And id-mapped overlay layers (5.19+): pods may have user namespaces of their own.
     EXPECT_TRUE(h.features().user_namespaces());
   }
-  EXPECT_TRUE(has_runc);
+  EXPECT_TRUE(names.count("runc"));
+  EXPECT_TRUE(names.count("gone"));
+  EXPECT_EQ(names.count("crun"), crun ? 1u : 0u);
   EXPECT_TRUE(r.features().supplemental_groups_policy());
   EXPECT_FALSE(r.features().user_namespaces_host_network());
+  // A handler that can do nothing does not make Status fail: the runtime berthd runs is ready.
+  bool runtime_ready = false;
+  for (const auto& c : r.status().conditions())
+    if (c.type() == "RuntimeReady") runtime_ready = c.status();
+  EXPECT_TRUE(runtime_ready);
 }
 
 // Both ways berth honours it: the runtime's own `rro` (Debian's runc lists it in `runc features`)

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "../../container/container_linux_spec.h"
+#include "../../container/exec_helper.h"
 #include "berth/cgroups_path.h"
 #include "berth/container_spec.h"
 #include "berth/seccomp_profile.h"
@@ -235,6 +236,46 @@ TEST(ExecProcess, DamagedSpecIsAnErrorAndNeverThrows) {
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find("field 'process'"), std::string::npos) << r.status().message();
   }
+}
+
+// berth-exec's request comes from config.json read back from disk: a member of another type is an
+// error naming it (never an exception); a null one is absent, as the reader takes it.
+TEST(ExecHelperRequest, WrongTypedMembersAreErrorsNamingThem) {
+  const json good = {{"process", {{"args", {"sh"}}, {"cwd", "/"}, {"user", {{"uid", 0}, {"gid", 0}}}}}};
+  SeccompProgramCache seccomp;
+  auto request = [&](const json& spec) {
+    Result<std::string> r = internal_error("not run");
+    EXPECT_NO_THROW(r = exec_helper_request(spec, {"ls"}, {}, seccomp));
+    return r;
+  };
+  ASSERT_TRUE(request(good).ok()) << request(good).status().message();
+  struct Case {
+    const char* pointer;
+    json value;
+    const char* why;
+  } cases[] = {
+      {"/process/rlimits", json::array({5}), "field 'config.json process.rlimits[0]': type must be object, but is number"},
+      {"/process/user/umask", "022", "field 'config.json process.user.umask': type must be unsigned integer, but is string"},
+      {"/process/oomScoreAdj", "low", "field 'config.json process.oomScoreAdj': type must be integer, but is string"},
+      {"/process", "sh", "field 'process': type must be object, but is string"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.pointer);
+    json bad = good;
+    bad[json::json_pointer(c.pointer)] = c.value;
+    auto r = request(bad);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), Code::internal);
+    EXPECT_NE(r.status().message().find(c.why), std::string::npos) << r.status().message();
+  }
+  for (const char* pointer : {"/process/user/umask", "/process/oomScoreAdj", "/linux/seccomp"}) {
+    json absent = good;
+    absent[json::json_pointer(pointer)] = nullptr;
+    EXPECT_TRUE(request(absent).ok()) << pointer;
+  }
+  json linux = good;
+  linux["linux"] = 5;  // no seccomp section to compile
+  EXPECT_TRUE(request(linux).ok());
 }
 
 // A Localhost seccomp profile is a file from outside: its top-level members are checked.

@@ -83,5 +83,24 @@ TEST(JsonFields, FirstFailureWinsAcrossNestedReaders) {
   EXPECT_EQ(top.string("x", "fb"), "fb");  // a non-object reads as empty, never throws
 }
 
+// has() is what the optional reads see (null is absent); member() is any value that is there,
+// null included, for the caller to check. Neither records a failure.
+TEST(JsonFields, HasAndMemberTellAbsentFromNull) {
+  json j = json::parse(R"({"n":null,"s":"x","o":{}})");
+  JsonFields f(j);
+  EXPECT_FALSE(f.has("n"));
+  EXPECT_TRUE(f.has("s"));
+  EXPECT_FALSE(f.has("missing"));
+  ASSERT_NE(f.member("n"), nullptr);
+  EXPECT_TRUE(f.member("n")->is_null());
+  EXPECT_EQ(f.member("o"), &j["o"]);
+  EXPECT_EQ(f.member("missing"), nullptr);
+  EXPECT_TRUE(f.ok());
+  json not_object = 5;
+  JsonFields top(not_object);
+  EXPECT_FALSE(top.has("s"));
+  EXPECT_EQ(top.member("s"), nullptr);
+}
+
 }  // namespace
 }  // namespace berth

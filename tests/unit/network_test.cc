@@ -284,6 +284,68 @@ TEST(ResultCache, RoundTripFindAndChecksum) {
   EXPECT_FALSE(cache.find("abc", "eth0")->has_value());
 }
 
+// Cache files are read back from disk: an envelope member of another type makes the file
+// unreadable (an error naming it, or skipped by the sweep of container ids), never an exception.
+TEST(ResultCache, WrongTypedEnvelopeMembersAreErrorsAndNeverThrow) {
+  TempDir dir;
+  ResultCache cache(dir.path());
+  CacheEntry e{"abc", "eth0", "net1", json::parse(R"({"cniVersion":"1.0.0","name":"net1","plugins":[{"type":"bridge"}]})"), "K=V",
+               json::object(), "/run/netns/x", json()};
+  ASSERT_TRUE(cache.save(e).ok());
+  const json good = json::parse(berth::test::read_file(cache.path_of(e)));
+  struct Case {
+    const char* pointer;
+    json value;
+    const char* why;
+  } cases[] = {
+      {"/version", "1", "unknown format version"},
+      {"/sha256", 5, "checksum mismatch"},
+      {"/entry", "abc", "checksum mismatch"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.pointer);
+    json bad = good;
+    bad[json::json_pointer(c.pointer)] = c.value;
+    write_file(cache.path_of(e), bad.dump());
+    Result<std::optional<CacheEntry>> found = internal_error("not run");
+    EXPECT_NO_THROW(found = cache.find("abc", "eth0"));
+    ASSERT_FALSE(found.ok());
+    EXPECT_NE(found.status().message().find(c.why), std::string::npos) << found.status().message();
+  }
+  for (const json& entry : {json("abc"), json({{"containerId", 7}})}) {
+    json bad = good;
+    bad["entry"] = entry;
+    write_file(cache.path_of(e), bad.dump());
+    std::vector<std::string> ids;
+    EXPECT_NO_THROW(ids = cache.container_ids());
+    EXPECT_TRUE(ids.empty()) << entry.dump();
+  }
+  write_file(cache.path_of(e), good.dump());
+  EXPECT_EQ(cache.container_ids(), std::vector<std::string>{"abc"});
+}
+
+// A capability is asked for only with true: any other value, or capabilities that are not an
+// object, ask for nothing (and never throw).
+TEST(CapabilityArgs, OnlyATrueCapabilityIsAskedFor) {
+  const json offered = {{"portMappings", json::array()}, {"dns", json::object()}};
+  json rc;
+  EXPECT_NO_THROW(rc = runtime_config_for(json::parse(R"({"type":"x","capabilities":{"portMappings":"yes","dns":true}})"), offered));
+  EXPECT_EQ(rc, json({{"dns", json::object()}}));
+  EXPECT_TRUE(runtime_config_for(json::parse(R"({"type":"x","capabilities":5})"), offered).empty());
+  EXPECT_TRUE(runtime_config_for(json(5), offered).empty());
+  EXPECT_FALSE(wants_capability(json::parse(R"([{"type":"b","capabilities":{"bandwidth":"true"}}])"), "bandwidth"));
+  EXPECT_FALSE(wants_capability(json::parse(R"([5,{"capabilities":[]}])"), "bandwidth"));
+}
+
+// A list not parsed (as a default-constructed one) has no plugins rather than throwing.
+TEST(NetworkConfig, AnUnparsedListHasNoPlugins) {
+  NetworkConfigList none;
+  std::vector<std::string> types;
+  EXPECT_NO_THROW(types = none.plugin_types());
+  EXPECT_TRUE(types.empty());
+  EXPECT_TRUE(none.plugins().empty());
+}
+
 // A plugin script in a temp dir.
 class PluginExec : public ::testing::Test {
  protected:

@@ -1,5 +1,7 @@
 // The runtime handler table: "" is the default, an unknown handler is one error text naming the
-// request field and the known handlers, and each handler keeps its own binary and root.
+// request field and the known handlers, each handler keeps its own binary and root, and each
+// handler's features come from its own runtime (asked again only when its binary changes) and
+// the host.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -54,32 +56,136 @@ TEST(RuntimeFeatures, MountOptionsFromTheFeaturesDocument) {
   EXPECT_FALSE(runc11.has_mount_option("rro"));
   EXPECT_TRUE(runc11.has_mount_option("rbind"));
   EXPECT_TRUE(parse_runtime_features(R"({"mountOptions":["rro","ro"]})").has_mount_option("rro"));
-  for (const char* bad : {"", "not json", "[]", R"({"mountOptions":"rro"})", R"({"mountOptions":[1]})"}) {
+  for (const char* bad : {"", "not json", "[]", R"({"mountOptions":"rro"})", R"({"mountOptions":[1]})",
+                          R"({"linux":{"namespaces":"user"}})", R"({"linux":[]})"}) {
     auto f = parse_runtime_features(bad);
     EXPECT_FALSE(f.answered) << bad;
     EXPECT_FALSE(f.has_mount_option("rro")) << bad;
   }
 }
 
-// Asked once per binary, and again when the binary at the path is replaced.
-TEST(RuntimeFeatures, AskedAgainWhenTheBinaryChanges) {
+// A runtime that lists its namespaces joins a user namespace only when "user" is among them; one
+// that lists none (or has no `features`) is taken at its word as an OCI runtime.
+TEST(RuntimeFeatures, UserNamespacesFromTheListedNamespaces) {
+  EXPECT_TRUE(parse_runtime_features(R"({"linux":{"namespaces":["network","user"]}})").joins_user_namespace());
+  EXPECT_FALSE(parse_runtime_features(R"({"linux":{"namespaces":["network","pid"]}})").joins_user_namespace());
+  EXPECT_TRUE(parse_runtime_features(R"({"mountOptions":[]})").joins_user_namespace());
+}
+
+// A script standing in for a runtime: `features` prints `features` (or fails when it is empty),
+// `--version` answers; each run is counted in <dir>/runs.
+struct ScriptRuntime {
   test::TempDir dir;
-  const std::string bin = dir / "fake-runtime";
-  auto write = [&](const std::string& options) {
+  std::string bin = dir / "fake-runtime";
+
+  void write(const std::string& features) {
     std::filesystem::remove(bin);  // a new inode, as a package upgrade gives
-    std::ofstream(bin) << "#!/bin/sh\necho '{\"mountOptions\":[" + options + "]}'\n";
+    std::string on_features = features.empty() ? "echo 'unknown command features' >&2; exit 1" : "echo '" + features + "'";
+    std::ofstream(bin) << "#!/bin/sh\necho run >> " + (dir / "runs") + "\ncase \"$1\" in\n  features) " + on_features +
+                              " ;;\n  --version) echo 'fake-runtime version 1.0' ;;\n  *) exit 1 ;;\nesac\n";
     std::filesystem::permissions(bin, std::filesystem::perms::owner_all);
-  };
-  write("\"ro\"");
-  EXPECT_FALSE(runtime_features(bin).has_mount_option("rro"));
-  write("\"ro\",\"rro\"");
-  EXPECT_TRUE(runtime_features(bin).has_mount_option("rro"));
-  EXPECT_FALSE(runtime_features(dir / "missing").answered);
-  // A bare name (the default config's "runc") is looked up in PATH.
+  }
+  int runs() const {
+    std::ifstream in(dir / "runs");
+    int n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    return n;
+  }
+};
+
+RuntimeHandlers table_of(const std::string& binary, HostFeatures host = {.mount_setattr = true, .idmapped_overlay = true}) {
+  return RuntimeHandlers({{"runc", binary, "/run/berth/runtime/runc"}}, "runc", false, host);
+}
+
+// A handler whose binary is not there (or cannot run) advertises nothing, whatever the host can do.
+TEST(RuntimeHandlers, AHandlerWithoutItsBinaryCanDoNothing) {
+  test::TempDir dir;
+  std::ofstream(dir / "not-executable") << "#!/bin/sh\necho '{}'\n";
+  std::ofstream(dir / "does-not-run") << "#!/bin/sh\nexit 1\n";
+  std::filesystem::permissions(dir / "does-not-run", std::filesystem::perms::owner_all);
+  for (const std::string& binary : {dir / "missing", dir / "not-executable", dir / "does-not-run", std::string("no-such-runtime-in-path")}) {
+    SCOPED_TRACE(binary);
+    auto table = table_of(binary);
+    for (const char* handler : {"", "runc"}) {
+      HandlerFeatures f = table.features(handler);
+      EXPECT_FALSE(f.runtime_found);
+      EXPECT_FALSE(f.recursive_read_only_mounts);
+      EXPECT_FALSE(f.user_namespaces);
+      EXPECT_FALSE(f.rro_option);
+    }
+  }
+  EXPECT_FALSE(table_of(dir / "missing").features("kata").runtime_found);
+}
+
+// Asked once per binary, and again when the binary at the path is replaced; a call in between
+// runs nothing.
+TEST(RuntimeHandlers, FeaturesAreAskedAgainOnlyWhenTheBinaryChanges) {
+  ScriptRuntime rt;
+  rt.write(R"({"mountOptions":["ro"],"linux":{"namespaces":["network","user"]}})");
+  auto table = table_of(rt.bin);
+  HandlerFeatures f = table.features("");
+  EXPECT_TRUE(f.runtime_found);
+  EXPECT_FALSE(f.rro_option);  // berthd's own copy, then
+  EXPECT_TRUE(f.recursive_read_only_mounts);
+  EXPECT_TRUE(f.user_namespaces);
+  const int runs = rt.runs();
+  EXPECT_EQ(runs, 1);
+  RuntimeHandlers copy = table;  // copies share the answers
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(table.features("runc").runtime_found);
+    EXPECT_TRUE(copy.features("runc").runtime_found);
+  }
+  EXPECT_EQ(rt.runs(), runs);
+
+  rt.write(R"({"mountOptions":["ro","rro"],"linux":{"namespaces":["network"]}})");
+  f = table.features("runc");
+  EXPECT_TRUE(f.rro_option);
+  EXPECT_TRUE(f.recursive_read_only_mounts);
+  EXPECT_FALSE(f.user_namespaces) << "this runtime says it cannot join a user namespace";
+  EXPECT_EQ(copy.features("runc").rro_option, true);
+  EXPECT_EQ(rt.runs(), runs + 1);
+
+  // crun 1.8 has no `features`: a runtime still (its --version answers), without rro of its own.
+  rt.write("");
+  f = table.features("runc");
+  EXPECT_TRUE(f.runtime_found);
+  EXPECT_FALSE(f.rro_option);
+  EXPECT_TRUE(f.recursive_read_only_mounts);
+  EXPECT_TRUE(f.user_namespaces);
+
+  std::filesystem::remove(rt.bin);
+  f = table.features("runc");
+  EXPECT_FALSE(f.runtime_found);
+  EXPECT_FALSE(f.recursive_read_only_mounts);
+  EXPECT_FALSE(f.user_namespaces);
+}
+
+// What the host cannot do, no handler can: rro (either way) needs mount_setattr, user namespaces
+// the id-mapped overlay berthd probed at start.
+TEST(RuntimeHandlers, TheHostLimitsEveryHandler) {
+  ScriptRuntime rt;
+  rt.write(R"({"mountOptions":["rro"],"linux":{"namespaces":["user"]}})");
+  HandlerFeatures f = table_of(rt.bin, {.mount_setattr = false, .idmapped_overlay = false}).features("");
+  EXPECT_TRUE(f.runtime_found);
+  EXPECT_TRUE(f.rro_option);
+  EXPECT_FALSE(f.rro_copy);
+  EXPECT_FALSE(f.recursive_read_only_mounts);
+  EXPECT_FALSE(f.user_namespaces);
+  f = table_of(rt.bin, {.mount_setattr = true, .idmapped_overlay = false}).features("");
+  EXPECT_TRUE(f.recursive_read_only_mounts);
+  EXPECT_FALSE(f.user_namespaces);
+}
+
+// A bare name (the default config's "runc") is looked up in PATH.
+TEST(RuntimeHandlers, ABareNameIsLookedUpInPath) {
+  ScriptRuntime rt;
+  rt.write(R"({"mountOptions":["rro"]})");
   std::string path = getenv("PATH") ? getenv("PATH") : "";
-  setenv("PATH", (dir.path() + ":" + path).c_str(), 1);
-  EXPECT_TRUE(runtime_features("fake-runtime").has_mount_option("rro"));
+  setenv("PATH", (rt.dir.path() + ":" + path).c_str(), 1);
+  HandlerFeatures f = table_of("fake-runtime").features("");
   setenv("PATH", path.c_str(), 1);
+  EXPECT_TRUE(f.runtime_found);
+  EXPECT_TRUE(f.rro_option);
 }
 
 }  // namespace

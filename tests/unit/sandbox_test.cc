@@ -7,6 +7,7 @@
 #include <functional>
 #include <sstream>
 
+#include "../../sandbox/pause_launch.h"
 #include "../../sandbox/pause_spec.h"
 #include "../../sandbox/pod_resources.h"
 #include "berth/cgroup_limits.h"
@@ -149,6 +150,86 @@ TEST(Records, WrongTypedMembersAreErrorsNamingThemAndNeverThrow) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("field 'user.uid': type must be unsigned integer, but is string"), std::string::npos)
       << bad.status().message();
+}
+
+// The envelope every record shares: a version or checksum of another type is the file's error,
+// never an exception.
+TEST(Records, AWrongTypedVersionOrChecksumIsAnError) {
+  test::TempDir dir;
+  SandboxCheckpoint cp;
+  cp.id = "s2";
+  cp.name = "web";
+  ASSERT_TRUE(write_checkpoint(dir.path(), cp).ok());
+  const std::string path = checkpoint_path(dir.path(), "s2");
+  const nlohmann::json good = record_json(path);
+  struct Case {
+    const char* key;
+    nlohmann::json value;
+    const char* why;
+  } cases[] = {
+      {"version", "1", "unsupported version \"1\""},
+      {"version", nullptr, "unsupported version null"},
+      {"version", 1.5, "unsupported version 1.5"},
+      {"checksum", 5, "no checksum"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.key + (" = " + c.value.dump()));
+    nlohmann::json j = good;
+    j[c.key] = c.value;
+    { std::ofstream(path) << j.dump(); }
+    Result<SandboxCheckpoint> r = internal_error("not run");
+    EXPECT_NO_THROW(r = read_checkpoint(path));
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find(c.why), std::string::npos) << r.status().message();
+  }
+}
+
+// The pause's spec (build_pause_spec's) is read through JsonFields: a member of another type is
+// INTERNAL naming the field, and what only the runtime applies is UNIMPLEMENTED, both before
+// anything is made (no cgroup, no launcher run: the launcher here does not exist).
+TEST(PauseLaunch, ASpecThatDoesNotReadIsAnErrorNamingTheField) {
+  using nlohmann::json;
+  const json spec = {{"ociVersion", "1.0.2"},
+                     {"process", {{"user", {{"uid", 0}, {"gid", 0}}}, {"args", {"/pause"}}, {"cwd", "/"}, {"noNewPrivileges", true}}},
+                     {"root", {{"path", "/nonexistent/rootfs"}, {"readonly", true}}},
+                     {"mounts", json::array({{{"destination", "/dev/shm"}, {"source", "/nonexistent/shm"}}, {{"destination", "/proc"}}})},
+                     {"linux", {{"namespaces", json::array({{{"type", "pid"}}})}, {"cgroupsPath", "/berth-unit-pause-launch/x"}}}};
+  struct Case {
+    const char* pointer;
+    json value;
+    Code code;
+    const char* why;
+  } cases[] = {
+      {"/process/args", 5, Code::internal, "field 'pause spec.process.args': type must be array, but is number"},
+      {"/process/user/uid", -1, Code::internal, "field 'pause spec.process.user.uid': integer -1 out of range"},
+      {"/process/oomScoreAdj", "low", Code::internal, "field 'pause spec.process.oomScoreAdj': type must be integer, but is string"},
+      {"/mounts/0/destination", 1, Code::internal, "field 'pause spec.mounts[0].destination': type must be string, but is number"},
+      {"/linux/namespaces/0/type", nullptr, Code::internal, "field 'pause spec.linux.namespaces[0].type': type must be string, but is null"},
+      {"/linux/sysctl", json({{"net.core.somaxconn", 5}}), Code::internal, "field 'pause spec.linux.sysctl.net.core.somaxconn'"},
+      {"/root", "/", Code::internal, "field 'pause spec.root': type must be object, but is string"},
+      {"/process/capabilities", json({{"bounding", {"CAP_KILL"}}}), Code::unimplemented, "capabilities"},
+      {"/root/readonly", false, Code::unimplemented, "a writable root"},
+  };
+  SeccompProgramCache seccomp;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.pointer);
+    json bad = spec;
+    bad[json::json_pointer(c.pointer)] = c.value;
+    Result<pid_t> r = internal_error("not run");
+    EXPECT_NO_THROW(r = launch_pause("/nonexistent/berth-pause-launch", bad, false, seccomp));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), c.code) << r.status().message();
+    EXPECT_NE(r.status().message().find(c.why), std::string::npos) << r.status().message();
+  }
+  json no_cgroup = spec;
+  no_cgroup["linux"].erase("cgroupsPath");
+  auto r = launch_pause("/nonexistent/berth-pause-launch", no_cgroup, false, seccomp);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("field 'pause spec.linux.cgroupsPath': missing"), std::string::npos) << r.status().message();
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/sys/fs/cgroup", ec))
+    EXPECT_FALSE(std::filesystem::exists(e.path() / "berth-unit-pause-launch")) << e.path();
+  EXPECT_FALSE(std::filesystem::exists("/sys/fs/cgroup/berth-unit-pause-launch"));
 }
 
 // UpdatePodSandboxResources: the overhead adds to each limit the resources set; fields are checked

@@ -301,6 +301,18 @@ TEST(TerminalSize, StreamOfObjects) {
   EXPECT_EQ(b[0].height, 2);
 }
 
+// A client's resize message is outside input: a size of another type, out of range, or null is
+// skipped, and the other member of the message still counts.
+TEST(TerminalSize, MembersThatDoNotReadAreSkipped) {
+  TerminalSizeDecoder d;
+  for (const char* bad : {R"({"Width":-1,"Height":70000})", R"({"width":1.5,"height":null})", R"({"WIDTH":"80"})"})
+    EXPECT_TRUE(d.feed(bad).empty()) << bad;
+  auto sizes = d.feed(R"({"Width":true,"Height":30})");
+  ASSERT_EQ(sizes.size(), 1u);
+  EXPECT_EQ(sizes[0].height, 30);
+  EXPECT_EQ(sizes[0].width, 0);
+}
+
 // Exec sessions that run until their client leaves: no output, no exit.
 class IdleBackend : public StreamingBackend {
  public:

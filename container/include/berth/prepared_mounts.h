@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/runtime_handlers.h"
 #include "berth/status.h"
 #include "berth/user_namespace.h"
 
@@ -25,7 +26,9 @@ enum class RecursiveReadOnly {
 // Whether this kernel has mount_setattr(2) (5.12+); asked once.
 bool kernel_has_mount_setattr();
 
-RecursiveReadOnly recursive_read_only_mode(bool runtime_has_rro_option);
+// From the handler table's entry for the container's handler: the runtime's own `rro` where it
+// lists it, else berthd's copy; neither without mount_setattr (the runtime's rro is that call too).
+RecursiveReadOnly recursive_read_only_mode(const HandlerFeatures& handler);
 
 // A copy of `source` (a directory or a file, with everything mounted below it) at `target`:
 // read-only in every mount when `read_only`, id-mapped through `uids`/`gids` when they are given.

@@ -34,6 +34,13 @@ class JsonFields {
   JsonFields nested(const nlohmann::json& object, const std::string& name);
   JsonFields nested(nlohmann::json&&, const std::string&) = delete;
 
+  // Whether an optional member is there to read: present and not null (the optional reads below
+  // give their fallback otherwise).
+  bool has(const char* key) const { return find(key) != nullptr; }
+  // A member of any type, null included, for a value the caller checks itself (one written in
+  // more than one form, a subtree passed on as it is): nullptr only when absent.
+  const nlohmann::json* member(const char* key) const;
+
   // Optional members: absent or null gives the fallback, another type the fallback and an error.
   std::string string(const char* key, std::string fallback = "");
   bool boolean(const char* key, bool fallback);

@@ -1,22 +1,33 @@
-// What an OCI runtime says it can do (`<runtime> features`, runc 1.1+, crun 1.9+): the mount
-// options it knows, so berth uses a runtime's own `rro` where it has one. Asked once per binary
-// and again when the binary at that path changes (another inode, size or mtime).
+// What an OCI runtime binary says it can do: `<runtime> features` (runc 1.1+, crun 1.9+) gives
+// the mount options it knows (berth uses a runtime's own `rro` where it has one) and the
+// namespaces it handles; a runtime without that command (crun 1.8, Debian 12's) is asked its
+// `--version` instead, to tell a runtime from a binary that does not run. The cache of the
+// answers, one per handler, is the handler table's (runtime_handlers.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace berth {
 
 struct RuntimeFeatures {
-  bool answered = false;  // false: the runtime has no `features` command or its answer did not read
+  bool responds = false;  // the binary answered `features` or, failing that, `--version`
+  bool answered = false;  // `features` printed a document that reads
   std::vector<std::string> mount_options;
-  bool has_mount_option(const std::string& option) const;
-};
+  std::optional<std::vector<std::string>> namespaces;  // linux.namespaces, when the document lists them
 
-RuntimeFeatures runtime_features(const std::string& binary);
+  bool has_mount_option(const std::string& option) const;
+  // Whether the runtime can join a user namespace by path, with the spec's mappings: listed, or,
+  // for a runtime that lists no namespaces, assumed (runc and crun both can; it is all berth asks).
+  bool joins_user_namespace() const;
+};
 
 // The features document as the runtime prints it (a parameter for tests).
 RuntimeFeatures parse_runtime_features(const std::string& json_text);
+
+// Runs `binary` (a path) with `features`, then, when that fails, with `--version`; each bounded
+// by a timeout. Execs: the table calls it at start and when the binary changed, never per call.
+RuntimeFeatures ask_runtime_features(const std::string& binary);
 
 }  // namespace berth

@@ -4,9 +4,10 @@
 #pragma once
 
 #include <mutex>
+#include <optional>
 #include <string>
 
-#include <sys/types.h>
+#include "berth/file_identity.h"
 
 namespace berth {
 
@@ -23,19 +24,11 @@ class RuntimeProbe {
   RuntimeProbeResult check();
 
  private:
-  struct Identity {
-    dev_t dev = 0;
-    ino_t ino = 0;
-    off_t size = 0;
-    long mtime_ns = 0;
-    bool operator==(const Identity&) const = default;
-  };
-
   std::string configured_;
   std::mutex mu_;
   bool probed_ = false;
   std::string last_path_;
-  Identity last_id_;
+  std::optional<FileIdentity> last_id_;
   RuntimeProbeResult last_;
 };
 

@@ -115,8 +115,6 @@ class SandboxManager {
   // Undoes the sandboxes a crash left half made (the slow part of recovery: runtime, CNI); run
   // once berthd serves. A sandbox whose undo fails stays listed NOTREADY for Stop/Remove to finish.
   void finish_recovery();
-  // ok when pods may have user namespaces of their own; otherwise why not.
-  const Status& user_namespaces() const;
 
   Result<std::string> run(const runtime::v1::PodSandboxConfig& config, const std::string& runtime_handler);
   // Stop and remove run `containers` first (after which no container can join the pod). Both are
