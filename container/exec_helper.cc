@@ -73,8 +73,12 @@ Result<ExecHelperBinary> ExecHelperBinary::load(const std::string& path) {
     if (n < 0) return errno_status(errno, "exec helper: copy " + path);
     if (n == 0) break;
   }
+  // F_SEAL_FUTURE_WRITE rather than F_SEAL_WRITE: the latter waits for every page's extra
+  // references to go and fails with EBUSY when one freshly written page still sits in another
+  // CPU's LRU batch (seen under ASan load). Nothing maps this file yet, so forbidding writes from
+  // now on seals the same bytes.
   if (::fchmod(mem.get(), 0555) != 0 ||
-      ::fcntl(mem.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
+      ::fcntl(mem.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) != 0)
     return errno_status(errno, "exec helper: seal the copy of " + path);
   b.fd_ = std::move(mem);
   return b;
