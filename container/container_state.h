@@ -13,7 +13,7 @@
 
 #include "berth/container_manager.h"
 #include "berth/container_record.h"
-#include "berth/cri_api.h"
+#include "berth/cri_messages.h"
 #include "berth/monitor.h"
 #include "berth/monitor_watcher.h"
 #include "berth/name_reservations.h"

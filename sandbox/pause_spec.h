@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "berth/cri_api.h"
+#include "berth/cri_messages.h"
 #include "berth/status.h"
 #include "berth/user_namespace.h"
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "berth/cgroup_limits.h"
-#include "berth/cri_api.h"
+#include "berth/cri_messages.h"
 #include "berth/status.h"
 
 namespace berth {

@@ -2,6 +2,8 @@
 // client joins the container's stdio through its monitor; detaching never stops the container.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/container_manager.h"
+#include "berth/streaming_server.h"
 #include "stream_checks.h"
 
 namespace berth {

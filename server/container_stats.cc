@@ -2,6 +2,7 @@
 // the kernel keeps it), the writable layer and cpu rates, from StatsCollector (no exec per container).
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/stats_collector.h"
 #include "stream_batches.h"
 
 namespace berth {

@@ -1,6 +1,7 @@
 // ContainerStatus: from memory; verbose adds the pid and the OCI spec in info["info"].
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/container_manager.h"
 
 namespace berth {
 

@@ -3,6 +3,8 @@
 #include "request_checks.h"
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/container_manager.h"
+#include "berth/streaming_server.h"
 #include "stream_checks.h"
 
 namespace berth {

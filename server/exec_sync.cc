@@ -3,6 +3,8 @@
 #include "request_checks.h"
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/container_manager.h"
+#include "call_limits.h"
 
 namespace berth {
 

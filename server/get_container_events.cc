@@ -6,6 +6,8 @@
 
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/event_hub.h"
+#include "call_limits.h"
 
 namespace berth {
 

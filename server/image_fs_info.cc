@@ -1,6 +1,7 @@
 // ImageFsInfo: bytes and inodes of the image store and of the containers' writable layers.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/image_manager.h"
 
 namespace berth {
 

@@ -3,6 +3,7 @@
 #include "image_to_cri.h"
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/image_manager.h"
 
 namespace berth {
 

@@ -1,7 +1,7 @@
 // ImageRecord -> CRI Image, shared by ImageStatus and ListImages.
 #pragma once
 
-#include "berth/cri_api.h"
+#include "berth/cri_messages.h"
 #include "berth/image_manager.h"
 
 namespace berth {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "berth/container_manager.h"
-#include "berth/cri_api.h"
+#include "berth/cri_messages.h"
 #include "berth/event_hub.h"
 #include "berth/sandbox_manager.h"
 

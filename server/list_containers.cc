@@ -2,6 +2,7 @@
 // prefix and labels.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/container_manager.h"
 #include "stream_batches.h"
 
 namespace berth {

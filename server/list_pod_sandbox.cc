@@ -1,6 +1,7 @@
 // ListPodSandbox and StreamPodSandboxes: from memory, filtered by id prefix, state and labels.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/sandbox_manager.h"
 #include "stream_batches.h"
 
 namespace berth {

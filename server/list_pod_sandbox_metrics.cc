@@ -2,6 +2,7 @@
 // ListMetricDescriptors) of every ready pod and its running containers, block IO and PSI included.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/stats_collector.h"
 #include "stream_batches.h"
 
 namespace berth {

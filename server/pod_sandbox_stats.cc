@@ -3,6 +3,7 @@
 // from StatsCollector.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/stats_collector.h"
 #include "stream_batches.h"
 
 namespace berth {

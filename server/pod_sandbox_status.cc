@@ -1,6 +1,7 @@
 // PodSandboxStatus: from memory; verbose adds pid, netns path, checkpoint path and the OCI spec.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/sandbox_manager.h"
 
 namespace berth {
 

@@ -3,6 +3,8 @@
 // host's for host-network pods).
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/sandbox_manager.h"
+#include "berth/streaming_server.h"
 
 namespace berth {
 

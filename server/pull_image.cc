@@ -6,6 +6,8 @@
 #include "berth/image_manager.h"
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/metrics_registry.h"
+#include "call_limits.h"
 
 namespace berth {
 

@@ -1,6 +1,8 @@
 // RemoveContainer: kills a running container first; idempotent, and an unknown id succeeds.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/container_manager.h"
+#include "call_limits.h"
 
 namespace berth {
 

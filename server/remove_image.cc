@@ -1,6 +1,7 @@
 // RemoveImage: by id, tag or digest; one tag of several only untags; unknown images succeed.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/image_manager.h"
 
 namespace berth {
 

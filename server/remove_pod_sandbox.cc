@@ -2,6 +2,10 @@
 // running ones), stops the sandbox when needed and removes it; idempotent; an unknown id succeeds.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/container_manager.h"
+#include "berth/sandbox_manager.h"
+#include "call_limits.h"
+#include "lifecycle_events.h"
 
 namespace berth {
 

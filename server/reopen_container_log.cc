@@ -2,6 +2,7 @@
 // the call returns once the new file exists; a container that is not running is an error.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/container_manager.h"
 
 namespace berth {
 

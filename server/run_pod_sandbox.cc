@@ -3,6 +3,10 @@
 #include "request_checks.h"
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/metrics_registry.h"
+#include "berth/sandbox_manager.h"
+#include "call_limits.h"
+#include "lifecycle_events.h"
 
 namespace berth {
 

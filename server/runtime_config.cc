@@ -1,6 +1,7 @@
 // RuntimeConfig: tells the kubelet which cgroup driver berth uses, so the two agree.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/config.h"
 
 namespace berth {
 

@@ -5,6 +5,10 @@
 #include "berth/runtime_handlers.h"
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/cni_manager.h"
+#include "berth/config.h"
+#include "berth/runtime_probe.h"
+#include "berth/streaming_server.h"
 
 namespace berth {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "berth/cni_manager.h"
-#include "berth/cri_api.h"
+#include "berth/cri_messages.h"
 #include "berth/image_manager.h"
 #include "berth/sandbox_manager.h"
 

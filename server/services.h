@@ -2,25 +2,30 @@
 // (version.cc, runtime_status.cc, ...); rpcs no issue has built yet are in unimplemented.cc.
 #pragma once
 
-#include <grpcpp/grpcpp.h>
-
 #include <functional>
 
-#include "berth/config.h"
-#include "lifecycle_events.h"
-#include "berth/container_manager.h"
-#include "berth/event_hub.h"
-#include "berth/image_manager.h"
-#include "berth/cni_manager.h"
-#include "berth/sandbox_manager.h"
-#include "berth/metrics_registry.h"
-#include "berth/runtime_probe.h"
-#include "berth/stats_collector.h"
-#include "berth/streaming_server.h"
 #include "berth/cri_api.h"
-#include "call_limits.h"
 
 namespace berth {
+
+// ServiceContext holds references only: each handler includes the headers of what it uses, so it
+// is compiled with the managers it calls, not with every one.
+
+struct Config;
+class RuntimeHandlers;
+class RuntimeProbe;
+class MetricsRegistry;
+class HistogramFamily;
+template <class Event>
+class EventHub;
+class LifecycleEvents;
+class ImageManager;
+class SandboxManager;
+class CniManager;
+class ContainerManager;
+class StatsCollector;
+class StreamingServer;
+class CallLimits;
 
 namespace v1 = runtime::v1;
 

@@ -1,6 +1,8 @@
 // StartContainer: a start that fails leaves the container EXITED with the reason and message.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/container_manager.h"
+#include "call_limits.h"
 
 namespace berth {
 

@@ -2,6 +2,8 @@
 // unknown id succeeds.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/container_manager.h"
+#include "call_limits.h"
 
 namespace berth {
 

@@ -3,6 +3,10 @@
 // idempotent; an unknown id succeeds.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/container_manager.h"
+#include "berth/sandbox_manager.h"
+#include "call_limits.h"
+#include "lifecycle_events.h"
 
 namespace berth {
 

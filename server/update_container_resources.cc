@@ -1,6 +1,7 @@
 // UpdateContainerResources: applied through the runtime's update and kept in the record.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/container_manager.h"
 
 namespace berth {
 

@@ -2,6 +2,7 @@
 // limits, recorded in its checkpoint.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/sandbox_manager.h"
 
 namespace berth {
 

@@ -2,6 +2,7 @@
 // verbose Status). CNI plugins keep their own IPAM ranges, as with containerd.
 #include "rpc_scope.h"
 #include "services.h"
+#include "berth/cni_manager.h"
 
 namespace berth {
 

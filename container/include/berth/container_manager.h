@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "berth/runtime_handlers.h"
-#include "berth/cri_api.h"
+#include "berth/cri_messages.h"
 #include "berth/status.h"
 #include "berth/unique_fd.h"
 

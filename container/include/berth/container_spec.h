@@ -12,7 +12,7 @@
 
 #include "berth/container_mounts.h"
 #include "berth/container_process.h"
-#include "berth/cri_api.h"
+#include "berth/cri_messages.h"
 #include "berth/status.h"
 #include "berth/user_namespace.h"
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "berth/cri_api.h"
+#include "berth/cri_messages.h"
 #include "berth/seccomp_profile.h"
 
 namespace berth {

@@ -15,7 +15,7 @@
 
 #include "berth/pod_user_namespace.h"
 #include "berth/runtime_handlers.h"
-#include "berth/cri_api.h"
+#include "berth/cri_messages.h"
 #include "berth/status.h"
 
 namespace berth {

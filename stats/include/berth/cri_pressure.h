@@ -3,7 +3,7 @@
 #pragma once
 
 #include "berth/cgroup_pressure.h"
-#include "berth/cri_api.h"
+#include "berth/cri_messages.h"
 
 namespace berth {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "berth/cri_api.h"
+#include "berth/cri_messages.h"
 #include "berth/status.h"
 
 namespace berth {
