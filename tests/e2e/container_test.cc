@@ -359,7 +359,7 @@ TEST_F(Containers, ResourcesAreAppliedAndUpdatedLive) {
   r->set_cpu_period(100000);
   r->set_memory_limit_in_bytes(64 << 20);
   std::string id = run(c);
-  std::string cg = "/berth-test-pods/" + id;
+  std::string cg = test_cgroup_parent() + "/" + id;
   const bool v2 = host_cgroup_v2();
   // v1 files, or v2's: 256 shares are weight 10, a quota is "<quota> <period>" in cpu.max.
   auto shares = [&] { return read_file(host_cgroup_file(cg, "cpu", "cpu.shares", "cpu.weight")); };

@@ -215,7 +215,7 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
   EXPECT_EQ(::access(nested_socket.c_str(), F_OK), -1) << "the nested berthd left its socket";
   EXPECT_TRUE(mounts_below(volume.path()).empty());
   EXPECT_TRUE(mounts_below(socket_dir.path()).empty());
-  EXPECT_EQ(host_leftovers({.root = outer.root(), .state = outer.state(), .cgroup_parent = "/berth-test-pods", .images_removed = true}),
+  EXPECT_EQ(host_leftovers({.root = outer.root(), .state = outer.state(), .cgroup_parent = test_cgroup_parent(), .images_removed = true}),
             std::vector<std::string>{});
 }
 

@@ -282,7 +282,7 @@ TEST_F(Sandboxes, SecurityContextUserResourcesAndLocalhostSeccomp) {
   EXPECT_NE(st.find("Groups:	77"), std::string::npos) << st;
   EXPECT_NE(st.find("Seccomp:	2"), std::string::npos) << st;
   EXPECT_NE(st.find("NoNewPrivs:	1"), std::string::npos) << st;
-  const std::string cg = "/berth-test-pods/" + id;
+  const std::string cg = test_cgroup_parent() + "/" + id;
   EXPECT_EQ(read_file(host_cgroup_file(cg, "memory", "memory.limit_in_bytes", "memory.max")), std::to_string(80 << 20) + "\n");
   // 512 shares are weight 20 on v2 (runc's and crun's conversion).
   EXPECT_EQ(read_file(host_cgroup_file(cg, "cpu", "cpu.shares", "cpu.weight")), host_cgroup_v2() ? "20\n" : "512\n");
@@ -310,7 +310,7 @@ TEST_F(Sandboxes, CheckpointIsValidAndACorruptOneIsQuarantined) {
     ASSERT_TRUE(cp.ok()) << cp.status().message();
     EXPECT_EQ(cp->name, "cp-pod");
     EXPECT_EQ(cp->netns_path, state + "/netns/" + id);
-    EXPECT_EQ(cp->cgroup_parent, "/berth-test-pods");
+    EXPECT_EQ(cp->cgroup_parent, test_cgroup_parent());
     EXPECT_EQ(cp->runtime_handler, "runc");
     // A second checkpoint that is corrupt: one changed byte breaks its checksum.
     std::string text = read_file(root + "/sandboxes/" + id + ".json");
@@ -353,7 +353,7 @@ TEST_F(Sandboxes, StopThenRemoveLeaveNothing) {
   std::string id;
   ASSERT_TRUE(run_pod(d, pod("gone-pod"), &id).ok());
   int pid = pause_pid(d, id);
-  std::string cg = host_cgroup_dir("/berth-test-pods/" + id, "memory");
+  std::string cg = host_cgroup_dir(test_cgroup_parent() + "/" + id, "memory");
   EXPECT_TRUE(fs::exists(cg));
   ASSERT_TRUE(stop(d, id).ok());
   EXPECT_EQ(status(d, id).status().state(), v1::SANDBOX_NOTREADY);

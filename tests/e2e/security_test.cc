@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 // Every line of the census, for comparing the host before and after a refused request.
 std::set<std::string> census(DaemonProcess& d) {
-  auto lines = host_leftovers({d.root(), d.state(), "/berth-test-pods", d.network(), false});
+  auto lines = host_leftovers({d.root(), d.state(), test_cgroup_parent(), d.network(), false});
   return {lines.begin(), lines.end()};
 }
 

@@ -11,15 +11,17 @@
 
 namespace berth::test {
 
+std::string test_cgroup_parent() { return "/berth-test-pods/t" + std::to_string(::getpid()); }
+
 v1::PodSandboxConfig test_pod(const std::string& name) {
   v1::PodSandboxConfig c;
   c.mutable_metadata()->set_name(name);
   c.mutable_metadata()->set_namespace_("berth-test");
   c.mutable_metadata()->set_uid("uid-" + name);
   c.set_hostname(name);
-  c.set_log_directory("/tmp/berth-test-logs/" + name);
+  c.set_log_directory("/tmp/berth-test-logs/" + std::to_string(::getpid()) + "/" + name);
   (*c.mutable_labels())["app"] = name;
-  c.mutable_linux()->set_cgroup_parent("/berth-test-pods");
+  c.mutable_linux()->set_cgroup_parent(test_cgroup_parent());
   c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_pid(v1::CONTAINER);
   return c;
 }
@@ -242,15 +244,20 @@ void DaemonTest::TearDown() {
     for (std::string id; std::getline(ids, id);)
       if (!id.empty()) shell("runc --root " + root + " delete -f " + id + " 2>/dev/null");
   }
-  // Cgroups of pods whose processes are gone (runc cannot remove a cgroup while a killed process
-  // in it waits to be reaped by pid 1), then the test parent itself.
+  // Cgroups of this process's pods whose processes are gone (runc cannot remove a cgroup while a
+  // killed process in it waits to be reaped by pid 1), then its parent, and the shared one above
+  // it when no other test uses it any more.
   for (const std::string& root : host_cgroup_roots()) {
-    std::string parent = root + "/berth-test-pods";
+    std::string parent = root + test_cgroup_parent();
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(parent, ec))
       if (e.is_directory()) ::rmdir(e.path().c_str());
     ::rmdir(parent.c_str());
+    ::rmdir((root + "/berth-test-pods").c_str());
   }
+  std::error_code ec;
+  std::filesystem::remove_all("/tmp/berth-test-logs/" + std::to_string(::getpid()), ec);
+  ::rmdir("/tmp/berth-test-logs");
 }
 
 }  // namespace berth::test

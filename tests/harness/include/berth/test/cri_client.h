@@ -16,7 +16,11 @@ namespace berth::test {
 
 namespace v1 = runtime::v1;
 
-// A pod config in the test namespace, under the /berth-test-pods cgroup parent.
+// The cgroup parent of this test process's pods, "/berth-test-pods/t<pid>": ctest runs tests in
+// parallel, and a census or cleanup of the parent must see only this test's pods.
+std::string test_cgroup_parent();
+// A pod config in the test namespace, under test_cgroup_parent(), with its logs in a directory of
+// this test process's own.
 v1::PodSandboxConfig test_pod(const std::string& name);
 // A container config running `cmd` (through /bin/sh -c when `shell`) from `image`, logging to
 // <name>.log in the pod's log directory.

@@ -14,7 +14,7 @@ bool host_cgroup_v2();
 // The root of every hierarchy: {"/sys/fs/cgroup"} on v2, each controller's (and unified's) on v1.
 std::vector<std::string> host_cgroup_roots();
 
-// The host dir of cgroup `path` ("/berth-test-pods/<id>"): in `v1_controller`'s hierarchy on v1.
+// The host dir of cgroup `path` ("/berth-test-pods/t<pid>/<id>"): in `v1_controller`'s hierarchy on v1.
 std::string host_cgroup_dir(const std::string& path, const std::string& v1_controller);
 
 // One of its files: `v1_file` ("memory.limit_in_bytes") on v1, `v2_file` ("memory.max") on v2.
