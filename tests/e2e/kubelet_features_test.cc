@@ -15,6 +15,7 @@
 #include <set>
 
 #include "berth/test/cri_client.h"
+#include "berth/test/host_leftovers.h"
 #include "pod_fixture.h"
 
 namespace berth::test {
@@ -49,21 +50,6 @@ std::string cap_line(const std::string& status, const std::string& key) {
   std::string v = status.substr(at + key.size() + 1, end - at - key.size() - 1);
   v.erase(0, v.find_first_not_of(" \t"));
   return v;
-}
-
-// Host processes whose command line is `cmdline` (NUL-separated, as /proc has it); zombies have
-// none, so they are found by name and state instead.
-int host_processes(const std::string& cmdline, const std::string& comm) {
-  int n = 0;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    std::string name = e.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string text = read_file(e.path() / "cmdline");
-    std::string stat = read_file(e.path() / "stat");
-    bool zombie = stat.find("(" + comm + ") Z") != std::string::npos;
-    if (text == cmdline || zombie) ++n;
-  }
-  return n;
 }
 
 TEST_F(KubeletFeatures, StatusAdvertisesEveryHandlerAndWhatItCanDo) {
@@ -217,13 +203,13 @@ TEST_F(KubeletFeatures, AllCapabilitiesAreWhatBerthdCanGrant) {
 TEST_F(KubeletFeatures, ExecSyncTimeoutLeavesNoProcess) {
   auto& cri = ready();
   std::string id = run(shell_container("probe", "sleep 1000"));
-  const std::string cmdline = std::string("sleep\0" "4321\0", 11);
-  ASSERT_EQ(host_processes(cmdline, "sleep"), 0);
+  const std::vector<std::string> command{"sleep", "4321"};
+  ASSERT_EQ(host_processes_running(command), std::vector<std::string>{});
   v1::ExecSyncResponse r;
   grpc::Status s = cri.exec_sync(id, {"sleep", "4321"}, &r, 1);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
   EXPECT_NE(s.error_message().find("the command was killed"), std::string::npos) << s.error_message();
-  EXPECT_EQ(host_processes(cmdline, "sleep"), 0);
+  EXPECT_EQ(host_processes_running(command), std::vector<std::string>{});
 }
 
 // CDI devices as a device plugin or DRA driver hands them over: spec files (JSON and YAML) expose

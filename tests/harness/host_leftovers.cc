@@ -8,8 +8,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
+#include "berth/test/cri_client.h"
 #include "berth/test/helper_process.h"
 #include "berth/test/host_cgroup.h"
 #include "berth/test/temp_dir.h"
@@ -73,6 +75,37 @@ bool of_scope(int pid, const std::string& cmd, const LeftoverScope& s) {
   return names_dirs && (s.nested_in_pid <= 0 || pid_namespace(pid) == pid_namespace(s.nested_in_pid));
 }
 
+// "<pid> (<comm>) <state> <ppid> ...": comm may hold spaces and parentheses, so split at the last ')'.
+struct ProcStat {
+  std::string comm;
+  char state = 0;
+  int ppid = 0;
+};
+std::optional<ProcStat> proc_stat(int pid) {
+  std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  size_t open = stat.find('('), close = stat.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close + 2 >= stat.size()) return std::nullopt;
+  ProcStat s{stat.substr(open + 1, close - open - 1), stat[close + 2], 0};
+  std::istringstream rest(stat.substr(close + 3));
+  rest >> s.ppid;
+  return s;
+}
+
+// Whether a zombie is this test's: its parent is a process of one of this test's pods (a
+// container's init that does not reap), or descends from this test process (berthd, a monitor, a
+// runtime it ran). Other tests running at the same time leave zombies of the same name.
+bool zombie_of_this_test(int ppid) {
+  std::string cgroups = read_file("/proc/" + std::to_string(ppid) + "/cgroup");
+  if (cgroups.find(test_cgroup_parent() + "/") != std::string::npos) return true;
+  for (int p = ppid, hops = 0; p > 1 && hops < 64; ++hops) {
+    if (p == ::getpid()) return true;
+    auto s = proc_stat(p);
+    if (!s) return false;
+    p = s->ppid;
+  }
+  return false;
+}
+
 }  // namespace
 
 int runc_init_processes() {
@@ -90,15 +123,11 @@ std::vector<std::string> host_processes_running(const std::vector<std::string>& 
   const std::string name = argv.empty() ? "" : fs::path(argv[0]).filename().string();
   std::vector<std::string> out;
   for (int pid : pids()) {
-    const std::string dir = "/proc/" + std::to_string(pid);
-    // "<pid> (<comm>) <state> ...": comm may hold spaces and parentheses, so split at the last ')'.
-    std::string stat = read_file(dir + "/stat");
-    size_t open = stat.find('('), close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos || close + 2 >= stat.size()) continue;
-    std::string comm = stat.substr(open + 1, close - open - 1);
-    char state = stat[close + 2];
-    if (read_file(dir + "/cmdline") == wanted || (state == 'Z' && comm == name))
-      out.push_back(std::to_string(pid) + " " + state + " " + comm);
+    auto s = proc_stat(pid);
+    if (!s) continue;
+    if (read_file("/proc/" + std::to_string(pid) + "/cmdline") == wanted ||
+        (s->state == 'Z' && s->comm == name && zombie_of_this_test(s->ppid)))
+      out.push_back(std::to_string(pid) + " " + s->state + " " + s->comm);
   }
   return out;
 }

@@ -37,7 +37,8 @@ std::vector<std::string> host_leftovers(const LeftoverScope& scope);
 void release_host_leftovers(const LeftoverScope& scope);
 
 // Processes on the host running exactly `argv`, and zombies whose name is argv[0]'s (a zombie has
-// no command line), as "<pid> <state> <name>": what a command killed in a container may leave.
+// no command line) left by this test's pods or processes, as "<pid> <state> <name>": what a
+// command killed in a container may leave.
 std::vector<std::string> host_processes_running(const std::vector<std::string>& argv);
 
 // `runc init` processes on the whole host (a runtime create cut short leaves one blocked for
