@@ -33,7 +33,9 @@ std::vector<FaultCase> every_fault_point() {
   return out;
 }
 
-constexpr const char* kCgroupParent = "/berth-crash-test";
+// Of this test process alone: crash tests run in parallel with each other and with other tests,
+// and each census must see only its own pods.
+const std::string kCgroupParent = "/berth-crash-test-" + std::to_string(::getpid());
 // A container that ends on SIGTERM, so StopContainer's signal step is reached with a live process.
 constexpr const char* kServe = "trap 'exit 0' TERM; while :; do sleep 0.1; done";
 
@@ -47,12 +49,12 @@ class Crash : public PodFixture {
  protected:
   void SetUp() override {
     PodFixture::SetUp();
-    runc_init_before_ = runc_init_processes();
     net_ = std::make_shared<TestNetwork>();
     TempDir& dirs = scratch();
     dir_ = dirs.path();
     root_ = dirs / "root";
     state_ = dirs / "state";
+    runc_init_before_ = runc_init_processes(state_);
   }
   void TearDown() override {
     PodFixture::TearDown();
@@ -160,7 +162,7 @@ class Crash : public PodFixture {
   void expect_host_clean(bool images_removed) {
     auto left = host_leftovers(scope(images_removed));
     EXPECT_TRUE(left.empty()) << left.size() << " leftovers on the host:\n" << joined(left);
-    EXPECT_EQ(runc_init_processes(), runc_init_before_) << "runc init processes left behind";
+    EXPECT_EQ(runc_init_processes(state_), runc_init_before_) << "runc init processes left behind";
   }
 
   // The daemon died at `point`, by the SIGKILL the fault point sends.
@@ -206,7 +208,7 @@ TEST_F(Crash, UnknownCgroupUnderABerthParentIsSweptAtStart) {
   CriClient cri(first);
   std::string pod_id;
   ASSERT_OK(cri.run_pod(pod("keeper"), &pod_id));
-  const std::string stray = std::string(kCgroupParent) + "/" + std::string(64, 'e');
+  const std::string stray = kCgroupParent + "/" + std::string(64, 'e');
   pid_t sleeper = ::fork();
   if (sleeper == 0) {
     ::execl("/bin/sleep", "sleep", "1000", nullptr);

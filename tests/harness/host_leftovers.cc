@@ -108,11 +108,16 @@ bool zombie_of_this_test(int ppid) {
 
 }  // namespace
 
-int runc_init_processes() {
+int runc_init_processes(const std::string& state) {
   int n = 0;
   for (int pid : pids()) {
     std::string c = cmdline(pid);
-    if (c.size() >= 9 && c.compare(c.size() - 9, 9, "runc init") == 0) ++n;
+    if (c.size() < 9 || c.compare(c.size() - 9, 9, "runc init") != 0) continue;
+    if (!state.empty()) {
+      std::string env = read_file("/proc/" + std::to_string(pid) + "/environ");
+      if (env.find(std::string("_LIBCONTAINER_STATEDIR=") + state + "/") == std::string::npos) continue;
+    }
+    ++n;
   }
   return n;
 }

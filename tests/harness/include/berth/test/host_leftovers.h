@@ -41,8 +41,10 @@ void release_host_leftovers(const LeftoverScope& scope);
 // command killed in a container may leave.
 std::vector<std::string> host_processes_running(const std::vector<std::string>& argv);
 
-// `runc init` processes on the whole host (a runtime create cut short leaves one blocked for
-// good); compare with a count taken before.
-int runc_init_processes();
+// `runc init` processes (a runtime create cut short leaves one blocked for good) of the runc
+// state dirs below `state` (berthd's --state: runc tells its init the container's state dir in
+// _LIBCONTAINER_STATEDIR), or on the whole host when `state` is empty; compare with a count taken
+// before.
+int runc_init_processes(const std::string& state = "");
 
 }  // namespace berth::test
