@@ -88,13 +88,24 @@ TEST_F(BerthdStreaming, ExecWithATerminalSeesItsSizeAndResizes) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   ASSERT_TRUE((*c)->resize(100, 40).ok());
   ASSERT_TRUE((*c)->wait_stdout("# ", kWait));  // the shell's prompt: it reads its terminal now
-  ASSERT_TRUE((*c)->send_stdin("stty size\n").ok());
-  if (!(*c)->wait_stdout("40 100", std::chrono::seconds(5))) {
+  // `runc exec` gives the command a terminal of its own and copies berth's size onto it: first
+  // once its copying has begun, which can come after the shell's first command on a busy host
+  // (the shell then sees a 0x0 terminal), then on each SIGWINCH berth sends it. So the size is
+  // asked until it shows, for a few seconds.
+  auto sees = [&](const char* size) {
+    for (int i = 0; i < 10; ++i) {
+      if (!(*c)->send_stdin("stty size\n").ok()) return false;
+      if ((*c)->wait_stdout(size, std::chrono::milliseconds(500))) return true;
+    }
+    return false;
+  };
+  if (!sees("40 100")) {
     auto r = (*c)->wait(kWait);
     FAIL() << "out: " << r.out << " err: " << r.err << " error stream: " << r.error_stream;
   }
   ASSERT_TRUE((*c)->resize(132, 50).ok());
-  ASSERT_TRUE((*c)->send_stdin("stty size; exit 4\n").ok());
+  EXPECT_TRUE(sees("50 132"));
+  ASSERT_TRUE((*c)->send_stdin("exit 4\n").ok());
   auto r = (*c)->wait(kWait);
   EXPECT_NE(r.out.find("50 132"), std::string::npos) << r.out;
   EXPECT_EQ(r.exit_code.value_or(-1), 4);
