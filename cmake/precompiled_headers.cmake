@@ -1,19 +1,32 @@
-# Build time of the code that only tests berth. Two precompiled headers (GCC builds: the plain
-# build and the package's): berth_pch for berth's own libraries and programs, berth_test_pch for
-# the tests and their harness. Unity batches already parse each header once per batch; what they
-# cannot share across the ~90 batches of ~40 targets is the header text itself: the generated CRI
-# messages and stubs, gRPC, GoogleTest and nlohmann's json took 10-11 s of a test batch's 20-35 s.
-# Each is parsed once, into its header, and every target of the kind reuses that (REUSE_FROM), so
-# the compile flags that GCC's precompiled headers depend on must be alike in all of them (they
-# are: the project's options apply to every target; the programs built with -fno-exceptions or
-# -fno-rtti, and the static C programs, do without).
+# Build time. Precompiled headers (GCC builds: the plain build and the package's), each parsed once
+# and reused by every target of its kind (REUSE_FROM), so the compile flags that GCC's precompiled
+# headers depend on must be alike in all of them (they are: the project's options apply to every
+# target; the programs built with -fno-exceptions or -fno-rtti, and the static C programs, do
+# without). Unity batches parse a header once per batch; these save the parse across the batches
+# of many targets: the generated CRI code, gRPC, GoogleTest and nlohmann's json took 10-11 s of a
+# test batch's 20-35 s.
 # A header GCC cannot use is a -Winvalid-pch warning, an error in CI's build.
 # Clang's sanitizer and fuzz builds do without: clang refuses a header built with other
 # definitions on the command line, and those builds are not the one developers wait on.
 option(BERTH_PCH "Precompile the heavy headers shared by every target (GCC builds)" ON)
-set(BERTH_PCH_HEADERS
+# GCC instantiates, at the end of every file, each template that an inline function of an included
+# header uses, whether the file calls that function or not; a precompiled header saves the parsing,
+# not that. So a header in a precompiled header costs every file that starts from it: an empty file
+# took 5.8 s with the generated gRPC services, gRPC and GoogleTest in it, 2.7 s with only the CRI
+# messages and nlohmann's json, 0.3 s with the standard headers. Hence four headers, each for the
+# files that use what it holds:
+#   berth_pch           berth's libraries that read the CRI messages or json;
+#   berth_rpc_pch       + gRPC and the CRI services: the rpc handlers, berthd, the CRI benchmarks;
+#   berth_test_pch      berth_pch's + GoogleTest, with the test code's options (GCC refuses a
+#                       header built with another -O): unit and component tests;
+#   berth_rpc_test_pch  berth_rpc_pch's + GoogleTest: tests that call berthd (2.5 s against 4.8 s
+#                       for an empty test file, so the other tests keep apart from it).
+set(BERTH_PCH_MESSAGES
   <algorithm> <chrono> <functional> <map> <memory> <mutex> <optional> <set> <string> <thread> <vector>
-  <nlohmann/json.hpp> <grpcpp/grpcpp.h> <gtest/gtest.h> <berth/cri_api.h>)
+  <nlohmann/json.hpp> <berth/cri_messages.h>)
+set(BERTH_PCH_RPC ${BERTH_PCH_MESSAGES} <grpcpp/grpcpp.h> <berth/cri_api.h>)
+set(BERTH_PCH_TEST ${BERTH_PCH_MESSAGES} <gtest/gtest.h>)
+set(BERTH_PCH_RPC_TEST ${BERTH_PCH_RPC} <gtest/gtest.h>)
 if(BERTH_PCH AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   set(BERTH_PCH_ON TRUE)
   # Definitions that the precompiled headers read and that would otherwise come with some targets'
@@ -22,18 +35,22 @@ if(BERTH_PCH AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   add_compile_definitions(GTEST_HAS_PTHREAD=1)
   add_compile_options(${GRPC_UNSECURE_CFLAGS_OTHER})
   file(WRITE ${CMAKE_BINARY_DIR}/berth_pch.cc "// The object of a target that owns one of berth's precompiled headers.\n")
-  foreach(pch berth_pch berth_test_pch)
+  foreach(pch berth_pch berth_rpc_pch berth_test_pch berth_rpc_test_pch)
     add_library(${pch} STATIC ${CMAKE_BINARY_DIR}/berth_pch.cc)
     set_target_properties(${pch} PROPERTIES UNITY_BUILD OFF)
-    target_link_libraries(${pch} PRIVATE berth_cri_api nlohmann_json::nlohmann_json GTest::gtest)
-    target_precompile_headers(${pch} PRIVATE ${BERTH_PCH_HEADERS})
+    target_link_libraries(${pch} PRIVATE berth_cri_api nlohmann_json::nlohmann_json)
   endforeach()
-  target_compile_options(berth_test_pch PRIVATE -O0)
+  target_link_libraries(berth_test_pch PRIVATE GTest::gtest)
+  target_link_libraries(berth_rpc_test_pch PRIVATE GTest::gtest)
+  target_precompile_headers(berth_pch PRIVATE ${BERTH_PCH_MESSAGES})
+  target_precompile_headers(berth_rpc_pch PRIVATE ${BERTH_PCH_RPC})
+  target_precompile_headers(berth_test_pch PRIVATE ${BERTH_PCH_TEST})
+  target_precompile_headers(berth_rpc_test_pch PRIVATE ${BERTH_PCH_RPC_TEST})
 else()
   set(BERTH_PCH_ON FALSE)
 endif()
 
-# berth_use_pch(<target>...): berth's libraries and programs start from berth_pch.
+# berth_use_pch(<target>...): berth's libraries that read CRI messages or json start from berth_pch.
 function(berth_use_pch)
   if(BERTH_PCH_ON)
     foreach(t IN LISTS ARGN)
@@ -42,16 +59,47 @@ function(berth_use_pch)
   endif()
 endfunction()
 
+# berth_use_rpc_pch(<target>...): code that serves or calls the CRI services.
+function(berth_use_rpc_pch)
+  if(BERTH_PCH_ON)
+    foreach(t IN LISTS ARGN)
+      target_precompile_headers(${t} REUSE_FROM berth_rpc_pch)
+    endforeach()
+  endif()
+endfunction()
+
 # berth_test_code(<target>...): code that only tests berth (unit, component and e2e tests and
 # their harness) is compiled without optimisation: it spends its time waiting on berthd, runc and
 # the kernel, and at -Os its code generation took two thirds of its compile time (GoogleTest's
-# assertions expand into large functions). What it tests, the libraries and programs, keeps the
-# flags berth ships with; benchmark programs do too, as they measure.
+# assertions expand into large functions). Its debug information is line tables (-g1): a failure's
+# backtrace still names the file and line, and an e2e test file compiled in 10.5 s instead of
+# 14.4 s (BERTH_TEST_FULL_DEBUG_INFO=ON for a session in gdb). What it tests, the libraries and
+# programs, keeps the flags berth ships with; so do the benchmark programs that measure in their own
+# process (crash-bench and hostile-bench only drive berthd, and are test code).
+option(BERTH_TEST_FULL_DEBUG_INFO "Full debug information in test code (default: line tables)" OFF)
+set(BERTH_TEST_CODE_OPTIONS -O0)
+if(NOT BERTH_TEST_FULL_DEBUG_INFO)
+  list(APPEND BERTH_TEST_CODE_OPTIONS $<$<CONFIG:Debug,RelWithDebInfo>:-g1>)
+endif()
+if(BERTH_PCH_ON)
+  target_compile_options(berth_test_pch PRIVATE ${BERTH_TEST_CODE_OPTIONS})
+  target_compile_options(berth_rpc_test_pch PRIVATE ${BERTH_TEST_CODE_OPTIONS})
+endif()
 function(berth_test_code)
   foreach(t IN LISTS ARGN)
-    target_compile_options(${t} PRIVATE -O0)
+    target_compile_options(${t} PRIVATE ${BERTH_TEST_CODE_OPTIONS})
     if(BERTH_PCH_ON)
       target_precompile_headers(${t} REUSE_FROM berth_test_pch)
+    endif()
+  endforeach()
+endfunction()
+
+# berth_rpc_test_code(<target>...): test code that calls berthd through the CRI services.
+function(berth_rpc_test_code)
+  foreach(t IN LISTS ARGN)
+    target_compile_options(${t} PRIVATE ${BERTH_TEST_CODE_OPTIONS})
+    if(BERTH_PCH_ON)
+      target_precompile_headers(${t} REUSE_FROM berth_rpc_test_pch)
     endif()
   endforeach()
 endfunction()

@@ -8,9 +8,18 @@ set(BERTH_FUZZ_HARNESSES
   monitor_protocol exit_record cri_log
   cgroup_files cdi pull_worker exec_request)
 
-# image/'s parsers without the rest of berth_image: the fuzz build instruments every source it
-# compiles, and the registry client, store and unpacker hold no parser a harness reaches.
-if(NOT TARGET berth_fuzz_image_parsers)
+# A tree that builds everything (the default build, the ASan tree that also builds the fuzzers)
+# links the harnesses to the libraries it builds anyway. A fuzz-only tree (scripts/fuzz's own)
+# compiles just the parsers they reach: everything it compiles is instrumented, and the registry
+# client, store, unpacker, managers and gRPC server hold no parser a harness reaches.
+if(BERTH_FUZZ AND NOT BERTH_SANITIZE)
+  set(berth_fuzz_lean TRUE)
+else()
+  set(berth_fuzz_lean FALSE)
+endif()
+
+# image/'s parsers without the rest of berth_image (fuzz-only trees).
+if(berth_fuzz_lean AND NOT TARGET berth_fuzz_image_parsers)
   set(image ${PROJECT_SOURCE_DIR}/image)
   add_library(berth_fuzz_image_parsers STATIC ${image}/image_reference.cc ${image}/bearer_realm.cc
               ${image}/manifest.cc ${image}/registry_error.cc ${image}/image_index.cc ${image}/sha256.cc ${image}/pull_libraries.cc ${image}/pull_worker_protocol.cc)
@@ -27,29 +36,48 @@ function(berth_fuzz_harness target name)
     target_include_directories(${target} PRIVATE ${src}/streaming)
     target_link_libraries(${target} PRIVATE berth_streaming berth_posix Boost::system berth_log Threads::Threads)
   elseif(name MATCHES "^(image_reference|manifest|www_authenticate|pull_worker)$")
-    target_link_libraries(${target} PRIVATE berth_fuzz_image_parsers)
+    if(berth_fuzz_lean)
+      target_link_libraries(${target} PRIVATE berth_fuzz_image_parsers)
+    else()
+      target_include_directories(${target} PRIVATE ${src}/image)
+      target_link_libraries(${target} PRIVATE berth_image)
+    endif()
   elseif(name STREQUAL "cni_result")
     target_link_libraries(${target} PRIVATE berth_network berth_checkpoint berth_posix berth_log
                                             nlohmann_json::nlohmann_json)
   elseif(name STREQUAL "config")
-    # server/config.cc (and its printer) alone: linking berth_server would bring all of berthd (and gRPC) along.
-    target_sources(${target} PRIVATE ${src}/server/config.cc ${src}/server/config_print.cc)
+    # server/config.cc (and its printer) alone in a fuzz-only tree: berth_server brings all of berthd.
     target_include_directories(${target} PRIVATE ${src}/server/include ${src}/image/include)
-    target_link_libraries(${target} PRIVATE berth_status berth_toml nlohmann_json::nlohmann_json)
+    if(berth_fuzz_lean)
+      target_sources(${target} PRIVATE ${src}/server/config.cc ${src}/server/config_print.cc)
+      target_link_libraries(${target} PRIVATE berth_status berth_toml nlohmann_json::nlohmann_json)
+    else()
+      target_link_libraries(${target} PRIVATE berth_server)
+    endif()
   elseif(name STREQUAL "records")
     target_link_libraries(${target} PRIVATE berth_checkpoint berth_posix nlohmann_json::nlohmann_json)
   elseif(name MATCHES "^(monitor_protocol|exit_record|cri_log)$")
     target_include_directories(${target} PRIVATE ${src}/monitor)
     target_link_libraries(${target} PRIVATE berth_monitor berth_monitor_wire berth_posix)
   elseif(name STREQUAL "cgroup_files")
-    # stats/'s parsers alone: berth_stats links the container and sandbox managers for its collector.
-    target_sources(${target} PRIVATE ${src}/stats/cgroup_pressure.cc ${src}/stats/cgroup_io.cc)
+    # stats/'s parsers alone in a fuzz-only tree: berth_stats links the managers for its collector.
     target_include_directories(${target} PRIVATE ${src}/stats/include)
+    if(berth_fuzz_lean)
+      target_sources(${target} PRIVATE ${src}/stats/cgroup_pressure.cc ${src}/stats/cgroup_io.cc)
+    else()
+      target_link_libraries(${target} PRIVATE berth_stats)
+    endif()
   elseif(name STREQUAL "exec_request")
-    # The encoder and the helper's parser alone: berth_container would bring every manager along.
-    target_sources(${target} PRIVATE ${src}/container/exec_helper.cc ${src}/container/program/exec_request_parse.cc)
+    # The encoder and the helper's parser alone in a fuzz-only tree: berth_container brings every
+    # manager along. The parser is berth-exec's, in no library.
+    target_sources(${target} PRIVATE ${src}/container/program/exec_request_parse.cc)
     target_include_directories(${target} PRIVATE ${src}/container)
     target_link_libraries(${target} PRIVATE berth_oci berth_json berth_posix berth_status nlohmann_json::nlohmann_json)
+    if(berth_fuzz_lean)
+      target_sources(${target} PRIVATE ${src}/container/exec_helper.cc)
+    else()
+      target_link_libraries(${target} PRIVATE berth_container)
+    endif()
   elseif(name STREQUAL "cdi")
     target_link_libraries(${target} PRIVATE berth_cdi nlohmann_json::nlohmann_json)
   else()
