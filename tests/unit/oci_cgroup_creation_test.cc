@@ -1,6 +1,6 @@
 // create_cgroup on this host's real hierarchies: a v1 cpuset level that exists with no cpus or
 // mems (one a concurrent create has just made) is filled in, so pods made in parallel under a new
-// parent never meet ENOSPC.
+// parent never meet ENOSPC; a parent removed while a create walks below it is made again.
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
@@ -94,6 +95,37 @@ TEST(CgroupCreation, ParallelCreatesBelowANewParentAllTakeProcesses) {
     EXPECT_EQ(errors[i], "") << "p" << i;
     EXPECT_NE(trimmed(read_text_file(cpuset + parent + "/p" + std::to_string(i) + "/cpuset.cpus")), "") << "p" << i;
   }
+}
+
+// A parent that its last user removes while a create walks below it (an empty shared parent,
+// as another runtime's or another berthd's clean-up leaves it) is made again: for each of many
+// creates, a thread removes the empty parent once, as soon as it can.
+TEST(CgroupCreation, AParentRemovedUnderTheWalkIsMadeAgain) {
+  const std::string parent = "/berth-unit-vanishing-" + std::to_string(::getpid());
+  CgroupsGone gone{{parent, parent + "/pod"}};
+  std::atomic<bool> stop{false}, armed{false};
+  std::atomic<int> removals{0};
+  std::thread remover([&] {
+    while (!stop)
+      if (armed)
+        for (const auto& m : cgroup_hierarchy_mounts())
+          if (armed && ::rmdir((m + parent).c_str()) == 0) {
+            ++removals;
+            armed = false;
+          }
+  });
+  std::string error;
+  for (int i = 0; i < 300 && error.empty(); ++i) {
+    armed = true;
+    auto r = create_cgroup(parent + "/pod");
+    armed = false;
+    if (!r.ok()) error = r.status().message();
+    for (const auto& m : cgroup_hierarchy_mounts()) ::rmdir((m + parent + "/pod").c_str());
+  }
+  stop = true;
+  remover.join();
+  EXPECT_EQ(error, "");
+  EXPECT_GT(removals.load(), 0) << "the parent was never removed under a walk: the test proved nothing";
 }
 
 // Which mount stands for each hierarchy: its root's mount on a node; inside a container without a
