@@ -21,12 +21,12 @@ option(BERTH_PCH "Precompile the heavy headers shared by every target (GCC build
 #                       header built with another -O): unit and component tests;
 #   berth_rpc_test_pch  berth_rpc_pch's + GoogleTest: tests that call berthd (2.5 s against 4.8 s
 #                       for an empty test file, so the other tests keep apart from it).
-set(BERTH_PCH_MESSAGES
+set(berth_pch_HEADERS
   <algorithm> <chrono> <functional> <map> <memory> <mutex> <optional> <set> <string> <thread> <vector>
   <nlohmann/json.hpp> <berth/cri_messages.h>)
-set(BERTH_PCH_RPC ${BERTH_PCH_MESSAGES} <grpcpp/grpcpp.h> <berth/cri_api.h>)
-set(BERTH_PCH_TEST ${BERTH_PCH_MESSAGES} <gtest/gtest.h>)
-set(BERTH_PCH_RPC_TEST ${BERTH_PCH_RPC} <gtest/gtest.h>)
+set(berth_rpc_pch_HEADERS ${berth_pch_HEADERS} <grpcpp/grpcpp.h> <berth/cri_api.h>)
+set(berth_test_pch_HEADERS ${berth_pch_HEADERS} <gtest/gtest.h>)
+set(berth_rpc_test_pch_HEADERS ${berth_rpc_pch_HEADERS} <gtest/gtest.h>)
 if(BERTH_PCH AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   set(BERTH_PCH_ON TRUE)
   # Definitions that the precompiled headers read and that would otherwise come with some targets'
@@ -39,33 +39,32 @@ if(BERTH_PCH AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     add_library(${pch} STATIC ${CMAKE_BINARY_DIR}/berth_pch.cc)
     set_target_properties(${pch} PROPERTIES UNITY_BUILD OFF)
     target_link_libraries(${pch} PRIVATE berth_cri_api nlohmann_json::nlohmann_json)
+    if(pch MATCHES "_test_")
+      target_link_libraries(${pch} PRIVATE GTest::gtest)
+    endif()
+    target_precompile_headers(${pch} PRIVATE ${${pch}_HEADERS})
   endforeach()
-  target_link_libraries(berth_test_pch PRIVATE GTest::gtest)
-  target_link_libraries(berth_rpc_test_pch PRIVATE GTest::gtest)
-  target_precompile_headers(berth_pch PRIVATE ${BERTH_PCH_MESSAGES})
-  target_precompile_headers(berth_rpc_pch PRIVATE ${BERTH_PCH_RPC})
-  target_precompile_headers(berth_test_pch PRIVATE ${BERTH_PCH_TEST})
-  target_precompile_headers(berth_rpc_test_pch PRIVATE ${BERTH_PCH_RPC_TEST})
 else()
   set(BERTH_PCH_ON FALSE)
 endif()
 
-# berth_use_pch(<target>...): berth's libraries that read CRI messages or json start from berth_pch.
-function(berth_use_pch)
+# berth_reuse_pch(<header target> <target>...): the targets start from that precompiled header.
+function(berth_reuse_pch pch)
   if(BERTH_PCH_ON)
     foreach(t IN LISTS ARGN)
-      target_precompile_headers(${t} REUSE_FROM berth_pch)
+      target_precompile_headers(${t} REUSE_FROM ${pch})
     endforeach()
   endif()
 endfunction()
 
+# berth_use_pch(<target>...): berth's libraries and programs that read CRI messages or json.
+function(berth_use_pch)
+  berth_reuse_pch(berth_pch ${ARGN})
+endfunction()
+
 # berth_use_rpc_pch(<target>...): code that serves or calls the CRI services.
 function(berth_use_rpc_pch)
-  if(BERTH_PCH_ON)
-    foreach(t IN LISTS ARGN)
-      target_precompile_headers(${t} REUSE_FROM berth_rpc_pch)
-    endforeach()
-  endif()
+  berth_reuse_pch(berth_rpc_pch ${ARGN})
 endfunction()
 
 # berth_test_code(<target>...): code that only tests berth (unit, component and e2e tests and
@@ -85,21 +84,17 @@ if(BERTH_PCH_ON)
   target_compile_options(berth_test_pch PRIVATE ${BERTH_TEST_CODE_OPTIONS})
   target_compile_options(berth_rpc_test_pch PRIVATE ${BERTH_TEST_CODE_OPTIONS})
 endif()
-function(berth_test_code)
+function(berth_test_code_from pch)
   foreach(t IN LISTS ARGN)
     target_compile_options(${t} PRIVATE ${BERTH_TEST_CODE_OPTIONS})
-    if(BERTH_PCH_ON)
-      target_precompile_headers(${t} REUSE_FROM berth_test_pch)
-    endif()
   endforeach()
+  berth_reuse_pch(${pch} ${ARGN})
+endfunction()
+function(berth_test_code)
+  berth_test_code_from(berth_test_pch ${ARGN})
 endfunction()
 
 # berth_rpc_test_code(<target>...): test code that calls berthd through the CRI services.
 function(berth_rpc_test_code)
-  foreach(t IN LISTS ARGN)
-    target_compile_options(${t} PRIVATE ${BERTH_TEST_CODE_OPTIONS})
-    if(BERTH_PCH_ON)
-      target_precompile_headers(${t} REUSE_FROM berth_rpc_test_pch)
-    endif()
-  endforeach()
+  berth_test_code_from(berth_rpc_test_pch ${ARGN})
 endfunction()

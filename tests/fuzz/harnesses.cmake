@@ -69,7 +69,8 @@ function(berth_fuzz_harness target name)
     endif()
   elseif(name STREQUAL "exec_request")
     # The encoder and the helper's parser alone in a fuzz-only tree: berth_container brings every
-    # manager along. The parser is berth-exec's, in no library.
+    # manager along. The parser is compiled here in every tree: berth_exec_wire builds it for
+    # berth-exec without exceptions.
     target_sources(${target} PRIVATE ${src}/container/program/exec_request_parse.cc)
     target_include_directories(${target} PRIVATE ${src}/container)
     target_link_libraries(${target} PRIVATE berth_oci berth_json berth_posix berth_status nlohmann_json::nlohmann_json)
