@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <future>
 #include <spdlog/spdlog.h>
+#include <system_error>
 
 #include "berth/atomic_file.h"
 #include "berth/cgroups_path.h"
@@ -219,41 +221,60 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
 
   if (!impl_->opt.runtimes.systemd_cgroup())
     if (Status s = impl_->cgroup_parents->note_missing(cgroup_dir_of(sb->cgroups_path, false)); !s.ok()) return fail(s);
+
   // The embedded pause starts without the runtime (two runtime execs less per pod); an image's
   // pause, or a spec the launcher does not apply, goes through the runtime.
-  Result<pid_t> launched = Status(Code::unimplemented, "an image's pause");
-  if (!*image) {
-    fault_point(FaultPoint::run_pod_sandbox_runtime_created);
-    launched = launch_pause(impl_->opt.pause_launcher, *spec, impl_->opt.runtimes.systemd_cgroup(), impl_->seccomp_programs);
-    if (!launched.ok() && launched.status().code() != Code::unimplemented) return fail(launched.status());
-  }
-  if (launched.ok()) {
-    // For recovery, which finds the pause by it, as it would the runtime's.
-    if (Status s = write_file_atomically(sb->bundle + "/pid", std::to_string(*launched), 0600, false); !s.ok()) {
-      std::lock_guard lock(sb->mu);
-      sb->pid = *launched;
-      sb->pidfd = open_pidfd(*launched);
-      return fail(s);
+  auto start_pause = [&]() -> Status {
+    Result<pid_t> launched = Status(Code::unimplemented, "an image's pause");
+    if (!*image) {
+      fault_point(FaultPoint::run_pod_sandbox_runtime_created);
+      launched = launch_pause(impl_->opt.pause_launcher, *spec, impl_->opt.runtimes.systemd_cgroup(), impl_->seccomp_programs);
+      if (!launched.ok() && launched.status().code() != Code::unimplemented) return launched.status();
     }
-  } else {
-    spdlog::debug("sandbox {}: pause through the runtime: {}", id, launched.status().message());
-    sb->runtime_may_exist = true;
-    if (Status s = rt->create(id, sb->bundle); !s.ok()) return fail(s);
-    fault_point(FaultPoint::run_pod_sandbox_runtime_created);
-    if (Status s = rt->start(id); !s.ok()) return fail(s);
-  }
-  {
+    if (launched.ok()) {
+      // For recovery, which finds the pause by it, as it would the runtime's.
+      if (Status s = write_file_atomically(sb->bundle + "/pid", std::to_string(*launched), 0600, false); !s.ok()) {
+        std::lock_guard lock(sb->mu);
+        sb->pid = *launched;
+        sb->pidfd = open_pidfd(*launched);
+        return s;
+      }
+    } else {
+      spdlog::debug("sandbox {}: pause through the runtime: {}", id, launched.status().message());
+      sb->runtime_may_exist = true;
+      if (Status s = rt->create(id, sb->bundle); !s.ok()) return s;
+      fault_point(FaultPoint::run_pod_sandbox_runtime_created);
+      if (Status s = rt->start(id); !s.ok()) return s;
+    }
     std::lock_guard lock(sb->mu);
     sb->pid = launched.ok() ? *launched : read_pid_file(sb->bundle + "/pid");
     sb->pidfd = open_pidfd(sb->pid);
-  }
-  fault_point(FaultPoint::run_pod_sandbox_runtime_started);
+    return ok_status();
+  };
+  // CNI ADD needs the pinned netns, not the pause: it runs on a thread of its own while the pause
+  // starts. It is always waited for before an undo, whose DEL must not race it.
+  std::future<Result<std::vector<std::string>>> network;
   if (!host_net && impl_->opt.network) {
-    auto ips = impl_->opt.network->setup({id, md.name(), md.namespace_(), md.uid(), cp.netns_path, &config});
-    if (!ips.ok()) return fail(ips.status());
-    std::lock_guard lock(sb->mu);
-    sb->ips = *ips;
+    auto setup = [net = impl_->opt.network, req = SandboxNetworkRequest{id, md.name(), md.namespace_(), md.uid(), cp.netns_path,
+                                                                       &config}] { return net->setup(req); };
+    try {
+      network = std::async(std::launch::async, setup);
+    } catch (const std::system_error& e) {  // no thread to spare: it runs after the pause, as it would alone
+      spdlog::warn("sandbox {}: network setup waits for the pause: {}", id, e.what());
+      network = std::async(std::launch::deferred, setup);
+    }
   }
+  Status pause = start_pause();
+  if (pause.ok()) fault_point(FaultPoint::run_pod_sandbox_runtime_started);
+  if (network.valid()) {
+    auto ips = network.get();
+    if (pause.ok() && !ips.ok()) pause = ips.status();
+    if (ips.ok()) {
+      std::lock_guard lock(sb->mu);
+      sb->ips = *ips;
+    }
+  }
+  if (!pause.ok()) return fail(pause);
   fault_point(FaultPoint::run_pod_sandbox_network_ready);
   {
     std::lock_guard lock(sb->mu);

@@ -306,6 +306,35 @@ exit 0
   expect_nothing_left(cri, d, *net);
 }
 
+// The pause starts while CNI ADD runs. When the pause fails, the undo waits for the ADD to end
+// before its DEL: a DEL that overtook the ADD would leave behind the address and veth of the ADD.
+TEST_F(Network, PauseThatFailsDuringTheAddIsUndoneAfterTheAdd) {
+  auto net = std::make_shared<TestNetwork>();
+  // Last in the chain: its ADD ends a second after bridge made the veth and took the address.
+  plugin("slow", "#!/bin/sh\necho \"$CNI_COMMAND\" >> " + (plugins_ / "slow.log") + R"(
+if [ "$CNI_COMMAND" = ADD ]; then
+  sleep 1
+  exec python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["prevResult"]))'
+fi
+cat >/dev/null
+)");
+  net->write_conflist({R"({"type": "slow"})"});
+  auto& d = daemon_on(net);
+  CriClient cri(d);
+  // runc refuses the pause's spec within milliseconds: long before the ADD ends.
+  TempDir dir;
+  write_file(dir / "bad.json", R"({"defaultAction":"SCMP_ACT_NO_SUCH_ACTION"})");
+  auto c = test_pod("pause-fails");
+  c.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(v1::SecurityProfile::Localhost);
+  c.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_localhost_ref(dir / "bad.json");
+  std::string id;
+  grpc::Status s = cri.run_pod(c, &id);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error_message().find("runc"), std::string::npos) << s.error_message();
+  EXPECT_EQ(read_file(plugins_ / "slow.log"), "ADD\nDEL\n");
+  expect_nothing_left(cri, d, *net);
+}
+
 TEST_F(Network, TextFileBusyIsRetriedAndThePodComesUp) {
   auto net = std::make_shared<TestNetwork>();
   fs::copy_file("/usr/lib/cni/bridge", plugins_ / "bridge");
