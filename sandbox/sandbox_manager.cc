@@ -1,8 +1,8 @@
-// Sandbox lifecycle: opening the manager, RunPodSandbox step by step, and leases. RunPodSandbox
-// records the sandbox (phase "creating") before it makes anything, and on any failure releases
-// everything through the same destroy() that RemovePodSandbox uses, so an undo can never miss a
-// step a later version adds. Recovery, tear-down (stop and remove) and the
-// views (status, list, info) have their own files.
+// Sandbox lifecycle: opening the manager, RunPodSandbox step by step (CNI ADD beside the pause's
+// start), and leases. RunPodSandbox records the sandbox (phase "creating") before it makes
+// anything, and on any failure releases everything through the same destroy() that
+// RemovePodSandbox uses, so an undo can never miss a step a later version adds. Recovery,
+// tear-down (stop and remove) and the views (status, list, info) have their own files.
 #include "berth/own_privileges.h"
 #include "berth/sandbox_manager.h"
 
@@ -264,17 +264,17 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
       network = std::async(std::launch::deferred, setup);
     }
   }
-  Status pause = start_pause();
-  if (pause.ok()) fault_point(FaultPoint::run_pod_sandbox_runtime_started);
+  Status started = start_pause();
+  if (started.ok()) fault_point(FaultPoint::run_pod_sandbox_runtime_started);
   if (network.valid()) {
     auto ips = network.get();
-    if (pause.ok() && !ips.ok()) pause = ips.status();
+    if (started.ok() && !ips.ok()) started = ips.status();
     if (ips.ok()) {
       std::lock_guard lock(sb->mu);
       sb->ips = *ips;
     }
   }
-  if (!pause.ok()) return fail(pause);
+  if (!started.ok()) return fail(started);
   fault_point(FaultPoint::run_pod_sandbox_network_ready);
   {
     std::lock_guard lock(sb->mu);
