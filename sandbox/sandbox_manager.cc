@@ -269,6 +269,8 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   if (network.valid()) {
     auto ips = network.get();
     if (started.ok() && !ips.ok()) started = ips.status();
+    else if (!ips.ok())  // the pause's failure is the one returned; the ADD's would be lost
+      spdlog::warn("sandbox {}: network setup failed as well: {}", id, ips.status().message());
     if (ips.ok()) {
       std::lock_guard lock(sb->mu);
       sb->ips = *ips;
