@@ -148,16 +148,39 @@ Result<ContainerInfo> ContainerManager::lookup(const std::string& id_or_prefix) 
   return info_of(*impl_, *c);
 }
 
-std::vector<ContainerInfo> ContainerManager::infos() {
+static ContainerStatsSource stats_source_of(const Container& c) {
+  std::lock_guard lock(c.mu);
+  ContainerStatsSource s;
+  s.attributes.set_id(c.rec.id);
+  *s.attributes.mutable_metadata() = c.config.metadata();
+  *s.attributes.mutable_labels() = c.config.labels();
+  *s.attributes.mutable_annotations() = c.config.annotations();
+  s.sandbox_id = c.rec.sandbox_id;
+  s.cgroups_path = c.cgroups_path;
+  s.upper_dir = c.upper;
+  s.image = c.config.image().image();
+  s.state = static_cast<v1::ContainerState>(c.rec.state);
+  return s;
+}
+
+std::vector<ContainerStatsSource> ContainerManager::stats_sources() {
   std::vector<std::shared_ptr<Container>> all;
   {
     std::lock_guard lock(impl_->mu);
+    all.reserve(impl_->containers.size());
     for (const auto& [id, c] : impl_->containers) all.push_back(c);
   }
-  std::vector<ContainerInfo> out;
+  std::vector<ContainerStatsSource> out;
   out.reserve(all.size());
-  for (const auto& c : all) out.push_back(info_of(*impl_, *c));
+  for (const auto& c : all) out.push_back(stats_source_of(*c));
   return out;
+}
+
+Result<ContainerStatsSource> ContainerManager::stats_source(const std::string& id_or_prefix) {
+  Status err;
+  auto c = impl_->find(id_or_prefix, &err);
+  if (!c) return err;
+  return stats_source_of(*c);
 }
 
 size_t ContainerManager::running_count() {

@@ -60,6 +60,8 @@ struct SandboxManager::Impl {
   Result<OciRuntime> runtime_for(const std::string& handler) const;
   int oom_score_adj(int wanted);
   std::shared_ptr<Sandbox> find(const std::string& id_or_prefix, Status* err);
+  // The sandboxes a list filter selects, each with its readiness (read once, sandbox_views.cc).
+  std::vector<std::pair<std::shared_ptr<Sandbox>, bool>> select(const runtime::v1::PodSandboxFilter& f);
 
   // Recovery (sandbox_recovery.cc).
   void recover();

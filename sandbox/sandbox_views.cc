@@ -90,33 +90,64 @@ Status SandboxManager::status(const std::string& id_or_prefix, bool verbose, v1:
   return ok_status();
 }
 
-std::vector<v1::PodSandbox> SandboxManager::list(const v1::PodSandboxFilter& f) {
+std::vector<std::pair<std::shared_ptr<Sandbox>, bool>> SandboxManager::Impl::select(const v1::PodSandboxFilter& f) {
   std::vector<std::shared_ptr<Sandbox>> all;
   {
-    std::lock_guard lock(impl_->mu);
-    for (const auto& [id, s] : impl_->sandboxes)
+    std::lock_guard lock(mu);
+    all.reserve(sandboxes.size());
+    for (const auto& [id, s] : sandboxes)
       if (f.id().empty() || id.rfind(f.id(), 0) == 0) all.push_back(s);
   }
-  std::vector<v1::PodSandbox> out;
-  for (const auto& s : all) {
-    const SandboxCheckpoint& cp = s->cp;
-    v1::PodSandboxState state = s->ready() ? v1::SANDBOX_READY : v1::SANDBOX_NOTREADY;
-    if (f.has_state() && f.state().state() != state) continue;
+  std::vector<std::pair<std::shared_ptr<Sandbox>, bool>> out;
+  out.reserve(all.size());
+  for (auto& s : all) {
+    bool ready = s->ready();
+    if (f.has_state() && f.state().state() != (ready ? v1::SANDBOX_READY : v1::SANDBOX_NOTREADY)) continue;
     bool labels_match = true;
     for (const auto& [k, v] : f.label_selector()) {
-      auto it = cp.labels.find(k);
-      if (it == cp.labels.end() || it->second != v) labels_match = false;
+      auto it = s->cp.labels.find(k);
+      if (it == s->cp.labels.end() || it->second != v) labels_match = false;
     }
-    if (!labels_match) continue;
-    v1::PodSandbox p;
+    if (labels_match) out.emplace_back(std::move(s), ready);
+  }
+  return out;
+}
+
+std::vector<v1::PodSandbox> SandboxManager::list(const v1::PodSandboxFilter& f) {
+  std::vector<v1::PodSandbox> out;
+  auto selected = impl_->select(f);
+  out.reserve(selected.size());
+  for (const auto& [s, ready] : selected) {
+    const SandboxCheckpoint& cp = s->cp;
+    v1::PodSandbox& p = out.emplace_back();
     p.set_id(cp.id);
     fill_metadata(cp, p.mutable_metadata());
-    p.set_state(state);
+    p.set_state(ready ? v1::SANDBOX_READY : v1::SANDBOX_NOTREADY);
     p.set_created_at(cp.created_at);
     p.mutable_labels()->insert(cp.labels.begin(), cp.labels.end());
     p.mutable_annotations()->insert(cp.annotations.begin(), cp.annotations.end());
     p.set_runtime_handler(cp.runtime_handler);
-    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<PodStatsSource> SandboxManager::stats_sources(const v1::PodSandboxFilter& f) {
+  std::vector<PodStatsSource> out;
+  auto selected = impl_->select(f);
+  out.reserve(selected.size());
+  for (const auto& [s, ready] : selected) {
+    const SandboxCheckpoint& cp = s->cp;
+    PodStatsSource& p = out.emplace_back();
+    p.attributes.set_id(cp.id);
+    fill_metadata(cp, p.attributes.mutable_metadata());
+    p.attributes.mutable_labels()->insert(cp.labels.begin(), cp.labels.end());
+    p.attributes.mutable_annotations()->insert(cp.annotations.begin(), cp.annotations.end());
+    p.ready = ready;
+    p.host_network = cp.host_network;
+    p.cgroups_path = s->cgroups_path;
+    p.cgroup_parent = cp.cgroup_parent;
+    std::lock_guard lock(s->mu);
+    p.pid = s->pid;
   }
   return out;
 }

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <map>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "berth/cadvisor_metrics.h"
@@ -26,8 +28,8 @@ namespace v1 = runtime::v1;
 
 namespace {
 
-template <class M>
-bool labels_match(const std::map<std::string, std::string>& labels, const M& selector) {
+template <class L, class M>
+bool labels_match(const L& labels, const M& selector) {
   for (const auto& [k, v] : selector) {
     auto it = labels.find(k);
     if (it == labels.end() || it->second != v) return false;
@@ -96,9 +98,11 @@ struct StatsCollector::Impl {
   RefreshedCache<NetSample> net;
 
   // Rates of removed containers are dropped whenever a listing sees every container there is.
-  void forget_removed_containers(const std::vector<ContainerInfo>& all) {
+  // (Call before the attributes are moved out.)
+  void forget_removed_containers(const std::vector<ContainerStatsSource>& all) {
     std::unordered_set<std::string> live;
-    for (const auto& c : all) live.insert(c.id);
+    live.reserve(all.size());
+    for (const auto& c : all) live.insert(c.attributes.id());
     container_rates.retain(live);
   }
 
@@ -128,19 +132,16 @@ struct StatsCollector::Impl {
   }
 
   // with_disk false: no walk of the writable layer (the metrics use none of its figures, and the
-  // walk is the costly part of a container's stats).
-  v1::ContainerStats container_stats(const ContainerInfo& c, std::optional<CgroupSample>* sample_out = nullptr,
+  // walk is the costly part of a container's stats). The source's attributes are moved out.
+  v1::ContainerStats container_stats(ContainerStatsSource& c, std::optional<CgroupSample>* sample_out = nullptr,
                                      bool with_disk = true) {
     v1::ContainerStats st;
-    auto* a = st.mutable_attributes();
-    a->set_id(c.id);
-    *a->mutable_metadata() = c.metadata;
-    a->mutable_labels()->insert(c.labels.begin(), c.labels.end());
-    a->mutable_annotations()->insert(c.annotations.begin(), c.annotations.end());
+    *st.mutable_attributes() = std::move(c.attributes);
+    const std::string& id = st.attributes().id();
     if (c.state == v1::CONTAINER_RUNNING) {
       auto s = sample_of(c.cgroups_path);
       if (s.ok()) {
-        fill_cpu_memory(*s, c.id, container_rates, st.mutable_cpu(), st.mutable_memory());
+        fill_cpu_memory(*s, id, container_rates, st.mutable_cpu(), st.mutable_memory());
         fill_io(*s, &st);
         if (s->swap_usage_bytes) {
           auto* swap = st.mutable_swap();
@@ -150,7 +151,7 @@ struct StatsCollector::Impl {
             swap->mutable_swap_available_bytes()->set_value(
                 s->swap_limit_bytes > *s->swap_usage_bytes ? s->swap_limit_bytes - *s->swap_usage_bytes : 0);
         }
-        if (sample_out) *sample_out = *s;
+        if (sample_out) *sample_out = std::move(*s);
       }
     }
     if (!with_disk) return st;
@@ -166,69 +167,77 @@ struct StatsCollector::Impl {
     return st;
   }
 
-  // `samples`, when given, receives each running container's sample by id (for the metrics).
-  std::optional<v1::PodSandboxStats> pod_stats(const v1::PodSandbox& p, const std::vector<ContainerInfo>& all,
-                                               bool with_disk = true,
-                                               std::map<std::string, CgroupSample>* samples = nullptr) {
-    auto info = sandboxes.info(p.id());
-    if (!info) return std::nullopt;
+  // `containers` are the pod's (their attributes are moved out); `samples`, when given, receives
+  // each running container's sample by id (for the metrics).
+  v1::PodSandboxStats pod_stats(PodStatsSource& p, const std::vector<ContainerStatsSource*>& containers, bool with_disk = true,
+                                std::map<std::string, CgroupSample>* samples = nullptr) {
     v1::PodSandboxStats st;
-    auto* a = st.mutable_attributes();
-    a->set_id(p.id());
-    *a->mutable_metadata() = p.metadata();
-    *a->mutable_labels() = p.labels();
-    *a->mutable_annotations() = p.annotations();
+    *st.mutable_attributes() = std::move(p.attributes);
+    const std::string& id = st.attributes().id();
     auto* linux = st.mutable_linux();
     CgroupSample sum;
     bool have = false;
-    bool own_parent = !info->cgroup_parent.empty() && info->cgroup_parent != "/" && !(systemd && info->cgroup_parent == "system.slice");
+    bool own_parent = !p.cgroup_parent.empty() && p.cgroup_parent != "/" && !(systemd && p.cgroup_parent == "system.slice");
     if (own_parent) {
-      if (auto s = this->samples.get(parent_dir(cgroup_dir_of(info->cgroups_path, systemd))); s.ok()) {
-        sum = *s;
+      if (auto s = this->samples.get(parent_dir(cgroup_dir_of(p.cgroups_path, systemd))); s.ok()) {
+        sum = std::move(*s);
         have = true;
       }
     }
-    if (!have && info->ready) {
-      if (auto s = sample_of(info->cgroups_path); s.ok()) {
+    if (!have && p.ready) {
+      if (auto s = sample_of(p.cgroups_path); s.ok()) {
         add(sum, *s);
         have = true;
       }
     }
-    for (const auto& c : all) {
-      if (c.sandbox_id != p.id()) continue;
+    linux->mutable_containers()->Reserve(static_cast<int>(containers.size()));
+    for (ContainerStatsSource* c : containers) {
       std::optional<CgroupSample> cs;
-      *linux->add_containers() = container_stats(c, &cs, with_disk);
-      if (samples && cs) samples->emplace(c.id, *cs);
+      v1::ContainerStats* added = linux->add_containers();
+      *added = container_stats(*c, &cs, with_disk);
       if (!own_parent && cs) {
         add(sum, *cs);
         have = true;
       }
+      if (samples && cs) samples->emplace(added->attributes().id(), std::move(*cs));
     }
     if (have) {
-      fill_cpu_memory(sum, p.id(), pod_rates, linux->mutable_cpu(), linux->mutable_memory());
+      fill_cpu_memory(sum, id, pod_rates, linux->mutable_cpu(), linux->mutable_memory());
       fill_io(sum, linux);
       if (sum.pids_current) {
         linux->mutable_process()->set_timestamp(sum.timestamp_ns);
         linux->mutable_process()->mutable_process_count()->set_value(*sum.pids_current);
       }
     }
-    if (!info->host_network && info->ready && info->pid > 0) {
-      if (auto sample = net.get(p.id() + "/" + std::to_string(info->pid)); sample.ok()) {
+    if (!p.host_network && p.ready && p.pid > 0) {
+      if (auto sample = net.get(id + "/" + std::to_string(p.pid)); sample.ok()) {
         auto* usage = linux->mutable_network();
         usage->set_timestamp(sample->at_ns);
         for (const auto& i : sample->interfaces) {
-          v1::NetworkInterfaceUsage u;
-          u.set_name(i.name);
-          u.mutable_rx_bytes()->set_value(i.rx_bytes);
-          u.mutable_rx_errors()->set_value(i.rx_errors);
-          u.mutable_tx_bytes()->set_value(i.tx_bytes);
-          u.mutable_tx_errors()->set_value(i.tx_errors);
-          if (i.name == "eth0") *usage->mutable_default_interface() = u;
-          *usage->add_interfaces() = u;
+          v1::NetworkInterfaceUsage* u = usage->add_interfaces();
+          u->set_name(i.name);
+          u->mutable_rx_bytes()->set_value(i.rx_bytes);
+          u->mutable_rx_errors()->set_value(i.rx_errors);
+          u->mutable_tx_bytes()->set_value(i.tx_bytes);
+          u->mutable_tx_errors()->set_value(i.tx_errors);
+          if (i.name == "eth0") *usage->mutable_default_interface() = *u;
         }
       }
     }
     return st;
+  }
+
+  // The containers by their pod's id, pointing into `all`.
+  using ContainersByPod = std::unordered_map<std::string_view, std::vector<ContainerStatsSource*>>;
+  static ContainersByPod by_pod(std::vector<ContainerStatsSource>& all) {
+    ContainersByPod out;
+    for (auto& c : all) out[c.sandbox_id].push_back(&c);
+    return out;
+  }
+  static const std::vector<ContainerStatsSource*>& of_pod(const ContainersByPod& by_pod, const PodStatsSource& p) {
+    static const std::vector<ContainerStatsSource*> none;
+    auto it = by_pod.find(p.attributes.id());
+    return it == by_pod.end() ? none : it->second;
   }
 };
 
@@ -239,21 +248,22 @@ StatsCollector::StatsCollector(ContainerManager& containers, SandboxManager& san
 StatsCollector::~StatsCollector() = default;
 
 Result<v1::ContainerStats> StatsCollector::container(const std::string& id_or_prefix) {
-  auto info = impl_->containers.lookup(id_or_prefix);
-  if (!info.ok()) return info.status();
-  return impl_->container_stats(*info);
+  auto source = impl_->containers.stats_source(id_or_prefix);
+  if (!source.ok()) return source.status();
+  return impl_->container_stats(*source);
 }
 
 std::vector<v1::ContainerStats> StatsCollector::containers(const v1::ContainerStatsFilter& f) {
   std::vector<v1::ContainerStats> out;
-  auto all = impl_->containers.infos();
-  for (const auto& c : all) {
-    if (!f.id().empty() && c.id.rfind(f.id(), 0) != 0) continue;
+  auto all = impl_->containers.stats_sources();
+  impl_->forget_removed_containers(all);
+  out.reserve(all.size());
+  for (auto& c : all) {
+    if (!f.id().empty() && c.attributes.id().rfind(f.id(), 0) != 0) continue;
     if (!f.pod_sandbox_id().empty() && c.sandbox_id.rfind(f.pod_sandbox_id(), 0) != 0) continue;
-    if (!labels_match(c.labels, f.label_selector())) continue;
+    if (!labels_match(c.attributes.labels(), f.label_selector())) continue;
     out.push_back(impl_->container_stats(c));
   }
-  impl_->forget_removed_containers(all);
   return out;
 }
 
@@ -262,26 +272,30 @@ Result<v1::PodSandboxStats> StatsCollector::pod(const std::string& id_or_prefix)
   if (!info.ok()) return info.status();
   v1::PodSandboxFilter f;
   f.set_id(info->id);
-  auto pods = impl_->sandboxes.list(f);
+  auto pods = impl_->sandboxes.stats_sources(f);
   if (pods.empty()) return not_found("pod sandbox " + id_or_prefix + " not found");
-  auto st = impl_->pod_stats(pods.front(), impl_->containers.infos());
-  if (!st) return not_found("pod sandbox " + id_or_prefix + " not found");
-  return *st;
+  auto all = impl_->containers.stats_sources();
+  return impl_->pod_stats(pods.front(), Impl::of_pod(Impl::by_pod(all), pods.front()));
 }
 
 std::vector<v1::PodSandboxStats> StatsCollector::pods(const v1::PodSandboxStatsFilter& f) {
   v1::PodSandboxFilter lf;
   lf.set_id(f.id());
   *lf.mutable_label_selector() = f.label_selector();
-  auto all = impl_->containers.infos();
-  std::vector<v1::PodSandboxStats> out;
-  std::unordered_set<std::string> listed;
-  for (const auto& p : impl_->sandboxes.list(lf)) {
-    listed.insert(p.id());
-    if (auto st = impl_->pod_stats(p, all)) out.push_back(std::move(*st));
-  }
+  auto all = impl_->containers.stats_sources();
   impl_->forget_removed_containers(all);
-  if (f.id().empty() && f.label_selector().empty()) impl_->pod_rates.retain(listed);  // every pod there is
+  auto by_pod = Impl::by_pod(all);
+  auto pods = impl_->sandboxes.stats_sources(lf);
+  std::vector<v1::PodSandboxStats> out;
+  out.reserve(pods.size());
+  std::unordered_set<std::string> listed;
+  const bool every_pod = f.id().empty() && f.label_selector().empty();
+  if (every_pod) listed.reserve(pods.size());
+  for (auto& p : pods) {
+    if (every_pod) listed.insert(p.attributes.id());
+    out.push_back(impl_->pod_stats(p, Impl::of_pod(by_pod, p)));
+  }
+  if (every_pod) impl_->pod_rates.retain(listed);
   return out;
 }
 
@@ -289,11 +303,14 @@ std::vector<v1::PodSandboxMetrics> StatsCollector::metrics() {
   std::vector<v1::PodSandboxMetrics> out;
   v1::PodSandboxFilter ready;
   ready.mutable_state()->set_state(v1::SANDBOX_READY);
-  auto all = impl_->containers.infos();
-  for (const auto& p : impl_->sandboxes.list(ready)) {
+  auto all = impl_->containers.stats_sources();
+  std::unordered_map<std::string, std::string> images;  // by container id, as the attributes move out
+  for (const auto& c : all) images.emplace(c.attributes.id(), c.image);
+  auto by_pod = Impl::by_pod(all);
+  for (auto& source : impl_->sandboxes.stats_sources(ready)) {
     std::map<std::string, CgroupSample> samples;
-    auto st = impl_->pod_stats(p, all, false, &samples);
-    if (!st) continue;
+    const v1::PodSandboxStats st = impl_->pod_stats(source, Impl::of_pod(by_pod, source), false, &samples);
+    const v1::PodSandboxAttributes& p = st.attributes();
     v1::PodSandboxMetrics& pm = out.emplace_back();
     pm.set_pod_sandbox_id(p.id());
     const std::string pod_name = p.metadata().name(), ns = p.metadata().namespace_();
@@ -307,7 +324,7 @@ std::vector<v1::PodSandboxMetrics> StatsCollector::metrics() {
       x->mutable_value()->set_value(value);
     };
     // Network metrics belong to the pod ("POD", as cAdvisor names the sandbox's container).
-    const auto& net = st->linux().network();
+    const auto& net = st.linux().network();
     for (const CadvisorMetric& m : cadvisor_metrics()) {
       if (!m.per_interface) continue;
       for (const auto& i : net.interfaces()) {
@@ -318,13 +335,12 @@ std::vector<v1::PodSandboxMetrics> StatsCollector::metrics() {
         metric(pm.mutable_metrics(), m, net.timestamp(), {"POD", p.id(), "", p.id(), ns, pod_name, i.name()}, v);
       }
     }
-    for (const auto& cs : st->linux().containers()) {
+    for (const auto& cs : st.linux().containers()) {
       if (!cs.has_cpu()) continue;  // not running
       v1::ContainerMetrics& cm = *pm.add_container_metrics();
       cm.set_container_id(cs.attributes().id());
       std::string image;
-      for (const auto& c : all)
-        if (c.id == cs.attributes().id()) image = c.image;
+      if (auto i = images.find(cs.attributes().id()); i != images.end()) image = i->second;
       std::vector<std::string> labels{cs.attributes().metadata().name(), cs.attributes().id(), image, cs.attributes().id(), ns, pod_name};
       for (const CadvisorMetric& m : cadvisor_metrics()) {
         if (m.per_interface) continue;
@@ -349,11 +365,11 @@ std::vector<v1::PodSandboxMetrics> StatsCollector::metrics() {
             metric(cm.mutable_metrics(), m, it->second.timestamp_ns, labels, *v);
       }
     }
-    if (st->linux().has_process()) {
+    if (st.linux().has_process()) {
       for (const CadvisorMetric& m : cadvisor_metrics())
         if (m.source == MetricSource::processes)
-          metric(pm.mutable_metrics(), m, st->linux().process().timestamp(), {"POD", p.id(), "", p.id(), ns, pod_name},
-                 st->linux().process().process_count().value());
+          metric(pm.mutable_metrics(), m, st.linux().process().timestamp(), {"POD", p.id(), "", p.id(), ns, pod_name},
+                 st.linux().process().process_count().value());
     }
   }
   return out;

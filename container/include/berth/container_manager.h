@@ -91,6 +91,14 @@ struct ContainerInfo {
   int64_t created_at = 0;
 };
 
+// What the stats read of a container: less than ContainerInfo (no runtime look-up, no paths the
+// stats do not read), since kubelet asks for every container's stats every few seconds.
+struct ContainerStatsSource {
+  runtime::v1::ContainerAttributes attributes;  // id, metadata, labels, annotations
+  std::string sandbox_id, cgroups_path, upper_dir, image;
+  runtime::v1::ContainerState state = runtime::v1::CONTAINER_UNKNOWN;
+};
+
 // An interactive exec (the streaming server's Exec): the caller owns the fds.
 struct ExecSessionRequest {
   std::vector<std::string> cmd;
@@ -140,7 +148,8 @@ class ContainerManager {
   std::optional<ContainerInfo> info(const std::string& id_or_prefix);
   // info() for a request's id: NOT_FOUND, or INVALID_ARGUMENT for a prefix of several containers.
   Result<ContainerInfo> lookup(const std::string& id_or_prefix);
-  std::vector<ContainerInfo> infos();
+  std::vector<ContainerStatsSource> stats_sources();
+  Result<ContainerStatsSource> stats_source(const std::string& id_or_prefix);
   size_t running_count();
 
   struct Impl;

@@ -13,7 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
-#include <map>
+#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -153,7 +153,9 @@ class RefreshedCache {
   Measure measure_;
   mutable std::mutex mu_;
   std::condition_variable changed_;  // a measurement ended, or the cache is closing
-  std::map<std::string, Entry> entries_;
+  // Unordered: the keys are long paths that share most of their prefix, which an ordered map
+  // compares at every level of every look-up.
+  std::unordered_map<std::string, Entry> entries_;
   std::thread refresher_;
   bool started_ = false, thread_failed_ = false, stopping_ = false;
   uint64_t background_ = 0;

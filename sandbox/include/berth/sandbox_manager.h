@@ -93,6 +93,14 @@ struct SandboxInfo {
   std::string userns_path;
 };
 
+// What the stats read of a sandbox: less than SandboxInfo, for every pod every few seconds.
+struct PodStatsSource {
+  runtime::v1::PodSandboxAttributes attributes;  // id, metadata, labels, annotations
+  bool ready = false, host_network = false;
+  int pid = 0;
+  std::string cgroups_path, cgroup_parent;
+};
+
 // A ready sandbox that cannot begin to stop while held: CreateContainer and StartContainer hold
 // one, so no container is made in a pod that is being stopped or removed.
 struct SandboxLease {
@@ -125,6 +133,7 @@ class SandboxManager {
   Result<SandboxLease> lease(const std::string& id_or_prefix);
   Status status(const std::string& id_or_prefix, bool verbose, runtime::v1::PodSandboxStatusResponse* out);
   std::vector<runtime::v1::PodSandbox> list(const runtime::v1::PodSandboxFilter& filter);
+  std::vector<PodStatsSource> stats_sources(const runtime::v1::PodSandboxFilter& filter);
   std::optional<SandboxInfo> info(const std::string& id_or_prefix);
   // info() for a request's id: NOT_FOUND, or INVALID_ARGUMENT for a prefix of several sandboxes.
   Result<SandboxInfo> lookup(const std::string& id_or_prefix);
