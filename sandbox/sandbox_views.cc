@@ -1,5 +1,7 @@
 // What the sandbox calls serve from memory: PodSandboxStatus (with the verbose info and a CNI
 // CHECK), ListPodSandbox, the SandboxInfo other modules read, and the ready count.
+#include <poll.h>
+
 #include <nlohmann/json.hpp>
 
 #include "berth/file_text.h"
@@ -90,6 +92,41 @@ Status SandboxManager::status(const std::string& id_or_prefix, bool verbose, v1:
   return ok_status();
 }
 
+namespace {
+
+// ready_locked() of each, with one poll() over every running pause's pidfd instead of a poll per
+// sandbox (kubelet lists every second). A pidfd the sandbox's stop closed meanwhile is seen by
+// comparing it afterwards: while the sandbox holds it, its number cannot name another file.
+std::vector<bool> readiness(const std::vector<std::shared_ptr<Sandbox>>& all) {
+  std::vector<bool> ready(all.size(), false);
+  std::vector<pollfd> fds;
+  std::vector<size_t> polled;  // index in `all` of each fds entry
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Sandbox& s = *all[i];
+    std::lock_guard lock(s.mu);
+    if (s.pidfd && !s.stopped && s.cp.phase == SandboxPhase::ready && s.pid > 0) {
+      fds.push_back({s.pidfd.get(), POLLIN, 0});
+      polled.push_back(i);
+    } else {
+      ready[i] = s.ready_locked();
+    }
+  }
+  if (fds.empty()) return ready;
+  if (::poll(fds.data(), fds.size(), 0) < 0) {  // (EINTR, ENOMEM): one at a time
+    for (size_t i : polled) ready[i] = all[i]->ready();
+    return ready;
+  }
+  for (size_t k = 0; k < fds.size(); ++k) {
+    const Sandbox& s = *all[polled[k]];
+    std::lock_guard lock(s.mu);
+    bool running = !s.stopped && s.cp.phase == SandboxPhase::ready && s.pid > 0;
+    ready[polled[k]] = s.pidfd.get() == fds[k].fd ? running && fds[k].revents == 0 : s.ready_locked();
+  }
+  return ready;
+}
+
+}  // namespace
+
 std::vector<std::pair<std::shared_ptr<Sandbox>, bool>> SandboxManager::Impl::select(const v1::PodSandboxFilter& f) {
   std::vector<std::shared_ptr<Sandbox>> all;
   {
@@ -98,17 +135,18 @@ std::vector<std::pair<std::shared_ptr<Sandbox>, bool>> SandboxManager::Impl::sel
     for (const auto& [id, s] : sandboxes)
       if (f.id().empty() || id.rfind(f.id(), 0) == 0) all.push_back(s);
   }
+  std::vector<bool> ready = readiness(all);
   std::vector<std::pair<std::shared_ptr<Sandbox>, bool>> out;
   out.reserve(all.size());
-  for (auto& s : all) {
-    bool ready = s->ready();
-    if (f.has_state() && f.state().state() != (ready ? v1::SANDBOX_READY : v1::SANDBOX_NOTREADY)) continue;
+  for (size_t i = 0; i < all.size(); ++i) {
+    auto& s = all[i];
+    if (f.has_state() && f.state().state() != (ready[i] ? v1::SANDBOX_READY : v1::SANDBOX_NOTREADY)) continue;
     bool labels_match = true;
     for (const auto& [k, v] : f.label_selector()) {
       auto it = s->cp.labels.find(k);
       if (it == s->cp.labels.end() || it->second != v) labels_match = false;
     }
-    if (labels_match) out.emplace_back(std::move(s), ready);
+    if (labels_match) out.emplace_back(std::move(s), ready[i]);
   }
   return out;
 }

@@ -334,10 +334,14 @@ TEST_F(Sandboxes, CheckpointIsValidAndACorruptOneIsQuarantined) {
   EXPECT_FALSE(fs::exists(root + "/sandboxes/" + id + ".json"));
 }
 
+// Between two live pods, the one whose pause died is listed NOTREADY and the others READY (the
+// list polls every pause's pidfd at once).
 TEST_F(Sandboxes, KilledPauseMakesTheSandboxNotReady) {
   auto& d = daemon();
-  std::string id;
+  std::string before, id, after;
+  ASSERT_TRUE(run_pod(d, pod("live-pod-1"), &before).ok());
   ASSERT_TRUE(run_pod(d, pod("kill-pod"), &id).ok());
+  ASSERT_TRUE(run_pod(d, pod("live-pod-2"), &after).ok());
   int pid = pause_pid(d, id);
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
   for (int i = 0; i < 100 && status(d, id).status().state() == v1::SANDBOX_READY; ++i)
@@ -345,7 +349,15 @@ TEST_F(Sandboxes, KilledPauseMakesTheSandboxNotReady) {
   EXPECT_EQ(status(d, id).status().state(), v1::SANDBOX_NOTREADY);
   v1::PodSandboxFilter f;
   f.mutable_state()->set_state(v1::SANDBOX_NOTREADY);
-  EXPECT_EQ(list(d, f).size(), 1u);
+  auto not_ready = list(d, f);
+  ASSERT_EQ(not_ready.size(), 1u);
+  EXPECT_EQ(not_ready[0].id(), id);
+  auto all = list(d);
+  ASSERT_EQ(all.size(), 3u);
+  for (const auto& p : all) EXPECT_EQ(p.state(), p.id() == id ? v1::SANDBOX_NOTREADY : v1::SANDBOX_READY) << p.metadata().name();
+  f.mutable_state()->set_state(v1::SANDBOX_READY);
+  EXPECT_EQ(list(d, f).size(), 2u);
+  for (const auto& other : {before, after}) ASSERT_TRUE(remove(d, other).ok());
 }
 
 TEST_F(Sandboxes, StopThenRemoveLeaveNothing) {
