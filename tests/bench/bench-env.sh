@@ -19,10 +19,24 @@ bench_cleanup() {
   iptables-save -t nat | grep -- "-A .*berth-bench-net" | sed 's/^-A //' | while read -r rule; do eval "iptables -w -t nat -D $rule" || true; done
   ip link del "$bridge" 2>/dev/null || true
   rm -rf "$work"
+  bench_remove_cgroups
+}
+
+# Pods a bench could not remove (its berthd died or stopped answering) keep running, as pods do
+# when a runtime goes: their pauses, which berth starts without the runtime, are killed through
+# the bench's cgroups, and then the cgroups go, deepest first.
+bench_remove_cgroups() {
+  local c
   for c in /sys/fs/cgroup/*/berth-bench; do
-    for sub in "$c"/*/; do [ -d "$sub" ] && rmdir "$sub" 2>/dev/null; done
-    rmdir "$c" 2>/dev/null || true
+    [ -d "$c" ] || continue
+    find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u | xargs -r kill -9 2>/dev/null
   done
+  for _ in $(seq 50); do
+    find /sys/fs/cgroup/*/berth-bench -depth -type d -exec rmdir {} + 2>/dev/null
+    ls -d /sys/fs/cgroup/*/berth-bench > /dev/null 2>&1 || break
+    sleep 0.1
+  done
+  return 0
 }
 trap bench_cleanup EXIT
 
