@@ -36,7 +36,7 @@ namespace v1 = runtime::v1;
 namespace fs = std::filesystem;
 
 bool Sandbox::ready_locked() const {
-  if (stopped || cp.phase != SandboxPhase::ready || pid <= 0) return false;
+  if (!pause_expected_locked()) return false;
   return pidfd ? pidfd_alive(pidfd.get()) : process_start_time(pid) != 0;
 }
 

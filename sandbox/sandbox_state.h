@@ -39,6 +39,8 @@ struct Sandbox {
   // Whether the runtime may hold a container for it (guarded by op): unknown after a restart.
   bool runtime_may_exist = true;
 
+  // Ready as far as the state says: a pause that started and no stop since (its liveness aside).
+  bool pause_expected_locked() const { return !stopped && cp.phase == SandboxPhase::ready && pid > 0; }
   bool ready_locked() const;
   bool ready() const {
     std::lock_guard lock(mu);

@@ -104,7 +104,7 @@ std::vector<bool> readiness(const std::vector<std::shared_ptr<Sandbox>>& all) {
   for (size_t i = 0; i < all.size(); ++i) {
     const Sandbox& s = *all[i];
     std::lock_guard lock(s.mu);
-    if (s.pidfd && !s.stopped && s.cp.phase == SandboxPhase::ready && s.pid > 0) {
+    if (s.pidfd && s.pause_expected_locked()) {
       fds.push_back({s.pidfd.get(), POLLIN, 0});
       polled.push_back(i);
     } else {
@@ -119,8 +119,7 @@ std::vector<bool> readiness(const std::vector<std::shared_ptr<Sandbox>>& all) {
   for (size_t k = 0; k < fds.size(); ++k) {
     const Sandbox& s = *all[polled[k]];
     std::lock_guard lock(s.mu);
-    bool running = !s.stopped && s.cp.phase == SandboxPhase::ready && s.pid > 0;
-    ready[polled[k]] = s.pidfd.get() == fds[k].fd ? running && fds[k].revents == 0 : s.ready_locked();
+    ready[polled[k]] = s.pidfd.get() == fds[k].fd ? s.pause_expected_locked() && fds[k].revents == 0 : s.ready_locked();
   }
   return ready;
 }
