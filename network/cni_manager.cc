@@ -206,6 +206,13 @@ Result<PodNetworkStatus> CniManager::setup(const PodNetworkRequest& req) {
   e.netns = req.netns_path;
   if (Status s = state_->cache.save(e); !s.ok()) return s.context("network setup");
   fault_point(FaultPoint::run_pod_sandbox_cni_entry_saved);
+  if (req.netns_ready.valid()) {
+    if (Status made = req.netns_ready.get(); !made.ok()) {
+      // Nothing was ADDed; an entry left behind would only cost a harmless DEL at teardown.
+      if (Status s = state_->cache.remove(e); !s.ok()) spdlog::warn("cni: setup of {} called off: {}", e.container_id, s.message());
+      return made.context("network setup of " + e.container_id);
+    }
+  }
 
   // From here on every failure DELs what ADD may have set up (address, veth, rules) before
   // returning, with the very config ADD used.
@@ -230,7 +237,7 @@ Result<PodNetworkStatus> CniManager::setup(const PodNetworkRequest& req) {
   Status failed = ips.ok() ? ok_status() : ips.status();
   if (failed.ok()) {
     e.result = prev;
-    failed = state_->cache.save(e);
+    failed = state_->cache.save(e, false);
   }
   if (!failed.ok()) {
     // A result we could not read is not handed to DEL as prevResult: a plugin that parses it

@@ -1,6 +1,6 @@
 // Result cache files. Format (version 1): {"version": 1, "sha256": hex of entry.dump(),
 // "entry": {...}}; the checksum is over nlohmann-json's dump() of the entry, which is the same
-// in any language that writes compact JSON with sorted keys. Written temp + fsync + rename.
+// in any language that writes compact JSON with sorted keys. Written temp + rename (+ fsyncs when durable).
 #include "result_cache.h"
 
 #include "network_config.h"
@@ -103,13 +103,13 @@ std::string ResultCache::path_of(const CacheEntry& e) const {
   return dir_ + "/" + e.network_name + "-" + e.container_id + "-" + e.ifname;
 }
 
-Status ResultCache::save(const CacheEntry& entry) const {
+Status ResultCache::save(const CacheEntry& entry, bool durable) const {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) return Status(Code::internal, "cni cache: mkdir " + dir_ + ": " + ec.message());
   nlohmann::json body = entry_to_json(entry);
   nlohmann::json file = {{"version", kFormatVersion}, {"sha256", sha256_hex(body.dump())}, {"entry", body}};
-  return write_file_atomically(path_of(entry), file.dump() + "\n").context("cni cache");
+  return write_file_atomically(path_of(entry), file.dump() + "\n", 0600, durable).context("cni cache");
 }
 
 Result<std::optional<CacheEntry>> ResultCache::find(const std::string& container_id, const std::string& ifname,

@@ -26,8 +26,8 @@ class ResultCache {
  public:
   explicit ResultCache(std::string cache_dir);  // entries in <cache_dir>/results
 
-  // Atomic: temp file, fsync, rename, fsync of the directory.
-  Status save(const CacheEntry& entry) const;
+  // Atomic: temp file, rename; durable adds an fsync of the file and of the directory.
+  Status save(const CacheEntry& entry, bool durable = true) const;
   // The entry of a sandbox on ifname, whatever its network; nullopt when there is none. A file
   // that fails its checksum or does not parse is an error naming the file; with `corrupt`, such
   // files are instead listed there ("path: why") and skipped.

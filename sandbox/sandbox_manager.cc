@@ -1,5 +1,5 @@
-// Sandbox lifecycle: opening the manager, RunPodSandbox step by step (CNI ADD beside the pause's
-// start), and leases. RunPodSandbox records the sandbox (phase "creating") before it makes
+// Sandbox lifecycle: opening the manager, RunPodSandbox step by step (CNI ADD beside everything
+// from the netns on), and leases. RunPodSandbox records the sandbox (phase "creating") before it makes
 // anything, and on any failure releases everything through the same destroy() that
 // RemovePodSandbox uses, so an undo can never miss a step a later version adds. Recovery,
 // tear-down (stop and remove) and the views (status, list, info) have their own files.
@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <future>
 #include <spdlog/spdlog.h>
 #include <system_error>
 
@@ -23,6 +22,7 @@
 #include "berth/process_identity.h"
 #include "berth/wall_clock.h"
 #include "netns.h"
+#include "network_setup.h"
 #include "pause_launch.h"
 #include "pause_spec.h"
 #include "pod_mounts.h"
@@ -160,7 +160,9 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   std::lock_guard op(sb->op);
   sb->runtime_may_exist = false;
   const std::string what = "run pod sandbox " + md.namespace_() + "/" + md.name();
+  NetworkSetup network;
   auto fail = [&](const Status& s) -> Status {
+    network.abandon(id);
     if (Status undo = impl_->destroy(*sb); !undo.ok()) {
       // Listed NOTREADY from now on, so Stop/Remove (or the next start's recovery) finish it.
       spdlog::error("sandbox {}: undo of a failed run left work for stop/remove: {}", id, undo.message());
@@ -176,6 +178,10 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
     return s.context(what);
   }
   fault_point(FaultPoint::run_pod_sandbox_checkpoint_created);
+  // CNI ADD needs the pinned netns and nothing else of the sandbox: it starts now, records its
+  // intent while the netns is made, and runs its plugins beside the files and the pause.
+  if (!host_net && impl_->opt.network)
+    network.start(*impl_->opt.network, {id, md.name(), md.namespace_(), md.uid(), cp.netns_path, &config, {}});
   if (::mkdir(sb->bundle.c_str(), 0700) != 0) return fail(errno_status(errno, "mkdir " + sb->bundle));
   if (userns->own)
     if (Status s = impl_->open_path_to_pod_root(sb->bundle); !s.ok()) return fail(s);
@@ -188,6 +194,7 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   } else if (!host_net) {
     if (auto pin = create_pinned_netns(impl_->netns_dir, id); !pin.ok()) return fail(pin.status());
   }
+  network.netns_made(ok_status());
   fault_point(FaultPoint::run_pod_sandbox_netns_pinned);
 
   ResolvConfSettings dns{{config.dns_config().servers().begin(), config.dns_config().servers().end()},
@@ -251,32 +258,15 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
     sb->pidfd = open_pidfd(sb->pid);
     return ok_status();
   };
-  // CNI ADD needs the pinned netns, not the pause: it runs on a thread of its own while the pause
-  // starts. It is always waited for before an undo, whose DEL must not race it.
-  std::future<Result<std::vector<std::string>>> network;
-  if (!host_net && impl_->opt.network) {
-    auto setup = [net = impl_->opt.network, req = SandboxNetworkRequest{id, md.name(), md.namespace_(), md.uid(), cp.netns_path,
-                                                                       &config}] { return net->setup(req); };
-    try {
-      network = std::async(std::launch::async, setup);
-    } catch (const std::system_error& e) {  // no thread to spare: it runs after the pause, as it would alone
-      spdlog::warn("sandbox {}: network setup waits for the pause: {}", id, e.what());
-      network = std::async(std::launch::deferred, setup);
-    }
-  }
   Status started = start_pause();
-  if (started.ok()) fault_point(FaultPoint::run_pod_sandbox_runtime_started);
-  if (network.valid()) {
-    auto ips = network.get();
-    if (started.ok() && !ips.ok()) started = ips.status();
-    else if (!ips.ok())  // the pause's failure is the one returned; the ADD's would be lost
-      spdlog::warn("sandbox {}: network setup failed as well: {}", id, ips.status().message());
-    if (ips.ok()) {
-      std::lock_guard lock(sb->mu);
-      sb->ips = *ips;
-    }
-  }
   if (!started.ok()) return fail(started);
+  fault_point(FaultPoint::run_pod_sandbox_runtime_started);
+  auto ips = network.finish();
+  if (!ips.ok()) return fail(ips.status());
+  {
+    std::lock_guard lock(sb->mu);
+    sb->ips = *ips;
+  }
   fault_point(FaultPoint::run_pod_sandbox_network_ready);
   {
     std::lock_guard lock(sb->mu);

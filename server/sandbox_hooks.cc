@@ -8,6 +8,7 @@ namespace v1 = runtime::v1;
 PodNetworkRequest pod_network_request(const SandboxNetworkRequest& r) {
   PodNetworkRequest req{.sandbox_id = r.id, .pod_name = r.name, .pod_namespace = r.namespace_, .pod_uid = r.uid,
                         .netns_path = r.netns_path};
+  req.netns_ready = r.netns_ready;
   for (const auto& p : r.config->port_mappings())
     req.port_mappings.push_back({p.protocol() == v1::UDP ? "udp" : p.protocol() == v1::SCTP ? "sctp" : "tcp",
                                  p.container_port(), p.host_port(), p.host_ip()});

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <future>
 #include <set>
@@ -332,6 +333,54 @@ cat >/dev/null
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error_message().find("runc"), std::string::npos) << s.error_message();
   EXPECT_EQ(read_file(plugins_ / "slow.log"), "ADD\nDEL\n");
+  expect_nothing_left(cri, d, *net);
+}
+
+// CNI ADD starts with the sandbox's record, before the netns exists: it records its intent and
+// waits for the pin. When the pin cannot be made (here the netns dir is a read-only tmpfs), the
+// ADD is called off before any plugin runs and its intent is dropped: no plugin is exec'd at all.
+TEST_F(Network, NetnsThatCannotBeMadeCallsTheAddOffBeforeAnyPlugin) {
+  auto net = std::make_shared<TestNetwork>();
+  plugin("logged", "#!/bin/sh\necho \"$CNI_COMMAND\" >> " + (plugins_ / "logged.log") + R"(
+[ "$CNI_COMMAND" = ADD ] && exec python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["prevResult"]))'
+cat >/dev/null
+)");
+  net->write_conflist({R"({"type": "logged"})"});
+  auto& d = daemon_on(net);
+  CriClient cri(d);
+  const std::string netns_dir = d.state() + "/netns";
+  ASSERT_EQ(::mount("tmpfs", netns_dir.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k"), 0)
+      << strerror(errno);
+  struct Unmount {
+    std::string dir;
+    ~Unmount() {
+      if (!dir.empty()) ::umount2(dir.c_str(), MNT_DETACH);
+    }
+  } unmount{netns_dir};
+  std::string id;
+  grpc::Status s = cri.run_pod(test_pod("no-netns"), &id);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error_message().find("pin netns"), std::string::npos) << s.error_message();
+  EXPECT_FALSE(fs::exists(plugins_ / "logged.log")) << read_file(plugins_ / "logged.log");
+  EXPECT_TRUE(!fs::exists(d.root() + "/cni/results") || fs::is_empty(d.root() + "/cni/results"));
+  EXPECT_TRUE(net->allocated_ips().empty());
+  EXPECT_TRUE(net->veths().empty());
+  // The undo cannot remove the pin's (absent) file from a read-only dir either, so the sandbox is
+  // listed NOTREADY for kubelet to remove, as any undo that could not finish.
+  ::umount2(netns_dir.c_str(), MNT_DETACH);
+  unmount.dir.clear();
+  for (const auto& p : cri.list_pods()) {
+    EXPECT_EQ(p.state(), v1::SANDBOX_NOTREADY);
+    EXPECT_TRUE(cri.remove_pod(p.id()).ok());
+  }
+  expect_nothing_left(cri, d, *net);
+  EXPECT_FALSE(fs::exists(plugins_ / "logged.log")) << read_file(plugins_ / "logged.log");
+  // The same daemon makes the next pod whole.
+  s = cri.run_pod(test_pod("after"), &id);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(read_file(plugins_ / "logged.log"), "ADD\n");
+  ASSERT_TRUE(cri.stop_pod(id).ok());
+  ASSERT_TRUE(cri.remove_pod(id).ok());
   expect_nothing_left(cri, d, *net);
 }
 

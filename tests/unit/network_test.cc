@@ -562,6 +562,48 @@ TEST_F(Manager, DisableCheckGivenAsAStringIsHonouredWithoutThrowing) {
   }
 }
 
+// The caller may start setup before the netns exists: the entry (ADD's intent, for a DEL after a
+// crash) is written at once, and no plugin runs before the netns is reported made.
+TEST_F(Manager, SetupRecordsItsIntentAndWaitsForTheNetnsBeforeAnyPlugin) {
+  plugin("ok", std::string("[ \"$CNI_COMMAND\" = ADD ] && ") + kGoodResult + "\nexit 0\n");
+  conflist(R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"ok"}]})");
+  auto m = manager();
+  std::promise<Status> netns;
+  PodNetworkRequest req = request();
+  req.netns_ready = netns.get_future().share();
+  auto setup = std::async(std::launch::async, [&] { return m->setup(req); });
+  for (int i = 0; i < 500 && cache_empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_FALSE(cache_empty());
+  EXPECT_EQ(setup.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  EXPECT_EQ(commands(), "");
+  netns.set_value(ok_status());
+  auto r = setup.get();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->ips, std::vector<std::string>{"10.9.0.5"});
+  EXPECT_EQ(commands(), "ADD\n");
+  ASSERT_TRUE(m->status("sandbox1").ok());
+  ASSERT_TRUE(m->teardown("sandbox1", "").ok());
+  EXPECT_TRUE(cache_empty());
+}
+
+TEST_F(Manager, SetupCalledOffBeforeTheNetnsRunsNoPluginAndDropsItsIntent) {
+  plugin("ok", std::string("[ \"$CNI_COMMAND\" = ADD ] && ") + kGoodResult + "\nexit 0\n");
+  conflist(R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"ok"}]})");
+  auto m = manager();
+  std::promise<Status> netns;
+  PodNetworkRequest req = request();
+  req.netns_ready = netns.get_future().share();
+  netns.set_value(internal_error("pin netns: Read-only file system"));
+  auto r = m->setup(req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("network setup of sandbox1: pin netns: Read-only file system"), std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(commands(), "");
+  EXPECT_TRUE(cache_empty());
+  ASSERT_TRUE(m->teardown("sandbox1", "").ok());  // nothing to DEL
+  EXPECT_EQ(commands(), "");
+}
+
 TEST_F(Manager, CorruptCacheEntryFallsBackToDelWithTheCurrentConfigAndGoes) {
   plugin("ok", std::string("[ \"$CNI_COMMAND\" = ADD ] && ") + kGoodResult + "\nenv > " + (plugins_ / "env") + "\nexit 0\n");
   conflist(R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"ok"}]})");

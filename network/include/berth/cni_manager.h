@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -51,6 +52,10 @@ struct PodNetworkRequest {
   // The pod's annotations: all are offered as io.kubernetes.cri.pod-annotations, and
   // kubernetes.io/ingress-bandwidth / egress-bandwidth become the bandwidth capability.
   std::map<std::string, std::string> annotations;
+  // When set, the caller is still making the netns: setup() records its cache entry meanwhile
+  // and runs the first plugin only once this is OK. An error instead drops the entry (nothing
+  // was ADDed) and is returned.
+  std::shared_future<Status> netns_ready;
 };
 
 struct PodNetworkStatus {
@@ -75,8 +80,10 @@ class CniManager {
   CniManager(const CniManager&) = delete;
   CniManager& operator=(const CniManager&) = delete;
 
-  // ADD on every plugin of the pod network. The cache entry is written before the first plugin
-  // runs; on any failure after that (a plugin's, an unreadable final result, a failed cache
+  // ADD on every plugin of the pod network. The cache entry is written (durably) before the first
+  // plugin runs, so a DEL follows any crash; the final result is added to it without an fsync
+  // (a crash of berthd keeps it in the page cache; a power cut takes the netns, the veth and the
+  // pod with it, and DEL works from the config alone). On any failure after that (a plugin's, an unreadable final result, a failed cache
   // write) the plugins are DEL'd (reverse order) before returning, and the entry is dropped when
   // that DEL succeeded. Errors carry the plugin's CNI error JSON verbatim. Bad bandwidth
   // annotations are INVALID_ARGUMENT only when a plugin asks for the bandwidth capability.

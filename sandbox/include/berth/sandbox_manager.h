@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -31,6 +32,8 @@ struct PauseImage {
 struct SandboxNetworkRequest {
   std::string id, name, namespace_, uid, netns_path;
   const runtime::v1::PodSandboxConfig* config = nullptr;
+  // OK once netns_path is pinned (setup may start before it is); an error calls setup off.
+  std::shared_future<Status> netns_ready;
 };
 
 // What a sandbox needs of the pod network (the daemon serves it with CNI: server/sandbox_hooks).
