@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
   app.add_option("--stats", stats_image,
                  "also measure ListContainerStats/ListPodSandboxStats with 100 containers running this image");
   app.add_option("--stats-calls", stats_calls, "calls per stats measurement (the median is reported)");
+  int stats_pods = 10, stats_per_pod = 10;
+  app.add_option("--stats-pods", stats_pods, "pods of the stats measurement");
+  app.add_option("--stats-containers", stats_per_pod, "running containers per pod of the stats measurement");
   app.add_option("--pod-image", pod_image, "the image --lifecycle, --steady-state and --density run (`sleep`, /bin/true)");
   app.add_flag("--lifecycle", lifecycle,
                "measure each rpc of a pod's life: Run, Create+Start, ExecSync, StopContainer, RemoveContainer, "
@@ -114,7 +117,7 @@ int main(int argc, char** argv) {
   auto images = v1::ImageService::NewStub(channel);
   if (!container_image.empty()) run_container_bench(*rt, *images, {container_image, runtime_pid});
   if (!streaming_image.empty()) run_stream_rpc_bench(*rt, *images, streaming_image, streaming_mib);
-  if (!stats_image.empty()) run_stats_bench(*rt, *images, {stats_image, runtime_pid, stats_calls});
+  if (!stats_image.empty()) run_stats_bench(*rt, *images, {stats_image, runtime_pid, stats_calls, stats_pods, stats_per_pod});
   if (!pull_ref.empty()) run_pull_bench(*images, pull_ref, pull_runs, runtime_pid);
   if (!stored_refs.empty()) run_stored_pull_bench(*images, stored_refs, pull_runs, runtime_pid);
   RuntimeProcs procs(procs_o);

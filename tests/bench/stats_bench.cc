@@ -15,8 +15,6 @@ namespace v1 = runtime::v1;
 
 namespace {
 
-constexpr int kPods = 10, kPerPod = 10;
-
 bool pull(v1::ImageService::Stub& images, const std::string& image) {
   grpc::ClientContext ctx;
   v1::PullImageRequest req;
@@ -34,7 +32,7 @@ void run_stats_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& image
   std::vector<std::string> pods;
   size_t containers = 0;
   std::string last_error;
-  for (int p = 0; p < kPods && last_error.empty(); ++p) {
+  for (int p = 0; p < o.pods && last_error.empty(); ++p) {
     v1::PodSandboxConfig pod;
     pod.mutable_metadata()->set_name("bench-stats-" + std::to_string(p));
     pod.mutable_metadata()->set_namespace_("berth-bench");
@@ -51,7 +49,7 @@ void run_stats_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& image
       break;
     }
     pods.push_back(r.pod_sandbox_id());
-    for (int i = 0; i < kPerPod; ++i) {
+    for (int i = 0; i < o.containers_per_pod; ++i) {
       v1::ContainerConfig c = sleeper_config("c" + std::to_string(i), o.image);
       grpc::ClientContext cctx;
       v1::CreateContainerRequest creq;

@@ -1,5 +1,6 @@
 // Stats measurements: ListContainerStats and ListPodSandboxStats (and ListPodSandboxMetrics) with
-// 100 running containers in 10 pods of their own cgroups, median of 50 calls on one connection.
+// running containers in pods of their own cgroups (10 pods of 10 by default; kubelet's 110 pods
+// of one with --stats-pods 110 --stats-containers 1), median of 50 calls on one connection.
 #pragma once
 
 #include <string>
@@ -12,6 +13,7 @@ struct StatsBenchOptions {
   std::string image;  // pulled first; runs `sleep`
   int runtime_pid = 0;
   size_t calls = 50;
+  int pods = 10, containers_per_pod = 10;
 };
 
 void run_stats_bench(runtime::v1::RuntimeService::Stub& rt, runtime::v1::ImageService::Stub& images,
