@@ -17,6 +17,10 @@ void run_periodic(std::vector<PeriodicTask> tasks, std::chrono::steady_clock::ti
     std::this_thread::sleep_until(due[next]);
     tasks[next].run();
     auto now = Clock::now();
+    if (tasks[next].sliding) {
+      due[next] = now + tasks[next].period;
+      continue;
+    }
     do due[next] += tasks[next].period;
     while (due[next] < now);
   }

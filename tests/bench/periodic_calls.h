@@ -1,6 +1,8 @@
 // Kubelet's loops as timed tasks: each task runs every `period`, first at `start + offset`, until
 // `stop`. One thread per task list, like a goroutine per loop; a task that falls behind skips the
-// ticks it missed (as a Go ticker does) instead of bursting to catch up.
+// ticks it missed (as a Go ticker does) instead of bursting to catch up. A sliding task waits its
+// period from the end of its last run (wait.Until, as kubelet's PLEG relist does), so it drifts
+// against the ticker-driven ones instead of meeting the same one every time.
 #pragma once
 
 #include <chrono>
@@ -12,6 +14,7 @@ namespace berth::bench {
 struct PeriodicTask {
   std::chrono::milliseconds period, offset;
   std::function<void()> run;
+  bool sliding = false;
 };
 
 void run_periodic(std::vector<PeriodicTask> tasks, std::chrono::steady_clock::time_point start,

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -84,8 +85,18 @@ struct KubeletCalls {
   void status() { call<v1::StatusRequest, v1::StatusResponse>("Status", &v1::RuntimeService::Stub::Status); }
 };
 
-// Each pod's turn within a 10 s period, spread evenly.
-milliseconds spread(size_t i, size_t n) { return milliseconds(10000 * i / std::max<size_t>(1, n)); }
+// Where in its 10 s period each pod's calls fall. Kubelet starts each pod's worker and each
+// prober at its own moment (a prober first waits a random part of its period), so these are
+// random too, seeded so that every run, and both runtimes of a side-by-side run, get the same
+// ones. (Spread evenly, every 11th pod's probe fell on the very instant of a relist: a collision
+// each second that kubelet does not make.)
+std::vector<milliseconds> phases(size_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> ms(0, 9999);
+  std::vector<milliseconds> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(milliseconds(ms(gen)));
+  return out;
+}
 
 }  // namespace
 
@@ -102,13 +113,14 @@ void run_steady_state_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub
   KubeletCalls calls{rt, images, lat};
   const size_t n = fleet.pods.size();
   std::vector<std::vector<PeriodicTask>> loops(4 + o.probe_threads);
-  loops[0].push_back({milliseconds(1000), milliseconds(0), [&] { calls.relist(); }});
+  const std::vector<milliseconds> status_at = phases(n, 1), probe_at = phases(n, 2);
+  loops[0].push_back({milliseconds(1000), milliseconds(0), [&] { calls.relist(); }, true});
   for (size_t i = 0; i < n; ++i)
-    loops[1].push_back({milliseconds(10000), spread(i, n), [&, i] { calls.pod_status(fleet.pods[i]); }});
+    loops[1].push_back({milliseconds(10000), status_at[i], [&, i] { calls.pod_status(fleet.pods[i]); }});
   loops[2].push_back({milliseconds(10000), milliseconds(500), [&] { calls.stats(); }});
   loops[3].push_back({milliseconds(5000), milliseconds(250), [&] { calls.status(); }});
   for (size_t i = 0; i < n; ++i)
-    loops[4 + i % o.probe_threads].push_back({milliseconds(10000), spread(i, n), [&, i] { calls.probe(fleet.pods[i]); }});
+    loops[4 + i % o.probe_threads].push_back({milliseconds(10000), probe_at[i], [&, i] { calls.probe(fleet.pods[i]); }});
 
   RuntimeSample start_sample = procs.sample();
   auto start = Clock::now();

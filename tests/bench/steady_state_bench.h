@@ -1,6 +1,7 @@
 // Kubelet's steady state on a node of N pods with one container each: for a fixed window, the
-// periodic calls kubelet makes (PLEG relist every 1 s; PodSandboxStatus + ContainerStatus per pod
-// and one ExecSync liveness probe per container every 10 s, spread over the period;
+// periodic calls kubelet makes (PLEG relist 1 s after the last one ended; PodSandboxStatus +
+// ContainerStatus per pod and one ExecSync liveness probe per container every 10 s, each pod's at
+// its own (seeded random) moment of the period;
 // ListContainerStats + ListPodSandboxStats + ImageFsInfo every 10 s; Status every 5 s), from
 // several client threads on one connection. Reports what the runtime spent: CPU (daemon and
 // helpers, reaped children included) as % of one core, RSS, and p50/p99 per call type.
