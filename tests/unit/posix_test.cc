@@ -11,9 +11,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <chrono>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "berth/file_text.h"
 #include "berth/own_privileges.h"
@@ -279,6 +283,33 @@ TEST(RefreshedCache, FirstRequestsShareOneMeasurementAndZeroIntervalMeasuresEach
   EXPECT_EQ(*each.get("ab"), 2);
   EXPECT_EQ(*each.get("ab"), 2);
   EXPECT_EQ(measured, 2);
+}
+
+// Keys first asked for together are re-measured spread over the second half of the interval,
+// not all at once a whole interval later (where the caller's next periodic call falls).
+TEST(RefreshedCache, KeysAskedForTogetherAreRefreshedSpreadOverTheInterval) {
+  using namespace std::chrono_literals;
+  using Clock = std::chrono::steady_clock;
+  std::mutex mu;
+  std::map<std::string, std::vector<Clock::time_point>> at;
+  auto record = [&](const std::string& key) -> Result<int> {
+    std::lock_guard lock(mu);
+    at[key].push_back(Clock::now());
+    return 1;
+  };
+  RefreshedCache<int> cache({.refresh_interval = 2s, .forget_after = 1min}, record);
+  const auto asked = Clock::now();
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(cache.get("/sys/fs/cgroup/pod" + std::to_string(i) + "/ctr").ok());
+  std::this_thread::sleep_for(2300ms);
+  std::lock_guard lock(mu);
+  Clock::time_point first = Clock::time_point::max(), last = Clock::time_point::min();
+  for (const auto& [key, times] : at) {
+    ASSERT_GE(times.size(), 2u) << key << " was not re-measured within an interval";
+    EXPECT_GE(times[1] - asked, 1s) << key << " was re-measured before half the interval";
+    first = std::min(first, times[1]);
+    last = std::max(last, times[1]);
+  }
+  EXPECT_GT(last - first, 500ms) << "the first re-measurements came in one burst";
 }
 
 // Calls answer from memory; the refresh thread brings a changed tree's figure in within about an

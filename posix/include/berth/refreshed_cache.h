@@ -6,6 +6,10 @@
 // A key nobody asked about for forget_after is dropped. A zero refresh interval measures in every
 // call (no thread). A thread that cannot be started leaves calls measuring whenever a value is
 // older than the refresh interval.
+// A key's first re-measurement comes early by a part of half the interval that its hash picks:
+// keys first asked for together (every container's, at the first stats call) are then
+// re-measured spread over the interval, not in one burst that lands on the caller's next call
+// of the same period and competes with it for the CPU and this cache's lock.
 #pragma once
 
 #include <pthread.h>
@@ -67,7 +71,9 @@ class RefreshedCache {
       lock.unlock();
       auto r = measure_(key);
       lock.lock();
-      store(entries_[key], std::move(r));  // entries being measured are never erased
+      Entry& measured = entries_[key];  // entries being measured are never erased
+      store(measured, std::move(r));
+      measured.measured_at -= first_refresh_lead(key);
     }
     auto it = entries_.find(key);
     if (it == entries_.end() || !it->second.measured) return Status(Code::unavailable, key + " is being measured");
@@ -102,6 +108,13 @@ class RefreshedCache {
     if (r.ok() || r.status().code() == Code::not_found || !e.measured || !e.value.ok()) e.value = std::move(r);
     e.measured = true;
     changed_.notify_all();
+  }
+
+  // How much earlier than a full interval after its first measurement the key is re-measured.
+  Clock::duration first_refresh_lead(const std::string& key) const {
+    auto half = std::chrono::duration_cast<Clock::duration>(opt_.refresh_interval) / 2;
+    if (half.count() <= 0) return Clock::duration::zero();
+    return Clock::duration(static_cast<Clock::rep>(std::hash<std::string>()(key) % static_cast<size_t>(half.count())));
   }
 
   void start_locked() {
