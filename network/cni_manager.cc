@@ -6,6 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include <arpa/inet.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 
 #include <filesystem>
 #include <mutex>
@@ -248,8 +250,24 @@ Result<PodNetworkStatus> CniManager::setup(const PodNetworkRequest& req) {
   return PodNetworkStatus{e.network_name, *ips, prev.dump()};
 }
 
+// The netns to hand DEL: the path when it is a network namespace, else empty. A path that is gone
+// (after a reboot) or is still a plain file (a crash between the pin file's creation and its bind
+// mount, with ADD's intent already recorded) would make the plugins fail DEL on it ("unknown FS
+// magic") for good; with an empty CNI_NETNS they release the address and skip the in-netns part.
+// proc's magic is what pre-3.19 kernels give for /proc/<pid>/ns/net.
+static std::string netns_for_del(const std::string& path) {
+  if (path.empty()) return path;
+  struct statfs fs {};
+  if (::statfs(path.c_str(), &fs) != 0) return "";
+  if (fs.f_type == static_cast<decltype(fs.f_type)>(NSFS_MAGIC) || fs.f_type == static_cast<decltype(fs.f_type)>(PROC_SUPER_MAGIC))
+    return path;
+  spdlog::warn("cni: {} is not a network namespace (filesystem magic {:x}); DEL runs without one", path,
+               static_cast<unsigned long>(fs.f_type));
+  return "";
+}
+
 // DEL of one sandbox's cached entry; OK when there is none. With no netns_path, the netns ADD
-// ran in is used while it exists. A corrupt entry must not wedge the pod (every Stop and Remove
+// ran in is used while it is one. A corrupt entry must not wedge the pod (every Stop and Remove
 // would fail for good): it is logged, DEL runs with the current network config as a runtime
 // without a cache would (host-local releases by container id), and the entry goes once that
 // DEL succeeded, or at once when there is no network to DEL with.
@@ -257,11 +275,9 @@ Status CniManager::State::teardown_entry(const std::string& sandbox_id, const st
   std::vector<std::string> corrupt;
   auto found = cache.find(sandbox_id, "eth0", &corrupt);
   if (!found.ok()) return found.status();
-  std::error_code ec;
   if (*found) {
     const CacheEntry& e = **found;
-    std::string netns = netns_path.empty() ? e.netns : netns_path;
-    if (!netns.empty() && !std::filesystem::exists(netns, ec)) netns.clear();
+    std::string netns = netns_for_del(netns_path.empty() ? e.netns : netns_path);
     if (Status s = run_chain(exec(), e, "DEL", netns); !s.ok()) return s;
     return corrupt.empty() ? cache.remove(e) : cache.remove_matching(sandbox_id, "eth0");
   }
@@ -279,8 +295,7 @@ Status CniManager::State::teardown_entry(const std::string& sandbox_id, const st
   e.config = network->raw;
   e.cni_args = "IgnoreUnknown=1;K8S_POD_INFRA_CONTAINER_ID=" + sandbox_id;
   e.capability_args = json::object();
-  std::string netns = netns_path;
-  if (!netns.empty() && !std::filesystem::exists(netns, ec)) netns.clear();
+  std::string netns = netns_for_del(netns_path);
   spdlog::warn("cni: DEL of {} with the current network {} instead of its corrupt cache entry", sandbox_id, network->name);
   if (Status s = run_chain(exec(), e, "DEL", netns); !s.ok()) return s.context("DEL without a readable cache entry");
   return cache.remove_matching(sandbox_id, "eth0");

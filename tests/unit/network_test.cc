@@ -604,6 +604,31 @@ TEST_F(Manager, SetupCalledOffBeforeTheNetnsRunsNoPluginAndDropsItsIntent) {
   EXPECT_EQ(commands(), "");
 }
 
+// A crash between the pin file's creation and its bind mount leaves ADD's intent and a netns path
+// that is a plain file: DEL on it would fail in every plugin ("unknown FS magic") and wedge the
+// pod's stop for good, so DEL gets no netns and releases the address. A real namespace is kept.
+TEST_F(Manager, DelOfANetnsPathThatIsNoNamespaceRunsWithoutOne) {
+  plugin("ok", std::string("[ \"$CNI_COMMAND\" = ADD ] && ") + kGoodResult + "\necho \"netns=$CNI_NETNS\" >> " +
+                   (plugins_ / "netns") + "\nexit 0\n");
+  conflist(R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"ok"}]})");
+  auto m = manager();
+  TempDir pins;
+  std::string plain = pins / "sandbox1";
+  write_file(plain, "");
+  PodNetworkRequest req = request();
+  req.netns_path = "/proc/self/ns/net";
+  ASSERT_TRUE(m->setup(req).ok());
+  Status s = m->teardown("sandbox1", plain);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(m->setup(req).ok());
+  s = m->teardown("sandbox1", "/proc/self/ns/net");
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(commands(), "ADD\nDEL\nADD\nDEL\n");
+  EXPECT_EQ(berth::test::read_file(plugins_ / "netns"),
+            "netns=/proc/self/ns/net\nnetns=\nnetns=/proc/self/ns/net\nnetns=/proc/self/ns/net\n");
+  EXPECT_TRUE(cache_empty());
+}
+
 TEST_F(Manager, CorruptCacheEntryFallsBackToDelWithTheCurrentConfigAndGoes) {
   plugin("ok", std::string("[ \"$CNI_COMMAND\" = ADD ] && ") + kGoodResult + "\nenv > " + (plugins_ / "env") + "\nexit 0\n");
   conflist(R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"ok"}]})");

@@ -89,9 +89,10 @@ class CniManager {
   // annotations are INVALID_ARGUMENT only when a plugin asks for the bandwidth capability.
   Result<PodNetworkStatus> setup(const PodNetworkRequest& request);
 
-  // DEL with the cached config of sandbox_id (reverse order). netns_path may be empty or gone:
-  // the plugins then get an empty CNI_NETNS and still release addresses. No cache entry: OK
-  // (nothing was set up, or it was already torn down). The entry is removed only on success.
+  // DEL with the cached config of sandbox_id (reverse order). netns_path may be empty, gone or
+  // not (yet) a namespace (a pin file whose mount a crash cut short): the plugins then get an
+  // empty CNI_NETNS and still release addresses. No cache entry: OK (nothing was set up, or it
+  // was already torn down). The entry is removed only on success.
   // A corrupt entry is logged, DEL runs with the current network config instead (when there is
   // one), and the entry is removed: it never makes teardown fail for good.
   Status teardown(const std::string& sandbox_id, const std::string& netns_path);
