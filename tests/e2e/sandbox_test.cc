@@ -1,5 +1,8 @@
 // Pod sandboxes on a real berthd with runc: namespaces per option, DNS files, checkpoints and
 // their quarantine, pause death, teardown leaving nothing, parallel runs, names and bad input.
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +19,7 @@
 #include "berth/test/daemon_process.h"
 #include "berth/test/helper_process.h"
 #include "berth/test/host_cgroup.h"
+#include "berth/test/host_leftovers.h"
 
 namespace berth::test {
 namespace {
@@ -388,6 +392,48 @@ TEST_F(Sandboxes, StopThenRemoveLeaveNothing) {
   req.set_pod_sandbox_id(id);
   v1::PodSandboxStatusResponse resp;
   EXPECT_EQ(d.runtime()->PodSandboxStatus(&ctx, req, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// A directory even root cannot add to (FS_IMMUTABLE_FL) while the object lives.
+class ImmutableDir {
+ public:
+  explicit ImmutableDir(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (fd_ < 0 || ::ioctl(fd_, FS_IOC_GETFLAGS, &flags_) != 0) return;
+    int frozen = flags_ | FS_IMMUTABLE_FL;
+    set_ = ::ioctl(fd_, FS_IOC_SETFLAGS, &frozen) == 0;
+  }
+  ~ImmutableDir() {
+    if (set_) ::ioctl(fd_, FS_IOC_SETFLAGS, &flags_);
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool set() const { return set_; }
+
+ private:
+  int fd_;
+  int flags_ = 0;
+  bool set_ = false;
+};
+
+// The first checkpoint is written beside the bundle, the netns and CNI ADD's intent: when it
+// cannot be written, the run fails naming it and what was made meanwhile goes, the name too (the
+// same pod runs once the disk takes the write again).
+TEST_F(Sandboxes, ACheckpointThatCannotBeWrittenFailsTheRunAndLeavesNothing) {
+  auto& d = daemon();
+  ASSERT_NE(d.network(), nullptr);
+  std::string id;
+  {
+    ImmutableDir frozen(d.root() + "/sandboxes");
+    if (!frozen.set()) GTEST_SKIP() << "the file system of " << d.root() << " has no immutable flag";
+    grpc::Status s = run_pod(d, pod("unrecorded"), &id);
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.error_message().find("checkpoint of "), std::string::npos) << s.error_message();
+    EXPECT_NE(s.error_message().find("run pod sandbox"), std::string::npos) << s.error_message();
+  }
+  auto left = host_leftovers({d.root(), d.state(), test_cgroup_parent(), d.network(), false});
+  for (const auto& l : left) ADD_FAILURE() << "left on the host: " << l;
+  EXPECT_TRUE(list(d).empty());
+  ASSERT_TRUE(run_pod(d, pod("unrecorded"), &id).ok());
+  EXPECT_EQ(list(d).size(), 1u);
 }
 
 TEST_F(Sandboxes, TwentyInParallelAndFilters) {
