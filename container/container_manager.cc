@@ -95,8 +95,9 @@ Status ContainerManager::Impl::save(Container& c) const { return write_container
 ContainerManager::ContainerManager(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 ContainerManager::~ContainerManager() {
-  // The watcher's thread calls into impl_: stop it before the rest goes.
+  // The watcher's thread calls into impl_ and posts to the worker: stop both before the rest goes.
   if (impl_) impl_->watcher.reset();
+  if (impl_) impl_->exited_deletes.reset();
 }
 
 Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManagerOptions options) {
@@ -120,6 +121,7 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
   if (!helper.ok()) return helper.status().context("containers");
   impl->exec_helper = std::move(*helper);
   Impl* raw = impl.get();
+  impl->exited_deletes = std::make_unique<SerialWorker>();
   impl->watcher = std::make_unique<MonitorWatcher>([raw](const std::string& id, const ExitInfo& e) { raw->on_exit(id, e); });
 
   impl->recover();

@@ -20,6 +20,7 @@
 #include "exec_helper.h"
 #include "image_volumes.h"
 #include "berth/oci_runtime.h"
+#include "serial_worker.h"
 
 namespace berth {
 
@@ -49,6 +50,9 @@ struct ContainerManager::Impl {
   std::map<std::string, std::shared_ptr<Container>> containers;
   NameReservations names;  // sandbox id + name + attempt -> id
   std::unique_ptr<MonitorWatcher> watcher;
+  // Deletes the runtime's state of containers that exited (on_exit posts), as containerd deletes
+  // a task at its exit: RemoveContainer then has no runtime exec left to wait for.
+  std::unique_ptr<SerialWorker> exited_deletes;
   std::unique_ptr<ImageVolumes> volumes;  // <state>/image-volumes
   ExecHelperBinary exec_helper;
   SeccompProgramCache seccomp_programs;
@@ -70,6 +74,9 @@ struct ContainerManager::Impl {
   void emit(const Container& c, runtime::v1::ContainerEventType type) const;
   // The exit path: records the exit once (reason from the exit code and the cgroup's OOM count).
   void on_exit(const std::string& id, const ExitInfo& exit);
+  // The runtime's plain delete of an exited container, under its op; on failure, or when it did
+  // not run, destroy() deletes it as before.
+  void delete_exited_runtime(Container& c);
   Status save(Container& c) const;  // writes c.rec; call with c.mu held
   // Kills (SIGKILL) a running container and waits for its exit to be recorded.
   Status kill_and_wait(Container& c, std::chrono::seconds timeout);

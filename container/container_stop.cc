@@ -1,8 +1,9 @@
 // Stopping containers and recording their exits. A stop sends the stop signal to the container's
 // init, waits for the monitor to report the exit, then sends SIGKILL; the exit itself is recorded
 // only by on_exit (called on the MonitorWatcher's thread), so every ending is recorded the same
-// way. Signals go through a pidfd of the init, as `runc kill` (without --all) would send them,
-// without a runtime exec; the runtime is asked only when the init cannot be told apart.
+// way, and the runtime's state of an exited container is deleted then, on a worker. Signals go
+// through a pidfd of the init, as `runc kill` (without --all) would send them, without a runtime
+// exec; the runtime is asked only when the init cannot be told apart.
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -76,6 +77,26 @@ void ContainerManager::Impl::on_exit(const std::string& id, const ExitInfo& exit
   }
   spdlog::debug("container {} exited with {} ({})", id, exit.exit_code, exit.reason);
   emit(*c, v1::CONTAINER_STOPPED_EVENT);
+  if (exited_deletes) exited_deletes->post([this, c] { delete_exited_runtime(*c); });
+}
+
+void ContainerManager::Impl::delete_exited_runtime(Container& c) {
+  std::lock_guard op(c.op);  // after the StopContainer that saw this exit, before a RemoveContainer
+  if (!c.runtime_may_exist) return;
+  {
+    std::lock_guard lock(c.mu);
+    if (c.removed || c.rec.state != v1::CONTAINER_EXITED) return;
+  }
+  auto rt = runtime_for(c.rec.runtime_handler);
+  if (!rt.ok()) return;
+  // A plain delete: the init was reaped before its exit was recorded. In a pod-wide PID namespace
+  // the runtime kills what the init left in the container's cgroup, as containerd's shim does
+  // at the init's exit.
+  if (Status s = rt->remove_stopped(c.rec.id); !s.ok()) {
+    spdlog::warn("container {}: deleting it from the runtime at its exit: {}; RemoveContainer will", c.rec.id, s.message());
+    return;
+  }
+  c.runtime_may_exist = false;
 }
 
 bool ContainerManager::Impl::wait_exited(Container& c, std::chrono::milliseconds timeout) const {

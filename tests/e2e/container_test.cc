@@ -167,6 +167,28 @@ TEST_F(Containers, ExitCodesAndAStartFailure) {
   for (const auto& c : cri.list_containers()) ASSERT_OK(cri.remove_container(c.id()));
 }
 
+// As containerd deletes a task at its exit: the runtime's state of a container that ended goes
+// then, on berthd's own, not in RemoveContainer; its status stays what the exit left.
+TEST_F(Containers, TheRuntimesStateOfAnExitedContainerGoesAtItsExit) {
+  auto& cri = ready();
+  std::string id = run(shell_container("brief", "exit 4"));
+  auto st = wait_exited(id);
+  ASSERT_EQ(st.state(), v1::CONTAINER_EXITED);
+  const std::string runtime_state = d_->state() + "/runtime/runc/" + id;
+  bool gone = false;
+  for (int i = 0; i < 1000 && !gone; ++i) {
+    gone = !fs::exists(runtime_state);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << runtime_state << " is still there";
+  st = status(id);
+  EXPECT_EQ(st.state(), v1::CONTAINER_EXITED);
+  EXPECT_EQ(st.exit_code(), 4);
+  EXPECT_EQ(st.reason(), "Error");
+  ASSERT_OK(cri.remove_container(id));
+  EXPECT_TRUE(cri.list_containers().empty());
+}
+
 TEST_F(Containers, StopWaitsTheGraceThenKills) {
   auto& cri = ready();
   std::string id = run(shell_container("stubborn", "trap 'echo got TERM' TERM; while true; do sleep 0.1; done"));

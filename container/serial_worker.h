@@ -1,0 +1,33 @@
+// SerialWorker: one thread that runs queued tasks one after another, so work a caller must not
+// wait for (the runtime's delete of a container that exited) leaves the caller's thread at once.
+// Tasks still queued when it is destroyed are dropped: each must be one that another path does
+// anyway when it did not run (RemoveContainer deletes what the worker did not).
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace berth {
+
+class SerialWorker {
+ public:
+  SerialWorker();
+  ~SerialWorker();
+  SerialWorker(const SerialWorker&) = delete;
+  SerialWorker& operator=(const SerialWorker&) = delete;
+
+  void post(std::function<void()> task);
+
+ private:
+  void run();
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> tasks_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: started once the rest exists
+};
+
+}  // namespace berth
