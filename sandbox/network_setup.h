@@ -1,6 +1,6 @@
-// NetworkSetup: a RunPodSandbox's CNI ADD on a thread of its own, from the sandbox's first step.
-// The network hook records its intent while the checkpoint and the netns are being made and runs
-// its first plugin once both are (netns_made); everything else of the sandbox (its files, the
+// NetworkSetup: a RunPodSandbox's CNI ADD on a thread of its own, from the moment the sandbox's
+// checkpoint exists. The network hook records its intent while the netns is being made and runs
+// its first plugin once the netns is pinned; everything else of the sandbox (its files, the
 // pause) is made beside it. It is settled (the netns outcome given, the ADD waited for) before
 // any undo, whose DEL must never race it, and at the latest by its destructor.
 #pragma once

@@ -1,6 +1,6 @@
 // Sandbox lifecycle: opening the manager, RunPodSandbox step by step (CNI ADD beside everything
 // from the netns on), and leases. RunPodSandbox records the sandbox (phase "creating") before it makes
-// anything a start would not sweep without the record, and on any failure releases everything through the same destroy() that
+// anything, and on any failure releases everything through the same destroy() that
 // RemovePodSandbox uses, so an undo can never miss a step a later version adds. Recovery,
 // tear-down (stop and remove) and the views (status, list, info) have their own files.
 #include "berth/own_privileges.h"
@@ -21,7 +21,6 @@
 #include "berth/private_dir.h"
 #include "berth/process_identity.h"
 #include "berth/wall_clock.h"
-#include "checkpoint_write.h"
 #include "netns.h"
 #include "network_setup.h"
 #include "pause_launch.h"
@@ -162,10 +161,8 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   sb->runtime_may_exist = false;
   const std::string what = "run pod sandbox " + md.namespace_() + "/" + md.name();
   NetworkSetup network;
-  CheckpointWrite record;
   auto fail = [&](const Status& s) -> Status {
     network.abandon(id);
-    (void)record.wait();  // destroy() removes the checkpoint: never before its write ended
     if (Status undo = impl_->destroy(*sb); !undo.ok()) {
       // Listed NOTREADY from now on, so Stop/Remove (or the next start's recovery) finish it.
       spdlog::error("sandbox {}: undo of a failed run left work for stop/remove: {}", id, undo.message());
@@ -175,12 +172,14 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
     return s.context(what);
   };
 
-  // The record is written beside the first steps, which a start sweeps without it (the bundle
-  // with its shm, the netns pin, ADD's intent): from the netns on, a crash leaves a checkpoint
-  // that recovery undoes. CNI ADD needs the pinned netns and nothing else of the sandbox: it
-  // records its intent now and runs its plugins beside the files and the pause once the netns is
-  // pinned and the record durable.
-  record.start(impl_->checkpoints_dir, cp);
+  // The record comes first: from here on a crash leaves a checkpoint that recovery undoes.
+  if (Status s = write_checkpoint(impl_->checkpoints_dir, cp); !s.ok()) {
+    impl_->names.release(sandbox_name_key(cp), id);
+    return s.context(what);
+  }
+  fault_point(FaultPoint::run_pod_sandbox_checkpoint_created);
+  // CNI ADD needs the pinned netns and nothing else of the sandbox: it starts now, records its
+  // intent while the netns is made, and runs its plugins beside the files and the pause.
   if (!host_net && impl_->opt.network)
     network.start(*impl_->opt.network, {id, md.name(), md.namespace_(), md.uid(), cp.netns_path, &config, {}});
   if (::mkdir(sb->bundle.c_str(), 0700) != 0) return fail(errno_status(errno, "mkdir " + sb->bundle));
@@ -191,13 +190,10 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
     if (Status s = mount_pod_shm(sb->shm_path); !s.ok()) return fail(s);
   fault_point(FaultPoint::run_pod_sandbox_shm_mounted);
   if (userns->own) {
-    // A user namespace pin is not among what a start sweeps: the record comes first.
-    if (Status s = record.wait(); !s.ok()) return fail(s);
     if (Status s = create_pinned_userns_netns(cp.uid_mappings, cp.gid_mappings, cp.userns_path, cp.netns_path); !s.ok()) return fail(s);
   } else if (!host_net) {
     if (auto pin = create_pinned_netns(impl_->netns_dir, id); !pin.ok()) return fail(pin.status());
   }
-  if (Status s = record.wait(); !s.ok()) return fail(s);
   network.netns_made(ok_status());
   fault_point(FaultPoint::run_pod_sandbox_netns_pinned);
 

@@ -414,9 +414,8 @@ class ImmutableDir {
   bool set_ = false;
 };
 
-// The first checkpoint is written beside the bundle, the netns and CNI ADD's intent: when it
-// cannot be written, the run fails naming it and what was made meanwhile goes, the name too (the
-// same pod runs once the disk takes the write again).
+// A checkpoint that cannot be written fails the run naming it, and leaves nothing behind, the
+// name neither (the same pod runs once the disk takes the write again).
 TEST_F(Sandboxes, ACheckpointThatCannotBeWrittenFailsTheRunAndLeavesNothing) {
   auto& d = daemon();
   ASSERT_NE(d.network(), nullptr);
