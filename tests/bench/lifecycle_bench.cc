@@ -63,7 +63,8 @@ bool exec_true(v1::RuntimeService::Stub& rt, const std::string& container_id) {
   return rt.ExecSync(&ctx, req, &r).ok() && r.exit_code() == 0;
 }
 
-// Kubelet's order: the container, then the sandbox.
+// Kubelet's order: a pod's deletion stops its containers, then the sandbox; the garbage collector
+// removes the containers, then the sandbox, once they are stopped.
 void take_down(v1::RuntimeService::Stub& rt, const FleetPod& pod, CallLatencies& lat, const std::string& suffix) {
   if (!pod.container_id.empty()) {
     lat.time("StopContainer" + suffix, [&] {
@@ -74,13 +75,6 @@ void take_down(v1::RuntimeService::Stub& rt, const FleetPod& pod, CallLatencies&
       v1::StopContainerResponse r;
       return rt.StopContainer(&ctx, req, &r).ok();
     });
-    lat.time("RemoveContainer" + suffix, [&] {
-      grpc::ClientContext ctx;
-      v1::RemoveContainerRequest req;
-      req.set_container_id(pod.container_id);
-      v1::RemoveContainerResponse r;
-      return rt.RemoveContainer(&ctx, req, &r).ok();
-    });
   }
   lat.time("StopPodSandbox" + suffix, [&] {
     grpc::ClientContext ctx;
@@ -89,6 +83,15 @@ void take_down(v1::RuntimeService::Stub& rt, const FleetPod& pod, CallLatencies&
     v1::StopPodSandboxResponse r;
     return rt.StopPodSandbox(&ctx, req, &r).ok();
   });
+  if (!pod.container_id.empty()) {
+    lat.time("RemoveContainer" + suffix, [&] {
+      grpc::ClientContext ctx;
+      v1::RemoveContainerRequest req;
+      req.set_container_id(pod.container_id);
+      v1::RemoveContainerResponse r;
+      return rt.RemoveContainer(&ctx, req, &r).ok();
+    });
+  }
   lat.time("RemovePodSandbox" + suffix, [&] {
     grpc::ClientContext ctx;
     v1::RemovePodSandboxRequest req;

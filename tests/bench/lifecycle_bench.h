@@ -1,6 +1,6 @@
 // One pod's life, rpc by rpc, as kubelet drives it: N pods made one after another (RunPodSandbox
 // with the CNI bridge, CreateContainer + StartContainer of one `sleep` container), ExecSync of
-// /bin/true in each, then StopContainer, RemoveContainer, StopPodSandbox and RemovePodSandbox of
+// /bin/true in each, then StopContainer, StopPodSandbox, RemoveContainer and RemovePodSandbox of
 // each; p50/p95 of every step, and the runtime's memory (daemon + helpers) per pod while they run.
 // Optionally the same for pods with user namespaces, made in turn with the plain ones.
 #pragma once
