@@ -5,7 +5,9 @@
 // are compared line by line between the init's view (in the container log) and the ExecSync'd
 // process's. A spec the helper does not apply (a terminal) still works through the runtime, and a
 // timeout there leaves no process either.
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -162,6 +164,18 @@ TEST_F(ExecHelperViews, RootWithCapabilitiesAndFilterBeforeThem) {
 
 // The name of the host process that is the parent of an ExecSync'd `sleep <seconds>` in `id`
 // (a duration of the test's own, so another test's sleep is never taken for it).
+// A process's command line, "" when it cannot be read: the process may end while it is read
+// (read() then fails with ESRCH, which an istreambuf_iterator turns into an exception).
+std::string proc_cmdline(const fs::path& path) {
+  std::string out;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
 std::string exec_parent(CriClient& cri, const std::string& id, pid_t berthd, const std::string& seconds) {
   auto pending = std::async(std::launch::async, [&] {
     v1::ExecSyncResponse r;
@@ -174,8 +188,7 @@ std::string exec_parent(CriClient& cri, const std::string& id, pid_t berthd, con
     for (const auto& e : fs::directory_iterator("/proc")) {
       std::string name = e.path().filename();
       if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::ifstream cmdline(e.path() / "cmdline");
-      std::string args((std::istreambuf_iterator<char>(cmdline)), {});
+      std::string args = proc_cmdline(e.path() / "cmdline");
       if (args != "sleep" + std::string(1, '\0') + seconds + std::string(1, '\0')) continue;
       pid_t ppid = std::stoi(proc_field(std::stoi(name), "PPid"));
       parent_name = proc_field(ppid, "Name");
