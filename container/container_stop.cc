@@ -131,6 +131,10 @@ Status ContainerManager::stop(const std::string& id_or_prefix, int64_t timeout_s
   Status err;
   auto c = impl_->find(id_or_prefix, &err);
   if (!c) return err.code() == Code::not_found ? ok_status() : err;  // CRI: stopping an unknown container succeeds
+  // EXITED is final, so it is answered without the op: the runtime's delete at the exit holds
+  // that op for a runtime start-up or longer, and StopPodSandbox (which stops every container of
+  // the pod first) would wait for it.
+  if (c->state() == v1::CONTAINER_EXITED) return ok_status();
   std::lock_guard op(c->op);
   if (c->state() != v1::CONTAINER_RUNNING) return ok_status();
   const std::string id = c->rec.id;

@@ -189,6 +189,65 @@ TEST_F(Containers, TheRuntimesStateOfAnExitedContainerGoesAtItsExit) {
   EXPECT_TRUE(cri.list_containers().empty());
 }
 
+// The delete at the exit runs beside the rpcs: StopContainer and StopPodSandbox of a pod whose
+// container exited answer while that delete is still under way (held here by a runtime wrapper
+// until the pod is stopped); RemoveContainer is the one that waits for it.
+TEST_F(Containers, StoppingThePodDoesNotWaitForTheDeleteAtAContainersExit) {
+  TempDir hold;
+  const std::string dir = hold.path();
+  write_file(hold / "runc-held",
+             "#!/bin/sh\ndel=; for a; do [ \"$a\" = delete ] && del=1; last=$a; done\n"
+             "if [ -n \"$del\" ] && [ -e \"" + dir + "/hold-$last\" ]; then\n"
+             "  : > \"" + dir + "/begun\"; while [ ! -e \"" + dir + "/released\" ]; do sleep 0.02; done\nfi\n"
+             "exec runc \"$@\"\n", 0755);
+  // Whatever happens below, the held delete goes on before the fixture removes the pods.
+  struct Release {
+    std::string path;
+    ~Release() { write_file(path, ""); }
+  } release{dir + "/released"};
+  auto& cri = ready("pod", {.config_toml = "[runtimes.runc]\npath = \"runc\"\n[runtimes.held]\npath = \"" + (hold / "runc-held") + "\"\n"});
+  auto pod = test_pod("held");
+  pod.set_log_directory(logs_->path());
+  std::string pod_id, id;
+  ASSERT_OK(cri.run_pod(pod, &pod_id, "held"));
+  ASSERT_OK(cri.create_container(pod_id, shell_container("held", "sleep 1000"), &id, pod));
+  ASSERT_OK(cri.start_container(id));
+  write_file(hold / ("hold-" + id), "");
+  ASSERT_OK(cri.stop_container(id, 0));
+  bool begun = false;
+  for (int i = 0; i < 1000 && !begun; ++i) {
+    begun = fs::exists(hold / "begun");
+    if (!begun) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(begun) << "the runtime's delete at the exit did not begin";
+  // With deadlines: a call that waited for the held delete fails rather than hangs the test.
+  auto in_time = [](grpc::ClientContext& ctx) -> grpc::ClientContext& {
+    ctx.set_deadline(std::chrono::system_clock::now() + 30s);
+    return ctx;
+  };
+  {
+    grpc::ClientContext ctx;
+    v1::StopContainerRequest req;
+    req.set_container_id(id);
+    v1::StopContainerResponse resp;
+    ASSERT_OK(cri.runtime().StopContainer(&in_time(ctx), req, &resp));
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::StopPodSandboxRequest req;
+    req.set_pod_sandbox_id(pod_id);
+    v1::StopPodSandboxResponse resp;
+    ASSERT_OK(cri.runtime().StopPodSandbox(&in_time(ctx), req, &resp));
+  }
+  const std::string runtime_state = d_->state() + "/runtime/held/" + id;
+  EXPECT_TRUE(fs::exists(runtime_state)) << "the delete was not held: the test proves nothing";
+  EXPECT_EQ(status(id).state(), v1::CONTAINER_EXITED);
+  write_file(hold / "released", "");
+  ASSERT_OK(cri.remove_container(id));
+  EXPECT_FALSE(fs::exists(runtime_state));
+  ASSERT_OK(cri.remove_pod(pod_id));
+}
+
 TEST_F(Containers, StopWaitsTheGraceThenKills) {
   auto& cri = ready();
   std::string id = run(shell_container("stubborn", "trap 'echo got TERM' TERM; while true; do sleep 0.1; done"));
