@@ -12,7 +12,6 @@
 #include "berth/json_fields.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,7 +21,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "berth/unique_fd.h"
 
 namespace berth::cni {
 namespace {
@@ -152,11 +150,12 @@ std::vector<std::string> ResultCache::container_ids() const {
   return out;
 }
 
+// Removals are not fsync'd (StopPodSandbox would pay a journal commit for nothing): an entry a
+// power cut brings back only costs, at the next start, a DEL of a gone sandbox without a netns,
+// which the plugins answer by container id (host-local releases only that id's addresses).
 Status ResultCache::remove(const CacheEntry& entry) const {
   const std::string path = path_of(entry);
   if (unlink(path.c_str()) != 0 && errno != ENOENT) return errno_status(errno, "cni cache: remove " + path);
-  UniqueFd dfd(open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dfd) fsync(dfd.get());
   return {};
 }
 
@@ -164,8 +163,6 @@ Status ResultCache::remove_matching(const std::string& container_id, const std::
   for (const auto& path : matching_files(dir_, container_id, ifname)) {
     if (unlink(path.c_str()) != 0 && errno != ENOENT) return errno_status(errno, "cni cache: remove " + path);
   }
-  UniqueFd dfd(open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dfd) fsync(dfd.get());
   return {};
 }
 

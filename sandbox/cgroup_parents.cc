@@ -40,7 +40,9 @@ CgroupParents::CgroupParents(std::string file) : file_(std::move(file)) {
 Status CgroupParents::save_locked() {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& d : dirs_) j.push_back(d);
-  return write_file_atomically(file_, j.dump() + "\n").context("record cgroup parents");
+  // Not fsync'd: the cgroups it names do not outlive a boot, and a crash of berthd alone keeps
+  // what it wrote in the page cache.
+  return write_file_atomically(file_, j.dump() + "\n", 0600, false).context("record cgroup parents");
 }
 
 Status CgroupParents::note_missing(const std::string& cgroup_dir) {

@@ -1,8 +1,8 @@
 // CgroupParents: the cgroup parent directories that did not exist when a pod asked for them, so
 // the runtime made them for it (a pod's cgroup_parent of "/a/b" on a host without /a). They are
-// berth's to remove once no pod uses them, or they would outlive every pod. Kept durably in
+// berth's to remove once no pod uses them, or they would outlive every pod. Kept in
 // <root>/cgroup-parents.json (a JSON array of absolute directory paths, one per hierarchy), so a
-// parent made by a pod removed later, or before a restart, is still known.
+// parent made by a pod removed later, or before a restart of berthd, is still known.
 #pragma once
 
 #include <mutex>
