@@ -1,12 +1,14 @@
 # shellcheck shell=bash
 # Sourced after bench-env.sh: Debian's containerd (1.6, CRI plugin, runc through
-# containerd-shim-runc-v2, cgroupfs) on temp dirs under the bench's work dir, with the bench's CNI
+# containerd-shim-runc-v2, cgroupfs; the installed package, else that package fetched with apt and
+# unpacked under the work dir) on temp dirs under the bench's work dir, with the bench's CNI
 # conf dir, the plugins in /usr/lib/cni and the local http registry as a mirror of itself. Its
 # clean-up runs before bench-env's (the EXIT trap): containerd and its shims killed, its containers
 # deleted from its runc root, the shims' sockets under /run/containerd/s removed; bench-env then
 # unmounts what is left under the work dir (overlays, shm, the netns mounts containerd keeps under
 # its state dir) and removes the bridge, the iptables rules and the dirs.
 ctd_dir="$work/containerd"
+ctd_bin=/usr/bin  # where containerd and its shim are (ctd_fetch)
 ctd_pid=""
 ctd_sock="$ctd_dir/containerd.sock"
 ctd_shim_dir=/run/containerd/s
@@ -17,7 +19,7 @@ ctd_old_shim_sockets=$(ls "$ctd_shim_dir" 2>/dev/null || true)
 ctd_shim_pids() {
   local p
   for p in /proc/[0-9]*; do
-    [ "$(readlink "$p/exe" 2>/dev/null)" = /usr/bin/containerd-shim-runc-v2 ] || continue
+    [ "$(readlink "$p/exe" 2>/dev/null)" = "$ctd_bin/containerd-shim-runc-v2" ] || continue
     tr '\0' ' ' < "$p/cmdline" 2>/dev/null | grep -qF -- "-address $ctd_sock " && echo "${p#/proc/}"
   done
   return 0
@@ -40,6 +42,23 @@ ctd_cleanup() {
   done
   if [ "$ctd_had_run_dir" = no ]; then rmdir "$ctd_shim_dir" /run/containerd 2>/dev/null; fi
   return 0
+}
+
+# ctd_fetch: sets ctd_bin. Without the package installed, it is downloaded (apt-get download, the
+# index updated when apt has none) and unpacked with dpkg-deb -x under the work dir: nothing is
+# installed, so no system containerd service starts, and the clean-up removes it with the work dir.
+# Its only dependencies, runc and libc, are berth's too.
+ctd_fetch() {
+  if [ -x /usr/bin/containerd ] && [ -x /usr/bin/containerd-shim-runc-v2 ]; then return 0; fi
+  local deb_dir="$work/containerd-deb"
+  mkdir -p "$deb_dir"
+  echo "containerd is not installed: fetching Debian's package into $deb_dir (not installing it)"
+  if ! (cd "$deb_dir" && { apt-get download containerd > /dev/null 2>&1 || { apt-get update -qq && apt-get download containerd; }; }); then
+    echo "could not download Debian's containerd package" >&2
+    return 1
+  fi
+  dpkg-deb -x "$deb_dir"/containerd_*.deb "$deb_dir/root"
+  ctd_bin="$deb_dir/root/usr/bin"
 }
 
 # ctd_start <sandbox image>: sets ctd_pid; the socket is $ctd_sock.
@@ -78,7 +97,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     endpoint = ["http://$registry"]
 EOC
   mkdir -p "$ctd_dir/tmp"
-  /usr/bin/containerd --config "$ctd_dir/config.toml" > "$ctd_dir/containerd.log" 2>&1 &
+  ctd_fetch
+  # Its shim is looked up in PATH.
+  PATH="$ctd_bin:$PATH" "$ctd_bin/containerd" --config "$ctd_dir/config.toml" > "$ctd_dir/containerd.log" 2>&1 &
   ctd_pid=$!
   for _ in $(seq 100); do [ -S "$ctd_sock" ] && break; sleep 0.1; done
   [ -S "$ctd_sock" ] || { echo "containerd did not start:" >&2; tail -20 "$ctd_dir/containerd.log" >&2; return 1; }
