@@ -24,6 +24,7 @@ DiskUsageCache::~DiskUsageCache() = default;
 
 Result<CachedDiskUsage> DiskUsageCache::get(const std::string& dir) { return cache_.get(dir); }
 void DiskUsageCache::forget(const std::string& dir) { cache_.forget(dir); }
+void DiskUsageCache::prefetch(const std::string& dir) { cache_.prefetch(dir); }
 uint64_t DiskUsageCache::background_walks() const { return cache_.background_measurements(); }
 
 }  // namespace berth

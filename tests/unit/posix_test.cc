@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -310,6 +311,50 @@ TEST(RefreshedCache, KeysAskedForTogetherAreRefreshedSpreadOverTheInterval) {
     last = std::max(last, times[1]);
   }
   EXPECT_GT(last - first, 500ms) << "the first re-measurements came in one burst";
+}
+
+// A prefetched key is measured by the refresh thread without any get(); a get() that comes while
+// that measurement runs waits for it instead of measuring too. A zero interval prefetches nothing.
+TEST(RefreshedCache, APrefetchedKeyIsMeasuredInTheBackground) {
+  using namespace std::chrono_literals;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::thread::id> measured_by;
+  bool release = false;
+  auto held = [&](const std::string& key) -> Result<int> {
+    std::unique_lock lock(mu);
+    measured_by.push_back(std::this_thread::get_id());
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+    return static_cast<int>(key.size());
+  };
+  RefreshedCache<int> cache({.refresh_interval = 10s}, held);
+  cache.prefetch("store");
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return !measured_by.empty(); })) << "the prefetch measured nothing";
+  }
+  std::thread caller([&] { EXPECT_EQ(*cache.get("store"), 5); });
+  std::this_thread::sleep_for(100ms);  // the caller is in get(); it must not measure on its own
+  {
+    std::lock_guard lock(mu);
+    release = true;
+    cv.notify_all();
+  }
+  caller.join();
+  std::lock_guard lock(mu);
+  ASSERT_EQ(measured_by.size(), 1u);
+  EXPECT_NE(measured_by[0], std::this_thread::get_id());
+  EXPECT_NE(measured_by[0], caller.get_id());
+  EXPECT_EQ(cache.background_measurements(), 1u);
+  cache.prefetch("store");  // measured already: nothing more
+  EXPECT_EQ(*cache.get("store"), 5);
+  EXPECT_EQ(measured_by.size(), 1u);
+
+  int each = 0;
+  RefreshedCache<int> zero({.refresh_interval = 0ms}, [&](const std::string&) -> Result<int> { return ++each; });
+  zero.prefetch("k");
+  EXPECT_EQ(each, 0);
 }
 
 // Calls answer from memory; the refresh thread brings a changed tree's figure in within about an

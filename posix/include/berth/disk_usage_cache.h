@@ -2,7 +2,8 @@
 // memory (RefreshedCache). Stats and ImageFsInfo calls come every few seconds for every
 // container, and a walk costs in proportion to the tree, which a container controls; so calls read
 // the last figure and one background thread re-walks each tree at most once per refresh interval.
-// Only the first request for a tree walks it in the caller's thread (a new tree is small).
+// Only the first request for a tree walks it in the caller's thread (a new tree is small); a tree
+// that is large from the start (the image store at berthd's start) is prefetched.
 #pragma once
 
 #include <chrono>
@@ -38,6 +39,8 @@ class DiskUsageCache {
   // (callers asking meanwhile wait for that walk rather than starting their own).
   Result<CachedDiskUsage> get(const std::string& dir);
   void forget(const std::string& dir);
+  // Starts the first walk of `dir` on the refresh thread; a get() meanwhile waits for it.
+  void prefetch(const std::string& dir);
   // Walks done so far by the refresh thread (for tests and benchmarks).
   uint64_t background_walks() const;
 

@@ -6,6 +6,9 @@
 // A key nobody asked about for forget_after is dropped. A zero refresh interval measures in every
 // call (no thread). A thread that cannot be started leaves calls measuring whenever a value is
 // older than the refresh interval.
+// prefetch() hands a key's first measurement to the background thread, for keys whose first
+// measurement is known to be long (a tree that existed before berthd started); a get() meanwhile
+// waits for it.
 // A key's first re-measurement comes early by a part of half the interval that its hash picks:
 // keys first asked for together (every container's, at the first stats call) are then
 // re-measured spread over the interval, not in one burst that lands on the caller's next call
@@ -80,6 +83,20 @@ class RefreshedCache {
     return it->second.value;
   }
 
+  // Asks the background thread to measure `key` now, unless it is measured or being measured;
+  // returns at once. Without a thread (zero interval, or one that failed to start) a later get()
+  // measures, as it would have anyway.
+  void prefetch(const std::string& key) {
+    if (opt_.refresh_interval.count() == 0) return;
+    std::lock_guard lock(mu_);
+    start_locked();
+    Entry& e = entries_[key];
+    e.requested_at = Clock::now();
+    if (e.measured || e.measuring) return;
+    e.prefetch = true;
+    changed_.notify_all();
+  }
+
   void forget(const std::string& key) {
     std::lock_guard lock(mu_);
     auto it = entries_.find(key);
@@ -98,6 +115,7 @@ class RefreshedCache {
     Result<V> value = Status(Code::internal, "not measured yet");
     bool measured = false;
     bool measuring = false;
+    bool prefetch = false;  // its first measurement is the background thread's
     Clock::time_point measured_at{};
     Clock::time_point requested_at{};
   };
@@ -142,7 +160,7 @@ class RefreshedCache {
           continue;
         }
         auto at = e.measured_at + opt_.refresh_interval;
-        if (e.measured && !e.measuring && at <= now && !have_due) {
+        if (!e.measuring && !have_due && (e.measured ? at <= now : e.prefetch)) {
           due = it->first;
           have_due = true;
         }
