@@ -21,7 +21,6 @@
 
 #include <spdlog/spdlog.h>
 
-
 namespace berth::cni {
 namespace {
 

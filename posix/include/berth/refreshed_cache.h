@@ -92,9 +92,9 @@ class RefreshedCache {
     start_locked();
     Entry& e = entries_[key];
     e.requested_at = Clock::now();
-    if (e.measured || e.measuring) return;
-    e.prefetch = true;
-    changed_.notify_all();
+    // An entry neither measured nor being measured exists only through here (get() measures or
+    // waits at once): the background thread takes it up as due.
+    if (!e.measured && !e.measuring) changed_.notify_all();
   }
 
   void forget(const std::string& key) {
@@ -115,7 +115,6 @@ class RefreshedCache {
     Result<V> value = Status(Code::internal, "not measured yet");
     bool measured = false;
     bool measuring = false;
-    bool prefetch = false;  // its first measurement is the background thread's
     Clock::time_point measured_at{};
     Clock::time_point requested_at{};
   };
@@ -160,7 +159,7 @@ class RefreshedCache {
           continue;
         }
         auto at = e.measured_at + opt_.refresh_interval;
-        if (!e.measuring && !have_due && (e.measured ? at <= now : e.prefetch)) {
+        if (!e.measuring && !have_due && (!e.measured || at <= now)) {
           due = it->first;
           have_due = true;
         }
