@@ -54,6 +54,12 @@ Result<std::unique_ptr<ImageManager>> ImageManager::open(ImageManagerOptions opt
     spdlog::info("images: removed {}, an index write cut short", t);
   if (Status s = impl->index.load(); !s.ok()) return s;
   impl->unrecovered = impl->index.removed();
+  // Both trees can be large already: their first walk is the refresh thread's, not that of
+  // kubelet's first ImageFsInfo.
+  if (impl->opt.usage_cache) {
+    impl->opt.usage_cache->prefetch(impl->opt.dir);
+    if (!impl->opt.containers_dir.empty()) impl->opt.usage_cache->prefetch(impl->opt.containers_dir);
+  }
   return std::unique_ptr<ImageManager>(new ImageManager(std::move(impl)));
 }
 

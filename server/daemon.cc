@@ -83,9 +83,8 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   CounterFamily& pull_bytes = metrics.counter("berth_image_pull_bytes_total", "Bytes received from registries by image pulls.", {});
   // Writable layers and the image store, measured in the background (stats and ImageFsInfo).
   DiskUsageCache disk_usage({.refresh_interval = std::chrono::seconds(config.disk_usage_refresh_seconds)});
-  const std::string images_dir = config.root + "/images", containers_dir = config.root + "/containers";
-  auto images = ImageManager::open({.dir = images_dir,
-                                    .containers_dir = containers_dir,
+  auto images = ImageManager::open({.dir = config.root + "/images",
+                                    .containers_dir = config.root + "/containers",
                                     .registry = {.hosts = config.registries,
                                                  .idle_timeout_seconds = config.image_pull_idle_timeout_seconds,
                                                  .on_bytes = [&pull_bytes](size_t n) { pull_bytes.add({}, static_cast<double>(n)); }},
@@ -98,10 +97,6 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
     spdlog::critical("berthd: {}", images.status().message());
     return 1;
   }
-  // Both trees can be large already: their first walk is the refresh thread's, not that of
-  // kubelet's first ImageFsInfo.
-  disk_usage.prefetch(images_dir);
-  disk_usage.prefetch(containers_dir);
 
   HostProbe host = probe_host(config.state);
   SandboxManagerOptions sandbox_options{.state_dir = config.state,

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "berth/image_manager.h"
 #include "../../image/bearer_realm.h"
@@ -338,6 +340,29 @@ TEST(ImageManager, AcquireHoldsUntilTheHandleOrItsOwnerReleases) {
   EXPECT_FALSE((*reopened)->find(a).has_value());
   (*reopened)->release(b);
   EXPECT_TRUE((*reopened)->list().empty());
+  std::filesystem::remove_all(dir);
+}
+
+// Opening the store hands the first walks of the image store and of the writable layers to the
+// usage cache's refresh thread, so kubelet's first ImageFsInfo answers from memory.
+TEST(ImageManager, OpeningStartsBothTreesFirstWalksInTheBackground) {
+  using namespace std::chrono_literals;
+  const std::string dir = testing::TempDir() + "image_prefetch_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/containers/c1");
+  std::ofstream(dir + "/containers/c1/data") << std::string(4096, 'x');
+  DiskUsageCache usage({.refresh_interval = 1h});
+  {
+    auto images = ImageManager::open({.dir = dir + "/images", .containers_dir = dir + "/containers", .usage_cache = &usage});
+    ASSERT_TRUE(images.ok()) << images.status().message();
+    for (int i = 0; i < 1000 && usage.background_walks() < 2; ++i) std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(usage.background_walks(), 2u) << "open() did not start both walks on the refresh thread";
+    auto layers = (*images)->container_layers_usage();
+    ASSERT_TRUE(layers.ok()) << layers.status().message();
+    EXPECT_GE(layers->bytes, 4096u);
+    ASSERT_TRUE((*images)->image_store_usage().ok());
+    EXPECT_EQ(usage.background_walks(), 2u) << "a call walked again instead of answering from memory";
+  }
   std::filesystem::remove_all(dir);
 }
 

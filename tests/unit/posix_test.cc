@@ -335,6 +335,7 @@ TEST(RefreshedCache, APrefetchedKeyIsMeasuredInTheBackground) {
     ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return !measured_by.empty(); })) << "the prefetch measured nothing";
   }
   std::thread caller([&] { EXPECT_EQ(*cache.get("store"), 5); });
+  const std::thread::id caller_id = caller.get_id();  // join() clears it
   std::this_thread::sleep_for(100ms);  // the caller is in get(); it must not measure on its own
   {
     std::lock_guard lock(mu);
@@ -345,7 +346,7 @@ TEST(RefreshedCache, APrefetchedKeyIsMeasuredInTheBackground) {
   std::lock_guard lock(mu);
   ASSERT_EQ(measured_by.size(), 1u);
   EXPECT_NE(measured_by[0], std::this_thread::get_id());
-  EXPECT_NE(measured_by[0], caller.get_id());
+  EXPECT_NE(measured_by[0], caller_id);
   EXPECT_EQ(cache.background_measurements(), 1u);
   cache.prefetch("store");  // measured already: nothing more
   EXPECT_EQ(*cache.get("store"), 5);

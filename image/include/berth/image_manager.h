@@ -29,7 +29,8 @@ struct ImageManagerOptions {
   int max_parallel_layer_fetches = 3;  // node-wide, and threads per pull at most
   int max_layers = 128;                // images with more are refused before any fetch
   std::chrono::seconds pull_timeout{1800};  // a pull is given up after this long; 0: never
-  // Where image_store_usage and container_layers_usage read their figures; null: walked per call.
+  // Where image_store_usage and container_layers_usage read their figures (open() starts both
+  // trees' first walks on its refresh thread); null: walked per call.
   DiskUsageCache* usage_cache = nullptr;
 };
 
