@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "blocking_work.h"
 #include "channel.h"
 #include "fd_pump.h"
 #include "server_context.h"

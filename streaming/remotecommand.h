@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "blocking_work.h"
 #include "channel.h"
 #include "exit_status.h"
 #include "fd_pump.h"

@@ -62,7 +62,9 @@ struct ServerContext {
   WorkerPool& connectors;
   StreamingServerConfig config;
   SessionRegistry registry;
-  std::atomic<int> pending_work{0};  // worker tasks not yet finished (shutdown waits for them)
+  // Blocking calls not yet over, their captures included (blocking_work.h); the io_context may go
+  // only when it is zero.
+  std::atomic<int> pending_work{0};
   std::atomic<int> pending_requests{0};  // connections whose HTTP request is being read or answered
   std::atomic<bool> refusing_requests{false};
   // config.idle_timeout as it is now (StreamingServer::set_timeouts changes it at a config reload);
@@ -70,29 +72,5 @@ struct ServerContext {
   std::atomic<int64_t> idle_timeout_ms{0};
   std::chrono::milliseconds idle_timeout() const { return std::chrono::milliseconds(idle_timeout_ms.load()); }
 };
-
-// Runs `work` on a worker thread (backend calls may block).
-template <class Work>
-void post_work(ServerContext& ctx, Work work) {
-  ++ctx.pending_work;
-  boost::asio::post(ctx.workers.get_executor(), [&ctx, work = std::move(work)]() mutable {
-    work();
-    --ctx.pending_work;
-  });
-}
-
-// Runs `work` on a thread of `pool`, then `then(result)` on `strand`; counted as pending until
-// `then` has run, so a shutdown never stops the io threads between the two.
-template <class Work, class Then>
-void run_blocking(ServerContext& ctx, WorkerPool& pool, boost::asio::any_io_executor strand, Work work, Then then) {
-  ++ctx.pending_work;
-  boost::asio::post(pool.get_executor(), [&ctx, strand, work = std::move(work), then = std::move(then)]() mutable {
-    auto result = work();
-    boost::asio::post(strand, [&ctx, then = std::move(then), result = std::move(result)]() mutable {
-      then(std::move(result));
-      --ctx.pending_work;
-    });
-  });
-}
 
 }  // namespace berth::streaming

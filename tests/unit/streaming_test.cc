@@ -1,6 +1,7 @@
 // Unit tests of the streaming server's pieces: SPDY frames and header blocks (against zlib with
 // the SPDY/3 dictionary), the token store, WebSocket channel framing, Status messages, resizes;
-// and the caps on what the server reads, driven over raw sockets.
+// and the caps on what the server reads, driven over raw sockets; and the count of blocking calls
+// that an io_context owner waits for (blocking_work.h).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -11,12 +12,16 @@
 #include <zlib.h>
 
 #include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
 #include "berth/streaming_server.h"
+#include "blocking_work.h"
 #include "exit_status.h"
 #include "session_limits.h"
 #include "spdy_frame.h"
@@ -311,6 +316,83 @@ TEST(TerminalSize, MembersThatDoNotReadAreSkipped) {
   ASSERT_EQ(sizes.size(), 1u);
   EXPECT_EQ(sizes[0].height, 30);
   EXPECT_EQ(sizes[0].width, 0);
+}
+
+// A capture that takes a while to be let go of (the window in which a pool thread still holds what
+// a blocking call captured) and notes how much work was still counted when it went.
+class SlowRelease {
+ public:
+  SlowRelease(const std::atomic<int>& counted, std::atomic<int>& seen, std::chrono::milliseconds wait)
+      : counted_(counted), seen_(seen), wait_(wait) {}
+  ~SlowRelease() {
+    std::this_thread::sleep_for(wait_);
+    seen_ = counted_.load();
+  }
+
+ private:
+  const std::atomic<int>& counted_;
+  std::atomic<int>& seen_;
+  std::chrono::milliseconds wait_;
+};
+
+class NoBackend : public StreamingBackend {
+ public:
+  Result<StreamIo> exec(const ExecTarget&) override { return not_found("no exec here"); }
+  Result<StreamIo> attach(const AttachTarget&) override { return not_found("no attach here"); }
+  Result<UniqueFd> connect_port(const std::string&, int32_t) override { return not_found("no pods here"); }
+};
+
+struct BlockingWorkFixture : ::testing::Test {
+  void SetUp() override {
+    ASSERT_TRUE(workers.start(1, "worker").ok());
+    ASSERT_TRUE(connectors.start(1, "connect").ok());
+  }
+  // Runs `ioc` as the fuzz target's loop does: until no blocking call is counted, after which
+  // the caller destroys it.
+  void run_until_no_work(boost::asio::io_context& ioc) {
+    while (ctx.pending_work > 0) {
+      ioc.restart();
+      ioc.run_one_for(std::chrono::milliseconds(1));
+    }
+  }
+  NoBackend backend;
+  WorkerPool workers, connectors;
+  ServerContext ctx{backend, workers, connectors, {}, {}, {}, {}};
+  std::atomic<int> at_work_release{-1}, at_then_release{-1};
+};
+
+// The owner of an io_context destroys it once nothing is counted. A pool thread that was still
+// letting go of the work's captures and of its copy of the strand then (the connect of a
+// port-forward in fuzz_http_upgrade) touched the gone io_context: under ASan a heap-use-after-free
+// in ~strand_impl, and in any build a capture released while the count said the call was over.
+TEST_F(BlockingWorkFixture, ACallIsCountedUntilEverythingItCapturedIsReleased) {
+  int got = 0;
+  {
+    boost::asio::io_context ioc;
+    auto slow_work = std::make_shared<SlowRelease>(ctx.pending_work, at_work_release, std::chrono::milliseconds(200));
+    auto slow_then = std::make_shared<SlowRelease>(ctx.pending_work, at_then_release, std::chrono::milliseconds(0));
+    run_blocking(
+        ctx, ctx.connectors, boost::asio::make_strand(ioc), [slow_work = std::move(slow_work)] { return 7; },
+        [&got, slow_then = std::move(slow_then)](int v) { got = v; });
+    run_until_no_work(ioc);
+  }
+  connectors.join();
+  EXPECT_EQ(got, 7);
+  EXPECT_GE(at_work_release.load(), 1) << "the work's captures outlived its count";
+  EXPECT_GE(at_then_release.load(), 1) << "the continuation's captures outlived its count";
+  EXPECT_EQ(ctx.pending_work.load(), 0);
+}
+
+// post_work's captures (the backend's cancel and outcome callbacks of a session) are released on
+// the worker before the work stops counting.
+TEST_F(BlockingWorkFixture, PostedWorkIsCountedUntilItsCapturesAreReleased) {
+  std::atomic<bool> ran{false};
+  auto slow = std::make_shared<SlowRelease>(ctx.pending_work, at_work_release, std::chrono::milliseconds(200));
+  post_work(ctx, [&ran, slow = std::move(slow)] { ran = true; });
+  while (ctx.pending_work > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(ran);
+  EXPECT_GE(at_work_release.load(), 1) << "the work's captures outlived its count";
+  workers.join();
 }
 
 // Exec sessions that run until their client leaves: no output, no exit.
