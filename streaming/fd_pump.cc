@@ -47,6 +47,7 @@ void OutputPump::read_more() {
     return;
   }
   reading_ = true;
+  if (on_read_started_) on_read_started_();
   auto buf = std::make_shared<std::string>(kReadChunk, '\0');
   fd_->async_read_some(asio::buffer(buf->data(), buf->size()),
                        [self = shared_from_this(), buf](const boost::system::error_code& ec, size_t n) {

@@ -29,6 +29,8 @@ class OutputPump : public std::enable_shared_from_this<OutputPump> {
   OutputPump(std::shared_ptr<Descriptor> fd, std::shared_ptr<Channel> channel, std::function<void()> on_done);
   void start();
   void stop();
+  // `cb` runs each time a read of the fd starts (after one that a slow client held up, too).
+  void on_read_started(std::function<void()> cb) { on_read_started_ = std::move(cb); }
   bool waiting_on_fd() const { return reading_ && !stopped_; }
   bool done() const { return done_; }
   uint64_t bytes() const { return bytes_; }
@@ -40,6 +42,7 @@ class OutputPump : public std::enable_shared_from_this<OutputPump> {
   std::shared_ptr<Descriptor> fd_;
   std::shared_ptr<Channel> channel_;
   std::function<void()> on_done_;
+  std::function<void()> on_read_started_;
   bool reading_ = false, eof_ = false, stopped_ = false, done_ = false, discard_ = false;
   int in_flight_ = 0;
   uint64_t bytes_ = 0;

@@ -91,6 +91,11 @@ void CommandSession::on_started(Result<StreamIo> result) {
   };
   stdout_pump_ = std::make_shared<OutputPump>(wrap_fd(strand_, std::move(io.stdout_fd)), ch_.stdout, on_output_done);
   stderr_pump_ = std::make_shared<OutputPump>(wrap_fd(strand_, std::move(io.stderr_fd)), ch_.stderr, on_output_done);
+  auto on_read_started = [weak] {
+    if (auto self = weak.lock()) self->resume_drain();
+  };
+  stdout_pump_->on_read_started(on_read_started);
+  stderr_pump_->on_read_started(on_read_started);
   done_fd_ = wrap_fd(strand_, std::move(io.done_fd));
   if (pending_size_ && resize_) resize_(pending_size_->width, pending_size_->height);
   stdout_pump_->start();
@@ -140,7 +145,20 @@ void CommandSession::check_drain() {
     if (stderr_pump_->waiting_on_fd()) stderr_pump_->stop();
   }
   drain_seen_ = total;
-  if (state_ == State::exited) arm_drain();
+  if (state_ != State::exited) return;
+  // With neither pump reading its fd (each held up by a slow client, or done), there is nothing
+  // to time until one reads again: the watch resumes then, instead of waking for nothing.
+  if (stdout_pump_->waiting_on_fd() || stderr_pump_->waiting_on_fd())
+    arm_drain();
+  else
+    drain_parked_ = true;
+}
+
+void CommandSession::resume_drain() {
+  if (!drain_parked_ || state_ != State::exited) return;
+  drain_parked_ = false;
+  drain_seen_ = stdout_pump_->bytes() + stderr_pump_->bytes();
+  arm_drain();
 }
 
 bool CommandSession::outputs_done() const {

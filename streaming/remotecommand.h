@@ -42,6 +42,7 @@ class CommandSession : public std::enable_shared_from_this<CommandSession> {
   void on_exit();
   void arm_drain();
   void check_drain();
+  void resume_drain();
   void maybe_finish();
   void finish_with(std::string message);
   void release(bool cancel);
@@ -64,6 +65,7 @@ class CommandSession : public std::enable_shared_from_this<CommandSession> {
   std::shared_ptr<Descriptor> done_fd_;
   boost::asio::steady_timer drain_timer_;
   bool waiting_for_size_ = false;
+  bool drain_parked_ = false;  // the output watch waits for a pump to read its fd again
   uint64_t drain_seen_ = 0;
   std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
 };
