@@ -9,10 +9,10 @@
 
 #include <cerrno>
 #include <ctime>
-#include <fstream>
 #include <sstream>
 
 #include "berth/atomic_file.h"
+#include "berth/file_text.h"
 #include "berth/json_fields.h"
 
 namespace berth {
@@ -46,11 +46,9 @@ Status write_checksummed_json(const std::string& path, json object, const std::s
 }
 
 Result<json> read_checksummed_json(const std::string& path, int version) {
-  std::ifstream in(path);
-  if (!in) return errno_status(errno, "read " + path, Code::not_found);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, false);
+  auto text = read_file_bytes(path);
+  if (!text.ok()) return errno_status(text.status().sys_errno(), "read " + path, Code::not_found);
+  json j = json::parse(*text, nullptr, false);
   if (!j.is_object()) return invalid_argument(path + ": not JSON");
   std::string stored;
   {

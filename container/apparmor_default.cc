@@ -5,7 +5,6 @@
 #include "berth/file_text.h"
 
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <vector>

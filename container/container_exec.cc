@@ -5,7 +5,6 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <sstream>
 
 #include <spdlog/spdlog.h>

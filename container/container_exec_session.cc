@@ -6,7 +6,7 @@
 // reaped here, never by anyone else.
 #include <fcntl.h>
 #include <signal.h>
-#include <pty.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <sstream>
 
@@ -32,6 +31,21 @@ namespace berth {
 namespace v1 = runtime::v1;
 
 namespace {
+
+// A terminal pair, both ends close-on-exec from their making (openpty(3) makes them without, so
+// a program started meanwhile would get them): the slave through TIOCGPTPEER (Linux 4.13), which
+// also never resolves a path in /dev/pts.
+Status open_terminal(const winsize& size, UniqueFd* master, UniqueFd* slave) {
+  UniqueFd m(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
+  if (!m) return errno_status(errno, "posix_openpt");
+  if (::grantpt(m.get()) != 0 || ::unlockpt(m.get()) != 0) return errno_status(errno, "unlock the terminal");
+  UniqueFd s(::ioctl(m.get(), TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC));
+  if (!s) return errno_status(errno, "open the terminal's slave");
+  if (::ioctl(m.get(), TIOCSWINSZ, &size) != 0) return errno_status(errno, "set the terminal size");
+  *master = std::move(m);
+  *slave = std::move(s);
+  return ok_status();
+}
 
 std::string random_hex() {
   uint64_t v = 0;
@@ -123,15 +137,10 @@ Result<ExecSession> ContainerManager::exec_session(const std::string& id_or_pref
                                 "--pid-file", proc->base + ".pid"};
   UniqueFd master, slave;
   if (req.tty) {
-    int m = -1, sl = -1;
     winsize ws{};
     ws.ws_row = req.height ? req.height : 24;
     ws.ws_col = req.width ? req.width : 80;
-    if (::openpty(&m, &sl, nullptr, nullptr, &ws) != 0) return errno_status(errno, "exec in container " + id + ": openpty");
-    master = UniqueFd(m);
-    slave = UniqueFd(sl);
-    ::fcntl(m, F_SETFD, FD_CLOEXEC);
-    ::fcntl(sl, F_SETFD, FD_CLOEXEC);
+    if (Status s = open_terminal(ws, &master, &slave); !s.ok()) return s.context("exec in container " + id);
   }
   args.push_back(id);
 

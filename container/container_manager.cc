@@ -19,7 +19,6 @@
 
 #include <optional>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include <nettle/base64.h>

@@ -1,6 +1,5 @@
 // ContainerStatus, ListContainers and the info other modules read: all from memory, never an exec
 // (verbose status also reads the bundle's config.json).
-#include <fstream>
 #include <sstream>
 
 #include "berth/file_text.h"

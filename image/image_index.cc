@@ -3,13 +3,13 @@
 #include "image_index.h"
 
 #include <cerrno>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
 
 #include "berth/atomic_file.h"
+#include "berth/file_text.h"
 #include "berth/image_reference.h"
 #include "berth/json_fields.h"
 
@@ -38,11 +38,9 @@ Result<ImageConfigSummary> summarise_image_config(const std::string& config_json
 }
 
 Status ImageIndex::load() {
-  std::ifstream in(file_);
-  if (!in) return errno == ENOENT ? ok_status() : errno_status(errno, "read " + file_);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto j = json::parse(ss.str(), nullptr, false);
+  auto text = read_file_bytes(file_);
+  if (!text.ok()) return text.status().code() == Code::not_found ? ok_status() : text.status();
+  auto j = json::parse(*text, nullptr, false);
   const std::string what = "image index " + file_;
   if (!j.is_object()) return internal_error(what + " is not a version 1 index");
   JsonFields top(j);

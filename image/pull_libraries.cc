@@ -64,7 +64,8 @@ std::string load_archive(ArchiveLibrary& a) {
   Binder b(kArchiveSoname);
   b.bind(a.read_new, "archive_read_new");
   b.bind(a.read_free, "archive_read_free");
-  b.bind(a.read_support_filter_all, "archive_read_support_filter_all");
+  b.bind(a.read_support_filter_gzip, "archive_read_support_filter_gzip");
+  b.bind(a.read_support_filter_zstd, "archive_read_support_filter_zstd");
   b.bind(a.read_support_format_tar, "archive_read_support_format_tar");
   b.bind(a.read_support_format_gnutar, "archive_read_support_format_gnutar");
   b.bind(a.read_open_filename, "archive_read_open_filename");

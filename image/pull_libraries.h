@@ -24,7 +24,8 @@ struct CurlLibrary {
 struct ArchiveLibrary {
   decltype(&archive_read_new) read_new;
   decltype(&archive_read_free) read_free;
-  decltype(&archive_read_support_filter_all) read_support_filter_all;
+  decltype(&archive_read_support_filter_gzip) read_support_filter_gzip;
+  decltype(&archive_read_support_filter_zstd) read_support_filter_zstd;
   decltype(&archive_read_support_format_tar) read_support_format_tar;
   decltype(&archive_read_support_format_gnutar) read_support_format_gnutar;
   decltype(&archive_read_open_filename) read_open_filename;

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
+#include <sys/socket.h>
 
 #include <cctype>
 #include <utility>
@@ -35,6 +36,11 @@ struct RegistryClient::Response {
 namespace {
 
 constexpr long kConnectTimeoutSeconds = 30;
+
+// curl 7.88 makes its sockets without close-on-exec; berth's are made here, with it.
+curl_socket_t open_cloexec_socket(void*, curlsocktype, curl_sockaddr* a) {
+  return ::socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
 
 constexpr const char* kManifestAccept =
     "Accept: application/vnd.oci.image.manifest.v1+json, application/vnd.oci.image.index.v1+json, "
@@ -223,6 +229,7 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
     for (const auto& h : headers) hdrs = api.slist_append(hdrs, h.c_str());
     if (!auth.empty()) hdrs = api.slist_append(hdrs, ("Authorization: " + auth).c_str());
     api.easy_setopt(curl, CURLOPT_URL, url.c_str());
+    api.easy_setopt(curl, CURLOPT_OPENSOCKETFUNCTION, open_cloexec_socket);
     api.easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
     api.easy_setopt(curl, CURLOPT_USERAGENT, "berth/" BERTH_VERSION);
     // Blobs are often redirected to storage elsewhere: never to another scheme than http(s), and
@@ -332,6 +339,7 @@ Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
     if (!basic.empty()) hdrs = api.slist_append(hdrs, ("Authorization: " + basic).c_str());
   }
   api.easy_setopt(curl, CURLOPT_URL, url.c_str());
+  api.easy_setopt(curl, CURLOPT_OPENSOCKETFUNCTION, open_cloexec_socket);
   api.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
   api.easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
   api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);

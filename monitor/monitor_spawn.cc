@@ -18,6 +18,7 @@
 
 #include "berth/command.h"
 #include "berth/fault_point.h"
+#include "berth/inherited_fds.h"
 #include "berth/monitor.h"
 #include "berth/monitor_protocol.h"
 #include "packet_io.h"
@@ -79,16 +80,19 @@ std::vector<std::string> monitor_argv(const MonitorSpawnOptions& o, const std::s
   if (chdir("/") != 0) {
   }
   // Lift every fd we keep above the targets first, so no dup2 below overwrites another's source.
-  report = fcntl(report, F_DUPFD, 10);
-  devnull = fcntl(devnull, F_DUPFD, 10);
-  diag = diag >= 0 ? fcntl(diag, F_DUPFD, 10) : devnull;
+  // The lifted copies are close-on-exec: only what dup2 makes of them below reaches the monitor.
+  report = fcntl(report, F_DUPFD_CLOEXEC, 10);
+  devnull = fcntl(devnull, F_DUPFD_CLOEXEC, 10);
+  diag = diag >= 0 ? fcntl(diag, F_DUPFD_CLOEXEC, 10) : devnull;
   dup2(devnull, 0);
   dup2(devnull, 1);
   dup2(diag, 2);
   dup2(report, proto::kSyncFd);
-  close_range(proto::kSyncFd + 1, ~0U, 0);
-  execve(path, argv, envp);
-  int32_t err = errno;
+  int32_t err = close_descriptors_from(proto::kSyncFd + 1);
+  if (err == 0) {
+    execve(path, argv, envp);
+    err = errno;
+  }
   memcpy(failed + sizeof(proto::Header), &err, sizeof err);
   send(proto::kSyncFd, failed, failed_len, MSG_NOSIGNAL);
   _exit(127);

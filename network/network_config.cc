@@ -5,11 +5,11 @@
 #include <dirent.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
 
+#include "berth/file_text.h"
 #include "berth/json_fields.h"
 
 namespace berth::cni {
@@ -125,11 +125,9 @@ ConfDirScan scan_conf_dir(const std::string& dir) {
   std::sort(names.begin(), names.end());
   for (const auto& n : names) {
     std::string path = dir + "/" + n;
-    std::ifstream in(path);
-    if (!in) continue;  // removed while scanning
-    std::stringstream buf;
-    buf << in.rdbuf();
-    auto parsed = parse_network_config_file(buf.str(), path);
+    auto text = read_file_bytes(path);
+    if (!text.ok()) continue;  // removed while scanning
+    auto parsed = parse_network_config_file(*text, path);
     // Only a boolean true disables a file; any other "disabled" leaves it in use.
     if (parsed.ok() && JsonFields(parsed->raw).boolean("disabled", false)) {
       spdlog::info("cni: skip {}: disabled", path);

@@ -9,6 +9,7 @@
 
 #include "berth/atomic_file.h"
 #include "berth/checksummed_json.h"
+#include "berth/file_text.h"
 #include "berth/json_fields.h"
 
 #include <dirent.h>
@@ -16,7 +17,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
@@ -71,10 +71,7 @@ std::vector<std::string> matching_files(const std::string& dir, const std::strin
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return nlohmann::json::parse(buf.str(), nullptr, false);
+  return nlohmann::json::parse(read_text_file(path), nullptr, false);
 }
 
 // One cache file, checked: format version, checksum, fields.

@@ -6,8 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
+#include <sstream>
 
+#include "berth/file_text.h"
 #include "berth/unique_fd.h"
 
 namespace berth {
@@ -22,7 +23,7 @@ Status write_file_value(const std::string& path, const std::string& value) {
 }
 
 int64_t read_number(const std::string& path) {
-  std::ifstream in(path);
+  std::istringstream in(read_text_file(path));
   std::string v;
   if (!(in >> v) || v == "max") return -1;
   try {

@@ -9,26 +9,23 @@
 
 #include <cerrno>
 #include <chrono>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <thread>
 
 #include "berth/cgroups_path.h"
+#include "berth/file_text.h"
 
 namespace berth {
 namespace {
 
 std::vector<std::string> read_hierarchy_mounts() {
-  std::ifstream in("/proc/self/mountinfo");
-  std::stringstream text;
-  text << in.rdbuf();
-  return cgroup_hierarchy_mounts_in(text.str());
+  return cgroup_hierarchy_mounts_in(read_text_file("/proc/self/mountinfo"));
 }
 
 std::vector<pid_t> procs_of(const std::string& dir) {
   std::vector<pid_t> out;
-  std::ifstream in(dir + "/cgroup.procs");
+  std::istringstream in(read_text_file(dir + "/cgroup.procs"));
   for (long pid; in >> pid;)
     if (pid > 0) out.push_back(static_cast<pid_t>(pid));
   return out;

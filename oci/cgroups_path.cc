@@ -1,10 +1,11 @@
 // cgroupsPath forms for runc and crun; see cgroups_path.h.
 #include "berth/cgroups_path.h"
 
-#include <fstream>
 #include <sstream>
 #include <sys/statfs.h>
 #include <linux/magic.h>
+
+#include "berth/file_text.h"
 
 namespace berth {
 
@@ -49,7 +50,8 @@ bool host_cgroup_v2() {
 long cgroup_oom_kills(const std::string& cgroup_dir) {
   struct statfs fs {};
   bool v2 = ::statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
-  std::ifstream in(v2 ? "/sys/fs/cgroup" + cgroup_dir + "/memory.events" : "/sys/fs/cgroup/memory" + cgroup_dir + "/memory.oom_control");
+  std::istringstream in(read_text_file(v2 ? "/sys/fs/cgroup" + cgroup_dir + "/memory.events"
+                                          : "/sys/fs/cgroup/memory" + cgroup_dir + "/memory.oom_control"));
   std::string key;
   long value = 0;
   while (in >> key >> value)

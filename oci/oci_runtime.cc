@@ -9,12 +9,13 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
 
+#include "berth/atomic_file.h"
 #include "berth/command.h"
+#include "berth/file_text.h"
 #include "berth/file_tree.h"
 #include "berth/json_fields.h"
 #include "berth/spawn.h"
@@ -28,7 +29,7 @@ constexpr std::chrono::seconds kRuntimeTimeout{60};
 }  // namespace
 
 std::string runtime_log_error(const std::string& path) {
-  std::ifstream in(path);
+  std::istringstream in(read_text_file(path));
   std::string line, msg;
   while (std::getline(in, line)) {
     const auto j = nlohmann::json::parse(line, nullptr, false);
@@ -120,11 +121,7 @@ Status OciRuntime::kill(const std::string& id, int signal) const {
 
 Status OciRuntime::update(const std::string& id, const std::string& resources_json, const std::string& scratch_dir) const {
   std::string file = scratch_dir + "/update-resources.json";
-  {
-    std::ofstream out(file, std::ios::trunc);
-    out << resources_json;
-    if (!out) return internal_error("update " + id + ": write " + file);
-  }
+  if (Status w = write_file_atomically(file, resources_json, 0600, false); !w.ok()) return w.context("update " + id);
   Status s = run({"update", "--resources", file, id}, "update " + id);
   ::unlink(file.c_str());
   return s;

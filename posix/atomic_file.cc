@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -14,8 +15,42 @@
 
 namespace berth {
 
+namespace {
+std::atomic<unsigned> temp_counter{0};
+}  // namespace
+
+Status copy_file_atomically(const std::string& from, const std::string& to, int mode) {
+  UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in) return errno_status(errno, "open " + from);
+  std::string temp = to + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(temp_counter++);
+  UniqueFd out(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!out) return errno_status(errno, "create " + temp);
+  auto fail = [&](const std::string& what) {
+    int err = errno;
+    ::unlink(temp.c_str());
+    return errno_status(err, what, err == ENOSPC ? Code::resource_exhausted : Code::internal);
+  };
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(in.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("read " + from);
+    if (n == 0) break;
+    for (ssize_t off = 0; off < n;) {
+      ssize_t w = ::write(out.get(), buf + off, static_cast<size_t>(n - off));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return fail("write " + temp);
+      off += w;
+    }
+  }
+  if (::fchmod(out.get(), static_cast<mode_t>(mode)) != 0) return fail("chmod " + temp);
+  out.reset();
+  if (::rename(temp.c_str(), to.c_str()) != 0) return fail("rename " + temp + " to " + to);
+  return ok_status();
+}
+
 Status write_file_atomically(const std::string& path, const std::string& content, int mode, bool durable) {
-  static std::atomic<unsigned> counter{0};
+  auto& counter = temp_counter;
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   std::string temp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);

@@ -2,7 +2,8 @@
 // does, so the parent's pages are never copied and the parent resumes only once the child exec'd
 // or failed. The child runs on the parent's memory: it only makes system calls, and it reports an
 // exec failure through a shared int. Signals stay blocked in the parent thread around the clone,
-// so no handler of berthd's runs in the child before its dispositions are reset.
+// so no handler of berthd's runs in the child before its dispositions are reset. The child keeps
+// only the descriptors it is given.
 #include "child_spawn.h"
 
 #include <fcntl.h>
@@ -16,6 +17,8 @@
 
 #include <cerrno>
 
+#include "berth/inherited_fds.h"
+
 namespace berth {
 namespace {
 
@@ -25,6 +28,20 @@ struct ChildArgs {
   sigset_t parent_mask;
   volatile int exec_errno;
 };
+
+// N of a program named "/proc/self/fd/N" (berth-exec runs from a sealed memfd), else -1.
+int program_fd(const char* path) {
+  static const char kPrefix[] = "/proc/self/fd/";
+  if (strncmp(path, kPrefix, sizeof kPrefix - 1) != 0) return -1;
+  int fd = 0;
+  const char* p = path + sizeof kPrefix - 1;
+  if (*p == 0) return -1;
+  for (; *p; ++p) {
+    if (*p < '0' || *p > '9' || fd > 100000000) return -1;
+    fd = fd * 10 + (*p - '0');
+  }
+  return fd;
+}
 
 // Runs in the child on its own stack: only async-signal-safe calls.
 int child_main(void* raw) {
@@ -58,8 +75,14 @@ int child_main(void* raw) {
     lifted[t] = fcntl(src, F_DUPFD_CLOEXEC, n);
     if (lifted[t] < 0) fail(errno);
   }
-  for (int t = 0; t < n; ++t)
+  for (int t = 0; t < n; ++t) {
     if (lifted[t] >= 0 && dup2(lifted[t], t) < 0) fail(errno);
+    if (lifted[t] < 0 && t >= 3) close(t);  // an extra not given is no descriptor of berthd's
+  }
+  // The second wall behind close-on-exec: whatever a library of berthd's opened without it (or
+  // berthd inherited) stays behind; the child gets 0..n-1 and nothing else (but, until the exec,
+  // the descriptor of a program exec'd as /proc/self/fd/N, itself close-on-exec).
+  if (int err = close_descriptors_from(n, program_fd(s.path))) fail(err);
   if (s.cwd && chdir(s.cwd) != 0) fail(errno);
   sigset_t none;
   sigemptyset(&none);

@@ -9,16 +9,16 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
+
+#include "berth/file_text.h"
 
 namespace berth {
 
 unsigned long long process_start_time(pid_t pid) {
   if (pid <= 0) return 0;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string s;
-  std::getline(in, s);
+  std::string s = read_text_file("/proc/" + std::to_string(pid) + "/stat");
+  s = s.substr(0, s.find('\n'));
   size_t paren = s.rfind(')');
   if (paren == std::string::npos || paren + 2 >= s.size()) return 0;
   std::istringstream f(s.substr(paren + 2));
@@ -34,7 +34,7 @@ unsigned long long process_start_time(pid_t pid) {
 
 bool process_in_cgroup_leaf(pid_t pid, const std::string& leaf) {
   if (pid <= 0 || leaf.empty()) return false;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+  std::istringstream in(read_text_file("/proc/" + std::to_string(pid) + "/cgroup"));
   const std::string suffix = "/" + leaf;
   for (std::string line; std::getline(in, line);) {
     if (line.size() >= suffix.size() && line.compare(line.size() - suffix.size(), suffix.size(), suffix) == 0) return true;
@@ -71,7 +71,7 @@ bool kill_container_process(pid_t pid, const std::string& cgroup_leaf, std::chro
 }
 
 pid_t read_pid_file(const std::string& path) {
-  std::ifstream in(path);
+  std::istringstream in(read_text_file(path));
   long pid = 0;
   if (!(in >> pid) || pid <= 0 || pid > 0x3fffffff) return 0;
   return static_cast<pid_t>(pid);

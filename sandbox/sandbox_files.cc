@@ -1,20 +1,17 @@
 // resolv.conf lines follow resolv.conf(5): nameserver per server, one search line, one options line.
 #include "sandbox_files.h"
 
-#include <fstream>
 #include <sstream>
 
 #include "berth/atomic_file.h"
+#include "berth/file_text.h"
 
 namespace berth {
 
 Status write_resolv_conf(const std::string& path, const ResolvConfSettings& dns, const std::string& host_resolv) {
   std::string out;
   if (dns.servers.empty() && dns.searches.empty() && dns.options.empty()) {
-    std::ifstream in(host_resolv);
-    std::stringstream ss;
-    if (in) ss << in.rdbuf();
-    out = ss.str();
+    out = read_text_file(host_resolv);
   } else {
     for (const auto& s : dns.servers) out += "nameserver " + s + "\n";
     if (!dns.searches.empty()) {

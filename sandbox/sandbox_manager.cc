@@ -93,11 +93,8 @@ Result<std::unique_ptr<SandboxManager>> SandboxManager::open(SandboxManagerOptio
   // The pause rootfs: berth-pause and the mount points runc needs, shared read-only by every pause.
   for (const char* d : {"", "/proc", "/dev", "/sys", "/etc"}) fs::create_directories(impl->pause_rootfs + d, ec);
   // Copied then renamed into place: pauses of recovered sandboxes may be running the old file.
-  std::string next = impl->pause_rootfs + "/pause.new";
-  fs::copy_file(impl->opt.pause_binary, next, fs::copy_options::overwrite_existing, ec);
-  if (!ec) fs::permissions(next, fs::perms(0755), ec);
-  if (!ec) fs::rename(next, impl->pause_rootfs + "/pause", ec);
-  if (ec) return Status(Code::internal, "sandboxes: install pause binary " + impl->opt.pause_binary + ": " + ec.message());
+  if (Status s = copy_file_atomically(impl->opt.pause_binary, impl->pause_rootfs + "/pause", 0755); !s.ok())
+    return s.context("sandboxes: install pause binary " + impl->opt.pause_binary);
 
   impl->cgroup_parents = std::make_unique<CgroupParents>(impl->opt.root_dir + "/cgroup-parents.json");
   impl->recover();

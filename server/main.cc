@@ -11,8 +11,14 @@
 
 #include "berth/config.h"
 #include "berth/daemon.h"
+#include "berth/inherited_fds.h"
+#include "sd_notify.h"
 
 int main(int argc, char** argv) {
+  // What berthd was started with goes no further: a descriptor its parent leaked stays out of the
+  // programs it starts, and so does the service manager's socket.
+  berth::mark_descriptors_cloexec_from(3);
+  berth::take_notify_socket();
   // Debian's abseil is built with its debug checks, so every absl::Mutex gRPC locks also updates a
   // global lock-order graph, under a global lock. berthd does not need that work in production; and
   // the graph's memory comes from raw mmap calls that can land where a finished thread's stack

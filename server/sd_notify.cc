@@ -8,13 +8,29 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "berth/unique_fd.h"
 
 namespace berth {
 
-Status notify_service_manager(const std::string& state) {
+namespace {
+
+std::optional<std::string>& taken_socket() {
+  static std::optional<std::string> path;
+  return path;
+}
+
+}  // namespace
+
+void take_notify_socket() {
   const char* env = std::getenv("NOTIFY_SOCKET");
+  taken_socket() = env ? env : "";
+  ::unsetenv("NOTIFY_SOCKET");
+}
+
+Status notify_service_manager(const std::string& state) {
+  const char* env = taken_socket() ? taken_socket()->c_str() : std::getenv("NOTIFY_SOCKET");
   if (!env || !*env) return ok_status();
   std::string path = env;
   sockaddr_un addr{};

@@ -11,8 +11,14 @@
 
 namespace berth {
 
+// Moves $NOTIFY_SOCKET out of the environment into this module, at berthd's start before any
+// thread: the programs berthd starts get its environment, and runc hands a NOTIFY_SOCKET it sees
+// on to the container it creates (which would then speak for berthd.service).
+void take_notify_socket();
+
 // Sends `state` ("READY=1", "RELOADING=1\nMONOTONIC_USEC=...", "STOPPING=1") to the socket
-// $NOTIFY_SOCKET names. OK and nothing sent when the variable is unset or empty (not under systemd).
+// $NOTIFY_SOCKET named (at take_notify_socket, or now when it was not taken). OK and nothing sent
+// when there is none (not under systemd).
 Status notify_service_manager(const std::string& state);
 
 // "RELOADING=1\nMONOTONIC_USEC=<now>": what systemd expects before a reload's READY=1.

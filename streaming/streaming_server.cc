@@ -2,6 +2,7 @@
 // Nothing is persisted; a restart invalidates every outstanding URL. A thread that cannot be
 // started makes start() fail; it never throws.
 #include "berth/streaming_server.h"
+#include "berth/cloexec_acceptor.h"
 #include "berth/host_port.h"
 
 #include <pthread.h>
@@ -74,15 +75,13 @@ struct StreamingServer::Impl {
   std::vector<std::thread> threads;
 
   void accept() {
-    acceptor.async_accept(asio::make_strand(ioc), [this](boost::system::error_code ec, tcp::socket socket) {
-      if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
-      if (!ec) {
-        boost::system::error_code ignored;
-        socket.set_option(tcp::no_delay(true), ignored);
-        serve_http(ctx, tokens, std::move(socket));
-      }
-      accept();
-    });
+    accept_cloexec(
+        acceptor, [this] { return tcp::socket(asio::make_strand(ioc)); },
+        [this](tcp::socket socket) {
+          boost::system::error_code ignored;
+          socket.set_option(tcp::no_delay(true), ignored);
+          serve_http(ctx, tokens, std::move(socket));
+        });
   }
 
   Result<std::string> add(PendingRequest req) {
@@ -100,7 +99,7 @@ Result<std::unique_ptr<StreamingServer>> StreamingServer::start(StreamingServerC
   SigpipeBlocked blocked;  // inherited by the pool's and the io threads
   auto impl = std::make_unique<Impl>(config, backend);
   boost::system::error_code ec;
-  impl->acceptor.open(endpoint->protocol(), ec);
+  ec = open_cloexec(impl->acceptor, endpoint->protocol());
   if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) impl->acceptor.bind(*endpoint, ec);
   if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "berth/helper_process_steps.h"
+#include "berth/inherited_fds.h"
 #include "exec_request.h"
 
 namespace {
@@ -190,6 +191,8 @@ int main() {
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   // Run from a memfd, it would be named after the fd's number in ps and top.
   prctl(PR_SET_NAME, "berth-exec", 0, 0, 0);
+  // The command is given 0-2 alone: nothing berthd leaked past its own wall reaches the container.
+  if (int err = berth::mark_descriptors_cloexec_from(kReport + 1)) fail("mark inherited descriptors close-on-exec", err);
   size_t len = 0;
   for (;;) {
     ssize_t n = read(0, request_buf + len, kRequestMax - len);

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "berth/image_reference.h"
+#include "berth/inherited_fds.h"
 #include "blob_store.h"
 #include "pull_confinement.h"
 #include "pull_libraries.h"
@@ -56,6 +57,9 @@ bool send_frame(const std::string& payload) {
 }  // namespace
 
 int main() {
+  // 0 is the socket to berthd, 1 and 2 its log: anything else that reached this process (and
+  // would reach what libarchive or curl might exec) goes at the first exec.
+  berth::mark_descriptors_cloexec_from(3);
   ::signal(SIGPIPE, SIG_IGN);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e berth-pull[%P] %l: %v");
   std::string buffer;

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "../exit_record.h"
+#include "berth/inherited_fds.h"
+#include "berth/monitor_protocol.h"
 #include "../packet_io.h"
 #include "child_reaper.h"
 #include "container_io.h"
@@ -228,5 +230,7 @@ int main(int argc, char** argv) {
   for (int fd = 0; fd < 3; ++fd) {
     if (fcntl(fd, F_GETFD) < 0) open("/dev/null", O_RDWR);
   }
+  // berthd hands over 0-3 alone; anything else that got here goes no further than this process.
+  berth::mark_descriptors_cloexec_from(berth::monitor::proto::kSyncFd + 1);
   return berth::monitor::run(argc, argv);
 }

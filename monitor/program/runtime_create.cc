@@ -166,6 +166,7 @@ void run_runtime_create(const MonitorOptions& o, const RuntimeStdio& stdio, Chil
   posix_spawn_file_actions_adddup2(&fa, stdio.in, 0);
   posix_spawn_file_actions_adddup2(&fa, stdio.out, 1);
   posix_spawn_file_actions_adddup2(&fa, stdio.err, 2);
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);  // the runtime gets its stdio and nothing else
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t none, all;

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "berth/helper_process_steps.h"
+#include "berth/inherited_fds.h"
 
 namespace {
 
@@ -224,6 +225,8 @@ void write_protect(const char* rel) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The pause keeps 0-2 alone, for the pod's life: nothing else that reached the launcher goes on.
+  if (int err = berth::mark_descriptors_cloexec_from(kReport + 1)) fail("mark inherited descriptors close-on-exec", err);
   parse(argc, argv);
   read_filter();
   // Before the cgroup, whose device list allows nothing.

@@ -5,6 +5,11 @@
 #include <boost/beast/http.hpp>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
 #include "berth/metrics_endpoint.h"
 #include "berth/metrics_registry.h"
 
@@ -111,6 +116,49 @@ TEST(MetricsEndpoint, PortInUseIsAnError) {
   auto second = MetricsEndpoint::start((*first)->address(), r);
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.status().message().find((*first)->address()), std::string::npos);
+}
+
+// A raw TCP connection to the endpoint, sending `bytes` (if any); whether the endpoint answered it
+// (bytes came back) or closed it unanswered.
+struct RawPeer {
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::socket socket{ioc};
+  explicit RawPeer(const std::string& address) {
+    size_t colon = address.rfind(':');
+    boost::asio::ip::tcp::resolver resolver(ioc);
+    boost::asio::connect(socket, resolver.resolve(address.substr(0, colon), address.substr(colon + 1)));
+  }
+  // Bytes the endpoint sends before it closes.
+  std::string answer() {
+    std::string out;
+    boost::system::error_code ec;
+    char buf[4096];
+    for (size_t n; (n = socket.read_some(boost::asio::buffer(buf), ec)) > 0 && !ec;) out.append(buf, n);
+    return out;
+  }
+};
+
+// The endpoint's limits: past 16 connections a new one is closed unanswered, an oversized request
+// header is refused, and the endpoint still serves once the idle peers are gone.
+TEST(MetricsEndpoint, ConnectionsAndRequestsAreCapped) {
+  MetricsRegistry r;
+  auto ep = MetricsEndpoint::start("127.0.0.1:0", r);
+  ASSERT_TRUE(ep.ok()) << ep.status().message();
+  const std::string addr = (*ep)->address();
+  std::vector<std::unique_ptr<RawPeer>> idle;
+  for (int i = 0; i < 16; ++i) idle.push_back(std::make_unique<RawPeer>(addr));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // all accepted
+  RawPeer over(addr);
+  boost::system::error_code ignored;  // the endpoint may have closed it already
+  boost::asio::write(over.socket, boost::asio::buffer(std::string("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")), ignored);
+  EXPECT_EQ(over.answer(), "") << "the 17th connection was served";
+  idle.clear();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // their exchanges end
+  RawPeer big(addr);
+  boost::asio::write(big.socket, boost::asio::buffer("GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(9000, 'a') + "\r\n\r\n"),
+                     ignored);
+  EXPECT_EQ(big.answer().find("200 OK"), std::string::npos) << "a 9 KB header was served";
+  EXPECT_EQ(http_get(addr, "/metrics").status, 200u);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // posix/: the leftovers of atomic writes, spawn_child's errors and death signal, the process
 // identity readers and the fault points.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -29,6 +31,7 @@
 #include "berth/refreshed_cache.h"
 #include "berth/fault_point.h"
 #include "berth/file_tree.h"
+#include "berth/inherited_fds.h"
 #include "berth/process_identity.h"
 #include "berth/spawn.h"
 #include "berth/test/temp_dir.h"
@@ -69,6 +72,47 @@ TEST(SpawnChild, ExecErrorsCarryTheirErrno) {
   auto d = run_command(denied);
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.status().message().find("Permission denied"), std::string::npos) << d.status().message();
+}
+
+// The second wall behind close-on-exec: a descriptor berthd holds without the flag (one a library
+// opened, or one berthd inherited) does not reach a program it starts; the stdio it gives does.
+TEST(SpawnChild, AChildGetsItsStdioAndNoDescriptorOfTheParent) {
+  int leaked = ::open("/dev/null", O_RDONLY);  // no O_CLOEXEC, on purpose
+  ASSERT_GE(leaked, 3);
+  Command list;
+  list.argv = {"/bin/sh", "-c", "ls /proc/$$/fd"};
+  auto r = run_command(list);
+  ::close(leaked);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::set<std::string> fds;
+  std::istringstream in(r->out);
+  for (std::string fd; in >> fd;) fds.insert(fd);
+  EXPECT_EQ(fds.count(std::to_string(leaked)), 0u) << r->out;
+  for (const std::string& fd : fds) EXPECT_LE(std::stoi(fd), 2) << r->out;
+}
+
+// mark_descriptors_cloexec_from marks from its first descriptor up and leaves those below;
+// close_descriptors_from closes them (in a forked child, whose table is its own).
+TEST(InheritedDescriptors, MarkedFromTheFirstUpAndClosedFromTheFirstUp) {
+  int low = ::open("/dev/null", O_RDONLY);
+  int high = ::fcntl(::open("/dev/null", O_RDONLY), F_DUPFD, 100);
+  ASSERT_GE(low, 3);
+  ASSERT_GE(high, 100);
+  ASSERT_EQ(mark_descriptors_cloexec_from(100), 0);
+  EXPECT_EQ(::fcntl(low, F_GETFD) & FD_CLOEXEC, 0);
+  EXPECT_NE(::fcntl(high, F_GETFD) & FD_CLOEXEC, 0);
+  pid_t child = ::fork();
+  if (child == 0) {
+    if (close_descriptors_from(100) != 0) _exit(10);
+    if (::fcntl(high, F_GETFD) != -1 || errno != EBADF) _exit(11);
+    if (::fcntl(low, F_GETFD) == -1) _exit(12);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ::close(low);
+  ::close(high);
 }
 
 TEST(SpawnChild, RunsWithDefaultSignalsAndItsOwnProcessGroup) {

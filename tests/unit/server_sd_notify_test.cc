@@ -1,11 +1,12 @@
 // notify_service_manager: the datagram reaches a path socket and an abstract one; without
-// NOTIFY_SOCKET nothing is sent and nothing fails. (That berthd says READY=1 only once it serves
-// is e2e_daemon_config's NotifySocket test.)
+// NOTIFY_SOCKET nothing is sent and nothing fails; once taken out of the environment, it is still
+// used. (That berthd says READY=1 only once it serves is e2e_daemon_config's NotifySocket test.)
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -72,6 +73,25 @@ TEST_F(SdNotify, ABadNotifySocketIsAnError) {
   test::TempDir dir;
   ::setenv("NOTIFY_SOCKET", (dir / "nobody-listens").c_str(), 1);
   EXPECT_FALSE(notify_service_manager("READY=1").ok());
+}
+
+// berthd takes the variable out of its environment at start (the programs it starts, runc among
+// them, must not see it) and still notifies. In a child: what is taken stays taken.
+TEST_F(SdNotify, TheTakenSocketLeavesTheEnvironmentAndStillGetsTheState) {
+  test::TempDir dir;
+  int fd = bound_socket(dir / "notify");
+  ::setenv("NOTIFY_SOCKET", (dir / "notify").c_str(), 1);
+  pid_t child = ::fork();
+  if (child == 0) {
+    take_notify_socket();
+    if (::getenv("NOTIFY_SOCKET")) _exit(10);
+    _exit(notify_service_manager("READY=1").ok() ? 0 : 11);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(receive(fd), "READY=1");
+  ::close(fd);
 }
 
 }  // namespace
