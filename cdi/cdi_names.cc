@@ -94,4 +94,21 @@ namespace berth {
 
 Status check_cdi_device_name(const std::string& name) { return cdi::parse_qualified_name(name).status(); }
 
+Result<std::vector<std::string>> cdi_annotation_devices(const std::map<std::string, std::string>& annotations) {
+  static const std::string kPrefix = "cdi.k8s.io/";
+  std::vector<std::string> out;
+  for (auto it = annotations.lower_bound(kPrefix); it != annotations.end() && it->first.rfind(kPrefix, 0) == 0; ++it) {
+    size_t start = 0;
+    for (;;) {
+      size_t comma = it->second.find(',', start);
+      std::string name = it->second.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (Status s = check_cdi_device_name(name); !s.ok()) return s.context("annotation " + cdi::printable(it->first));
+      out.push_back(std::move(name));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
 }  // namespace berth

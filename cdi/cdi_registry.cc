@@ -44,6 +44,7 @@ struct CdiRegistry::State {
     std::optional<cdi::SpecFile> spec;
     std::string error;               // "<path>: <why>" when !spec
     std::vector<std::string> names;  // qualified names the file names, even when invalid
+    std::string untrusted;           // SpecDirEntry::untrusted when it was listed
   };
 
   struct DeviceRef {
@@ -66,9 +67,16 @@ struct CdiRegistry::State {
     for (size_t priority = 0; priority < dirs.size(); ++priority) {
       for (auto& entry : cdi::list_spec_dir(dirs[priority])) {
         auto it = files.find(entry.path);
-        bool known = it != files.end() && it->second.priority == priority;
-        if (known && it->second.stamp == entry.stamp && !cdi::stamp_is_racy(entry.stamp, it->second.read_at_ns)) {
+        bool known = it != files.end() && it->second.priority == priority && it->second.untrusted == entry.untrusted;
+        if (known && (!entry.untrusted.empty() ||
+                      (it->second.stamp == entry.stamp && !cdi::stamp_is_racy(entry.stamp, it->second.read_at_ns)))) {
           present.insert(entry.path);
+          continue;
+        }
+        if (!entry.untrusted.empty()) {  // not even read
+          present.insert(entry.path);
+          load(entry, priority, 0, Status(Code::failed_precondition, entry.path + ": skipped: " + entry.untrusted));
+          changed = true;
           continue;
         }
         int64_t read_at = cdi::wall_clock_ns();  // before the read: a write during it is caught next time
@@ -99,6 +107,7 @@ struct CdiRegistry::State {
   void load(const cdi::SpecDirEntry& entry, size_t priority, int64_t read_at, Result<std::string> bytes) {
     LoadedSpec f;
     f.priority = priority;
+    f.untrusted = entry.untrusted;
     f.stamp = entry.stamp;
     f.read_at_ns = read_at;
     if (bytes.ok()) {

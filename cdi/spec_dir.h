@@ -23,12 +23,17 @@ struct FileStamp {
 struct SpecDirEntry {
   std::string path;
   FileStamp stamp;
+  // Why the file is not to be trusted, "" when it is: its dir or the file itself is owned by, or
+  // writable by, someone other than root. A spec's edits become mounts, device nodes and hooks run
+  // as root on the node, so anyone who can write one can take the node.
+  std::string untrusted;
 };
 
 // The regular files (symlinks followed, as the CDI reference does) named *.json, *.yaml or *.yml
 // directly in `dir`, sorted by name. Subdirectories and hidden files are skipped: a writer's
 // ".name.json.tmp"-style temp file ending in .json would otherwise be read half-written or define
-// the same devices as the file it replaces. A missing or unreadable dir lists nothing.
+// the same devices as the file it replaces. A missing or unreadable dir lists nothing; the files
+// of a dir (or files) that a user other than root can write are listed with `untrusted` set.
 std::vector<SpecDirEntry> list_spec_dir(const std::string& dir);
 
 // Now, in the clock file timestamps use.

@@ -104,7 +104,12 @@ Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mo
       if (Status s = check_mount_id_mappings(m, field, policy); !s.ok()) return s;
     }
     if (m.has_image) {
-      if (idmapped) return invalid_argument(field + ".uidMappings: an image volume is not id-mapped");
+      // Mounted with the pod's own mappings, as its rootfs is: a request's must be those.
+      if (idmapped && policy.pod_uid_mappings.empty())
+        return invalid_argument(field + ".uidMappings: the pod has no user namespace of its own to map an image volume into");
+      if (idmapped && (m.uid_mappings != policy.pod_uid_mappings || m.gid_mappings != policy.pod_gid_mappings))
+        return invalid_argument(field + ".uidMappings: an image volume is mapped as its pod's user namespace is (" +
+                                id_map_text(policy.pod_uid_mappings) + "), not otherwise");
       if (m.image_source.empty()) return invalid_argument(field + ".image: image volumes are not supported here");
       // Always read-only, whatever the request says: the layers are shared with other users.
       out.push_back({.destination = m.container_path, .type = "bind", .source = m.image_source,

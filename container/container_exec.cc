@@ -72,6 +72,13 @@ Result<std::optional<ExecSyncOutput>> ContainerManager::Impl::exec_with_helper(c
                                                                              int64_t timeout_seconds) {
   const std::string& id = c.rec.id;
   if (!exec_helper.present()) return std::optional<ExecSyncOutput>();
+  // Entering the container's namespaces is the runtime's own exec only for namespaced host
+  // processes; in a sandboxing runtime a probe must run inside its boundary.
+  if (!opt.runtimes.features(c.rec.runtime_handler).host_processes) {
+    spdlog::debug("exec in container {}: through the runtime: handler {} does not run host processes", id,
+                  opt.runtimes.resolve(c.rec.runtime_handler));
+    return std::optional<ExecSyncOutput>();
+  }
   pid_t pid;
   {
     std::lock_guard lock(c.mu);

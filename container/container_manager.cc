@@ -130,13 +130,19 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
 // The CDI devices a device plugin or DRA driver asked for, applied to the spec (device nodes with
 // their cgroup rules, mounts, env, hooks, groups): every one, or the create fails naming it.
 static Status apply_cdi_devices(CdiRegistry* cdi, const v1::ContainerConfig& config, nlohmann::json& spec) {
-  if (config.cdi_devices_size() == 0) return ok_status();
-  if (!cdi) return invalid_argument("config.CDI_devices: CDI is not configured in this berthd");
+  // Device plugins that predate the field still ask through annotations; both count, as in
+  // containerd and CRI-O (a device named in both is applied once).
+  auto annotated = cdi_annotation_devices({config.annotations().begin(), config.annotations().end()});
+  if (!annotated.ok()) return annotated.status().context("config.annotations");
+  if (config.cdi_devices_size() == 0 && annotated->empty()) return ok_status();
+  const char* field = config.cdi_devices_size() > 0 ? "config.CDI_devices" : "config.annotations (cdi.k8s.io/*)";
+  if (!cdi) return invalid_argument(std::string(field) + ": CDI is not configured in this berthd");
   std::vector<std::string> names;
   for (const auto& d : config.cdi_devices()) names.push_back(d.name());
+  names.insert(names.end(), annotated->begin(), annotated->end());  // resolve() counts a repeat once
   auto edits = cdi->resolve(names);
-  if (!edits.ok()) return edits.status().context("config.CDI_devices");
-  return apply_cdi_edits(spec, *edits).context("config.CDI_devices");
+  if (!edits.ok()) return edits.status().context(field);
+  return apply_cdi_edits(spec, *edits).context(field);
 }
 
 Result<std::string> ContainerManager::create(const std::string& sandbox_id, const v1::ContainerConfig& config) {
@@ -199,14 +205,16 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   std::optional<RootfsIdmap> idmap;
   UniqueFd userns_fd;
   if (pod->userns.own) {
-    // The runtime reaches the rootfs as the pod's root (see SandboxManager's open_path_to_pod_root).
-    for (const std::string& d : {impl_->containers_state, c->bundle})
-      if (::chmod(d.c_str(), 0711) != 0) return fail(errno_status(errno, "chmod 0711 " + d));
     userns_fd = UniqueFd(::open(pod->userns_path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!userns_fd) return fail(errno_status(errno, "open the pod's user namespace " + pod->userns_path));
     idmap = RootfsIdmap{userns_fd.get(), c->bundle + "/idmap"};
     map_to_host(pod->userns.uids, 0, &idmap->root_uid);
     map_to_host(pod->userns.gids, 0, &idmap->root_gid);
+    // The runtime reaches the rootfs and the volume copies as the pod's root (see SandboxManager's
+    // open_path_to_pod_root); nobody else on the node gets past the bundle (0710, root:<group>).
+    if (::chmod(impl_->containers_state.c_str(), 0711) != 0) return fail(errno_status(errno, "chmod 0711 " + impl_->containers_state));
+    if (::chown(c->bundle.c_str(), 0, idmap->root_gid) != 0) return fail(errno_status(errno, "chown " + c->bundle));
+    if (::chmod(c->bundle.c_str(), 0710) != 0) return fail(errno_status(errno, "chmod 0710 " + c->bundle));
   }
   if (Status s = mount_container_rootfs(impl_->opt.images->snapshot_dirs(*image), c->upper, c->work, c->rootfs, idmap ? &*idmap : nullptr);
       !s.ok())
@@ -239,7 +247,8 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
                          .min_oom_score_adj = own_privileges().oom_floor(), .target_pid = target_pid,
                          .host_apparmor = host_apparmor_enabled(), .cgroup_v2 = host_cgroup_v2(),
                          .mounts = {recursive_read_only_mode(impl_->opt.runtimes.features(pod->runtime_handler)), c->bundle + "/mounts",
-                                    kernel_has_mount_setattr()}};
+                                    kernel_has_mount_setattr(), pod->userns.own ? pod->userns.uids : std::vector<IdMapping>{},
+                                    pod->userns.own ? pod->userns.gids : std::vector<IdMapping>{}}};
   if (rlimit nofile{}; getrlimit(RLIMIT_NOFILE, &nofile) == 0) in.nofile = nofile.rlim_max;
   if (in.host_apparmor && !config.linux().security_context().privileged()) {
     auto profile = ensure_apparmor_default_profile(impl_->opt.state_dir);
@@ -247,10 +256,13 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
     in.default_apparmor_profile = *profile;
   }
   undo.add("image volumes", [this, id] { return impl_->volumes->detach(id); });
+  std::optional<VolumeIdmap> volume_idmap;
+  if (idmap) volume_idmap = VolumeIdmap{userns_fd.get(), idmap->root_gid};
   for (int i = 0; i < config.mounts_size(); ++i) {
     const auto& m = config.mounts(i);
     if (!m.has_image()) continue;
-    auto source = impl_->volumes->attach(pod->id, id, m.image().image(), m.image_sub_path(), "config.mounts[" + std::to_string(i) + "]");
+    auto source = impl_->volumes->attach(pod->id, id, m.image().image(), m.image_sub_path(), "config.mounts[" + std::to_string(i) + "]",
+                                         volume_idmap ? &*volume_idmap : nullptr);
     if (!source.ok()) return fail(source.status());
     in.image_sources[i] = *source;
   }

@@ -14,6 +14,23 @@
 
 namespace berth {
 
+Result<std::vector<std::string>> attach_idmapped_layers(const std::vector<std::string>& layers, int userns_fd,
+                                                        const std::string& staging) {
+  // Private, as the volume copies are: the layers' id-mapped copies are not propagated through a
+  // shared /run while they are attached.
+  if (Status s = make_private_mount_dir(staging, 0700); !s.ok()) return s;
+  std::vector<std::string> copies;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    std::string at = staging + "/" + std::to_string(i);
+    if (::mkdir(at.c_str(), 0700) != 0) return errno_status(errno, "mkdir " + at);
+    if (Status s = attach_idmapped_mount(layers[i], userns_fd, at, false); !s.ok()) return s;
+    if (::mount(nullptr, at.c_str(), nullptr, MS_PRIVATE, nullptr) != 0)
+      return errno_status(errno, "make the layer copy " + at + " private");
+    copies.push_back(at);
+  }
+  return copies;
+}
+
 Status mount_container_rootfs(const std::vector<std::string>& layers, const std::string& upper, const std::string& work,
                               const std::string& target, const RootfsIdmap* idmap) {
   std::error_code ec;
@@ -35,17 +52,9 @@ Status mount_container_rootfs(const std::vector<std::string>& layers, const std:
     if (::chown(upper.c_str(), idmap->root_uid, idmap->root_gid) != 0)
       return errno_status(errno, "rootfs: give the upper dir " + upper + " to the pod's root");
     staged.add("release the id-mapped layer copies", [idmap] { return release_prepared_mounts(idmap->staging); });
-    // Private, as the volume copies are: the layers' id-mapped copies are not propagated through a
-    // shared /run while they are attached.
-    if (Status s = make_private_mount_dir(idmap->staging, 0700); !s.ok()) return s.context("rootfs");
-    for (size_t i = 0; i < lowers.size(); ++i) {
-      std::string at = idmap->staging + "/" + std::to_string(i);
-      if (::mkdir(at.c_str(), 0700) != 0) return errno_status(errno, "rootfs: mkdir " + at);
-      if (Status s = attach_idmapped_mount(lowers[i], idmap->userns_fd, at, false); !s.ok()) return s.context("rootfs");
-      if (::mount(nullptr, at.c_str(), nullptr, MS_PRIVATE, nullptr) != 0)
-        return errno_status(errno, "rootfs: make the layer copy " + at + " private");
-      lowers[i] = at;
-    }
+    auto copies = attach_idmapped_layers(lowers, idmap->userns_fd, idmap->staging);
+    if (!copies.ok()) return copies.status().context("rootfs");
+    lowers = std::move(*copies);
   }
   const std::string rest = ",upperdir=" + upper + ",workdir=" + work;
   auto lower = overlay_lowerdir(lowers, rest.size());

@@ -16,9 +16,11 @@
 #include <spdlog/spdlog.h>
 
 #include "berth/container_mounts.h"
+#include "berth/container_rootfs.h"
 #include "berth/file_tree.h"
 #include "berth/image_manager.h"
 #include "berth/layer_mount.h"
+#include "berth/prepared_mounts.h"
 #include "berth/unique_fd.h"
 
 namespace berth {
@@ -50,6 +52,29 @@ Result<std::string> resolve_sub_path(const std::string& volume, const std::strin
   return real;
 }
 
+// The pod's dir: root's alone, or, for a pod with its own user namespace (whose runtime reaches the
+// volumes as the pod's root), root's and the pod's root group's: no other user on the node gets in.
+Status make_pod_dir(const std::string& dir, const VolumeIdmap* idmap) {
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + dir);
+  if (!idmap) return ok_status();
+  const std::string volumes = dir.substr(0, dir.rfind('/'));
+  if (::chmod(volumes.c_str(), 0711) != 0) return errno_status(errno, "chmod 0711 " + volumes);
+  if (::chown(dir.c_str(), 0, idmap->root_gid) != 0) return errno_status(errno, "chown " + dir);
+  if (::chmod(dir.c_str(), 0710) != 0) return errno_status(errno, "chmod 0710 " + dir);
+  return ok_status();
+}
+
+// The volume at `path`: the layers read-only, or, with `idmap`, copies of them id-mapped through the
+// pod's namespace (staged beside it, and let go once the volume's mount holds them).
+Status mount_volume(const std::vector<std::string>& layers, const std::string& path, const VolumeIdmap* idmap) {
+  if (!idmap || layers.empty()) return mount_layers_read_only(layers, path);
+  const std::string staging = path.substr(0, path.rfind('/')) + "/.idmap-" + path.substr(path.rfind('/') + 1);
+  auto copies = attach_idmapped_layers(layers, idmap->userns_fd, staging);
+  Status mounted = copies.ok() ? mount_layers_read_only(*copies, path) : copies.status();
+  if (Status s = release_prepared_mounts(staging); !s.ok()) spdlog::warn("containers: image volume {}: {}", path, s.message());
+  return mounted;
+}
+
 }  // namespace
 
 ImageVolumes::ImageVolumes(const std::string& dir, ContainerImages& images) : images_(images) {
@@ -59,7 +84,7 @@ ImageVolumes::ImageVolumes(const std::string& dir, ContainerImages& images) : im
 }
 
 Result<std::string> ImageVolumes::attach(const std::string& pod_id, const std::string& container_id, const std::string& image_ref,
-                                         const std::string& sub_path, const std::string& field) {
+                                         const std::string& sub_path, const std::string& field, const VolumeIdmap* idmap) {
   if (image_ref.empty()) return invalid_argument(field + ".image.image: must not be empty");
   std::lock_guard lock(mu_);
   auto held = images_.acquire(image_ref);
@@ -75,7 +100,8 @@ Result<std::string> ImageVolumes::attach(const std::string& pod_id, const std::s
     it = volumes_.end();
   }
   if (it == volumes_.end()) {
-    if (Status s = mount_layers_read_only(images_.snapshot_dirs(image), path); !s.ok()) return s.context(field + ".image");
+    if (Status s = make_pod_dir(dir_ + "/" + pod_id, idmap); !s.ok()) return s.context(field + ".image");
+    if (Status s = mount_volume(images_.snapshot_dirs(image), path, idmap); !s.ok()) return s.context(field + ".image");
     it = volumes_.emplace(path, Volume{image.id, {}}).first;
     (void)std::move(*held).keep();  // the volume holds the image from here
   }
@@ -134,6 +160,10 @@ void ImageVolumes::recover(const std::map<std::string, std::vector<std::string>>
   for (const auto& pod : fs::directory_iterator(dir_, ec)) {
     for (const auto& vol : fs::directory_iterator(pod.path(), ec)) {
       const std::string path = vol.path();
+      if (vol.path().filename().string().rfind(".idmap-", 0) == 0) {  // layer copies a crash left staged
+        if (Status s = release_prepared_mounts(path); !s.ok()) spdlog::warn("containers: leftover {}: {}", path, s.message());
+        continue;
+      }
       Volume v{"sha256:" + vol.path().filename().string(), {}};
       for (const auto& [id, sources] : sources_by_container)
         for (const auto& s : sources)

@@ -3,7 +3,9 @@
 // or a bind of the only layer), shared by every container of the pod that names the image, and
 // holding the image from its first user to its last, so RemoveImage cannot take the layers from
 // under it. The users are known from the containers' specs (their mount sources), so a restarted
-// berthd finds them again without a record of its own.
+// berthd finds them again without a record of its own. A pod with a user namespace of its own gets
+// its volumes' layers id-mapped through that namespace, as containerd does (and as its rootfs
+// is), below a pod dir that only root and the pod's root group can traverse.
 #pragma once
 
 #include <map>
@@ -17,6 +19,12 @@
 
 namespace berth {
 
+// The user namespace of a pod that has its own.
+struct VolumeIdmap {
+  int userns_fd = -1;
+  uint32_t root_gid = 0;  // the pod's root group, on the host
+};
+
 class ImageVolumes {
  public:
   // `dir` must exist; it is used canonical, as the kernel names the paths resolved below it.
@@ -25,7 +33,7 @@ class ImageVolumes {
   // The source of a container's mount: the pod's volume of `image_ref` (mounted on first use) or
   // `sub_path` in it, which must exist and may not leave it. `field` names the mount in errors.
   Result<std::string> attach(const std::string& pod_id, const std::string& container_id, const std::string& image_ref,
-                             const std::string& sub_path, const std::string& field);
+                             const std::string& sub_path, const std::string& field, const VolumeIdmap* idmap = nullptr);
   // The container no longer uses its volumes; one left without a user is unmounted and its
   // image released. Idempotent.
   Status detach(const std::string& container_id);

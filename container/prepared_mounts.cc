@@ -122,8 +122,8 @@ Status prepare_mount(const PreparedMount& m, IdmapNamespaces& namespaces) {
 Status prepare_mounts(const std::vector<PreparedMount>& mounts, const PodIdmap& pod) {
   if (mounts.empty()) return ok_status();
   // Every copy hangs in the same dir (<bundle>/mounts): made private once, one read of mountinfo.
-  // 0711: in a pod with a user namespace the runtime reaches the copies as the pod's root; in any
-  // other pod the bundle above is 0700.
+  // 0711: in a pod with a user namespace the runtime reaches the copies as the pod's root. The
+  // bundle above is what keeps everyone else out: 0700, or 0710 for the pod's root group alone.
   const std::string& first = mounts.front().target;
   if (Status s = make_private_mount_dir(first.substr(0, first.rfind('/')), 0711); !s.ok())
     return s.context("prepare host copies");

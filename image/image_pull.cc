@@ -19,6 +19,7 @@
 #include "image_store_state.h"
 #include "pull_libraries.h"
 #include "pull_worker.h"
+#include "registry_credentials.h"
 
 namespace berth {
 
@@ -317,24 +318,31 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
   return *index.find(r.id);
 }
 
-Result<ImageRecord> ImageManager::pull(const std::string& reference, const RegistryCredentials& creds, bool pin,
+Result<ImageRecord> ImageManager::pull(const std::string& reference, const RegistryCredentials& given, bool pin,
                                        const std::function<bool()>& cancelled) {
   auto ref = parse_image_reference(reference);
   if (!ref.ok()) return ref.status();
   const std::string key = ref->string();
+  // Credentials given for another registry are not this pull's; and callers share a pull only
+  // when they hold the same credentials (or none), so none rides on another's secret and none is
+  // failed by another's lack of one.
+  const bool theirs = credentials_are_for(given, *ref);
+  if (!theirs) spdlog::debug("pull {}: the credentials given are for another registry; pulled without them", key);
+  const RegistryCredentials creds = theirs ? given : RegistryCredentials{};
+  const std::string job_key = key + "\n" + credentials_key(creds);
   std::promise<Result<ImageRecord>> mine;
   std::shared_ptr<PullJob> job;
   bool owner = false;
   {
     std::lock_guard lock(impl_->mu);
-    auto it = impl_->pulls.find(key);
+    auto it = impl_->pulls.find(job_key);
     if (it != impl_->pulls.end()) {
       job = it->second;
     } else {
       job = std::make_shared<PullJob>();
       job->done = mine.get_future().share();
       if (impl_->opt.pull_timeout.count() > 0) job->deadline = std::chrono::steady_clock::now() + impl_->opt.pull_timeout;
-      impl_->pulls.emplace(key, job);
+      impl_->pulls.emplace(job_key, job);
       owner = true;
     }
     ++job->waiting;
@@ -377,7 +385,7 @@ Result<ImageRecord> ImageManager::pull(const std::string& reference, const Regis
   }
   {
     std::lock_guard lock(impl_->mu);
-    if (auto it = impl_->pulls.find(key); it != impl_->pulls.end() && it->second == job) impl_->pulls.erase(it);
+    if (auto it = impl_->pulls.find(job_key); it != impl_->pulls.end() && it->second == job) impl_->pulls.erase(it);
   }
   if (!left) --job->waiting;
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -42,7 +42,7 @@ struct ImageManager::Impl {
   std::unique_ptr<BlobStore> blobs;
   mutable std::mutex mu;
   ImageIndex index;
-  std::map<std::string, std::shared_ptr<PullJob>> pulls;                  // by reference
+  std::map<std::string, std::shared_ptr<PullJob>> pulls;                  // by reference and credentials_key
   std::map<std::string, std::shared_future<Status>> layer_work;           // by layer digest
   std::map<std::string, int> holds;                                       // by image id
   std::map<std::string, std::vector<std::string>> held_layers;            // by image id

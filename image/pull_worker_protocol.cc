@@ -50,7 +50,8 @@ Result<std::optional<std::string>> take_frame(std::string& buffer) {
 std::string encode_hello(const Hello& h) {
   json hosts = json::object();
   for (const auto& [domain, s] : h.registry.hosts)
-    hosts[domain] = {{"mirrors", s.mirrors}, {"insecure", s.insecure}, {"ca_file", s.ca_file}};
+    hosts[domain] = {{"mirrors", s.mirrors}, {"insecure", s.insecure}, {"ca_file", s.ca_file},
+                     {"mirror_credentials", s.mirror_credentials}};
   return json{{"store", h.store},
               {"reference", h.reference},
               {"idle_timeout_seconds", h.registry.idle_timeout_seconds},
@@ -78,6 +79,7 @@ Result<Hello> decode_hello(const std::string& payload) {
       s.mirrors = hf.strings("mirrors");
       s.insecure = hf.boolean("insecure", false);
       s.ca_file = hf.string("ca_file");
+      s.mirror_credentials = hf.boolean("mirror_credentials", false);
       h.registry.hosts[domain] = std::move(s);
     }
   }

@@ -23,8 +23,10 @@ struct RegistryClient::Endpoint {
   std::string base;  // scheme://host[:port][/prefix], no trailing slash
   std::string host;  // for messages
   bool mirror = false;
+  bool gets_credentials = true;  // the pull's credentials may answer its challenges
   bool may_fall_back_to_http = false;
   std::string ca_file;
+  std::string ca_pem;  // ca_file's bytes, when they were read beforehand
   std::string authorization;  // "Bearer …" / "Basic …" once a challenge was answered
 };
 
@@ -36,6 +38,16 @@ struct RegistryClient::Response {
 namespace {
 
 constexpr long kConnectTimeoutSeconds = 30;
+
+// The endpoint's CA bundle: the bytes read beforehand, else the file.
+void trust_ca_file(const CurlLibrary& api, CURL* curl, const RegistryClient::Endpoint& ep) {
+  if (!ep.ca_pem.empty()) {
+    curl_blob blob{const_cast<char*>(ep.ca_pem.data()), ep.ca_pem.size(), CURL_BLOB_COPY};
+    api.easy_setopt(curl, CURLOPT_CAINFO_BLOB, &blob);
+  } else if (!ep.ca_file.empty()) {
+    api.easy_setopt(curl, CURLOPT_CAINFO, ep.ca_file.c_str());
+  }
+}
 
 // curl 7.88 makes its sockets without close-on-exec; berth's are made here, with it.
 curl_socket_t open_cloexec_socket(void*, curlsocktype, curl_sockaddr* a) {
@@ -191,7 +203,9 @@ RegistryClient::RegistryClient(const RegistryOptions& options, ImageReference re
     ep->base = m.find("://") == std::string::npos ? "https://" + m : m;
     ep->host = ep->base.substr(ep->base.find("://") + 3);
     ep->mirror = true;
+    ep->gets_credentials = settings.mirror_credentials;
     ep->ca_file = settings.ca_file;
+    ep->ca_pem = settings.ca_pem;
     endpoints_.push_back(std::move(ep));
   }
   auto up = std::make_unique<Endpoint>();
@@ -199,6 +213,7 @@ RegistryClient::RegistryClient(const RegistryOptions& options, ImageReference re
   up->base = (settings.insecure ? "http://" : "https://") + up->host;
   up->may_fall_back_to_http = !settings.insecure && is_loopback_host(up->host);
   up->ca_file = settings.ca_file;
+  up->ca_pem = settings.ca_pem;
   endpoints_.push_back(std::move(up));
 }
 
@@ -245,7 +260,7 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
     api.easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     api.easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
     api.easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
-    if (!ep.ca_file.empty()) api.easy_setopt(curl, CURLOPT_CAINFO, ep.ca_file.c_str());
+    trust_ca_file(api, curl, ep);
     api.easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
     api.easy_setopt(curl, CURLOPT_HEADERDATA, &t);
     api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
@@ -299,9 +314,13 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
 Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
   std::string scheme = challenge.substr(0, challenge.find(' '));
   for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::string basic = creds_.username.empty() && creds_.password.empty()
+  // A mirror gets the registry's credentials only when the configuration says so: without them it
+  // answers as for an anonymous pull, and the next endpoint is tried.
+  static const RegistryCredentials kNone;
+  const RegistryCredentials& creds = ep.gets_credentials ? creds_ : kNone;
+  std::string basic = creds.username.empty() && creds.password.empty()
                           ? ""
-                          : "Basic " + base64(creds_.username + ":" + creds_.password);
+                          : "Basic " + base64(creds.username + ":" + creds.password);
   if (scheme == "basic") {
     if (basic.empty()) return Status(Code::unauthenticated, "registry " + ep.host + ": 401 unauthorized: credentials required");
     std::lock_guard lock(mu_);
@@ -309,15 +328,15 @@ Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
     return ok_status();
   }
   if (scheme != "bearer") return Status(Code::unauthenticated, "registry " + ep.host + ": unsupported auth scheme '" + scheme + "'");
-  if (!creds_.registry_token.empty()) {
+  if (!creds.registry_token.empty()) {
     std::lock_guard lock(mu_);
-    ep.authorization = "Bearer " + creds_.registry_token;
+    ep.authorization = "Bearer " + creds.registry_token;
     return ok_status();
   }
   auto params = challenge_params(challenge);
   std::string realm = params["realm"];
   if (realm.empty()) return Status(Code::unauthenticated, "registry " + ep.host + ": bearer challenge without a realm");
-  if (Status s = check_bearer_realm(ep.base, ep.host, realm, !basic.empty() || !creds_.identity_token.empty()); !s.ok())
+  if (Status s = check_bearer_realm(ep.base, ep.host, realm, !basic.empty() || !creds.identity_token.empty()); !s.ok())
     return s;
   std::string scope = params.count("scope") ? params["scope"] : "repository:" + ref_.repository + ":pull";
   std::string form = "service=" + url_escape(params["service"]) + "&scope=" + url_escape(scope);
@@ -330,9 +349,9 @@ Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
   CURL* curl = api.easy_init();
   curl_slist* hdrs = nullptr;
   std::string url = realm;
-  if (!creds_.identity_token.empty()) {
+  if (!creds.identity_token.empty()) {
     // OAuth2 refresh-token grant, as docker does with an identity token.
-    std::string post = form + "&grant_type=refresh_token&client_id=berth&refresh_token=" + url_escape(creds_.identity_token);
+    std::string post = form + "&grant_type=refresh_token&client_id=berth&refresh_token=" + url_escape(creds.identity_token);
     api.easy_setopt(curl, CURLOPT_COPYPOSTFIELDS, post.c_str());
   } else {
     url += (url.find('?') == std::string::npos ? "?" : "&") + form;
@@ -345,7 +364,7 @@ Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
   api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutSeconds);
   api.easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
-  if (!ep.ca_file.empty()) api.easy_setopt(curl, CURLOPT_CAINFO, ep.ca_file.c_str());
+  trust_ca_file(api, curl, ep);
   api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* u) -> size_t {
     auto* b = static_cast<std::string*>(u);
     if (b->size() + s * n > kMaxTokenAnswerBytes) return 0;  // aborts: no token answer is that large

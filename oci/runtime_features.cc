@@ -41,15 +41,24 @@ RuntimeFeatures parse_runtime_features(const std::string& json_text) {
   return f;
 }
 
+std::string runtime_identity(const std::string& version_text, const std::string& binary) {
+  const std::string first = version_text.substr(0, version_text.find('\n'));
+  const std::string base = binary.substr(binary.rfind('/') + 1);
+  if (first.rfind("runc version ", 0) == 0) return "runc";
+  if (first.rfind("crun version ", 0) != 0 || base == "krun") return "";
+  for (const char* flavour : {"+WASM", "+LIBKRUN", "+KRUN"})
+    if (version_text.find(flavour) != std::string::npos) return "";
+  return "crun";
+}
+
 RuntimeFeatures ask_runtime_features(const std::string& binary) {
-  auto r = run_command({.argv = {binary, "features"}, .timeout = kAskTimeout, .output_limit = 1 << 20});
-  if (r.ok() && r->success()) {
-    RuntimeFeatures f = parse_runtime_features(r->out);
-    if (f.answered) return f;
-  }
   RuntimeFeatures f;
+  auto r = run_command({.argv = {binary, "features"}, .timeout = kAskTimeout, .output_limit = 1 << 20});
+  if (r.ok() && r->success()) f = parse_runtime_features(r->out);
   auto version = run_command({.argv = {binary, "--version"}, .timeout = kAskTimeout, .output_limit = 1 << 16});
-  f.responds = version.ok() && version->success();
+  const bool versioned = version.ok() && version->success();
+  f.responds = f.answered || versioned;
+  if (versioned) f.identity = runtime_identity(version->out, binary);
   return f;
 }
 

@@ -85,6 +85,7 @@ HandlerFeatures RuntimeHandlers::features(const std::string& handler) const {
   out.rro_option = runtime.has_mount_option("rro");
   out.recursive_read_only_mounts = out.runtime_found && out.rro_copy;
   out.user_namespaces = out.runtime_found && runtime.joins_user_namespace() && host_.idmapped_overlay;
+  out.host_processes = out.runtime_found && h->host_processes.value_or(!runtime.identity.empty());
   return out;
 }
 

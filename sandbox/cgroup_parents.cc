@@ -56,6 +56,15 @@ Status CgroupParents::note_missing(const std::string& cgroup_dir) {
   return added ? save_locked() : ok_status();
 }
 
+bool CgroupParents::made(const std::string& dir) {
+  std::lock_guard lock(mu_);
+  auto mounts = cgroup_hierarchy_mounts();
+  if (mounts.empty()) return false;
+  for (const auto& mount : mounts)
+    if (!dirs_.count(mount + dir)) return false;
+  return true;
+}
+
 void CgroupParents::release(const std::string& cgroup_dir) {
   std::lock_guard lock(mu_);
   bool changed = false;

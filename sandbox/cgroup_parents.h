@@ -22,6 +22,9 @@ class CgroupParents {
   // Once a pod's cgroup is gone: removes each recorded ancestor of `cgroup_dir` that holds no
   // cgroup or process any more, deepest first (one in use by another pod stays recorded).
   void release(const std::string& cgroup_dir);
+  // Whether `dir` ("/a/b", a pod's cgroup parent) was made for a pod in every hierarchy, so its
+  // limits are berth's to set; one that kubelet or the operator made is theirs.
+  bool made(const std::string& dir);
 
  private:
   Status save_locked();

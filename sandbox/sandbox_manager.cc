@@ -17,6 +17,7 @@
 #include "berth/atomic_file.h"
 #include "berth/cgroups_path.h"
 #include "berth/fault_point.h"
+#include "berth/lexical_path.h"
 #include "berth/object_id.h"
 #include "berth/private_dir.h"
 #include "berth/process_identity.h"
@@ -141,7 +142,7 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   cp.cgroup_parent = config.linux().cgroup_parent();
   cp.runtime_handler = impl_->opt.runtimes.resolve(handler);
   cp.hostname = host_net || config.hostname().empty() ? std::string(host) : config.hostname();
-  cp.log_directory = config.log_directory();
+  cp.log_directory = lexically_normal_dir(config.log_directory());
   for (const auto& p : config.port_mappings())
     cp.port_mappings.push_back({v1::Protocol_Name(p.protocol()), p.container_port(), p.host_port(), p.host_ip()});
   cp.labels = {config.labels().begin(), config.labels().end()};
@@ -180,8 +181,11 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   if (!host_net && impl_->opt.network)
     network.start(*impl_->opt.network, {id, md.name(), md.namespace_(), md.uid(), cp.netns_path, &config, {}});
   if (::mkdir(sb->bundle.c_str(), 0700) != 0) return fail(errno_status(errno, "mkdir " + sb->bundle));
-  if (userns->own)
-    if (Status s = impl_->open_path_to_pod_root(sb->bundle); !s.ok()) return fail(s);
+  if (userns->own) {
+    uint32_t root_gid = 0;
+    map_to_host(userns->gids, 0, &root_gid);
+    if (Status s = impl_->open_path_to_pod_root(sb->bundle, root_gid); !s.ok()) return fail(s);
+  }
   fault_point(FaultPoint::run_pod_sandbox_bundle_made);
   if (ns.ipc() != v1::NODE)
     if (Status s = mount_pod_shm(sb->shm_path); !s.ok()) return fail(s);
@@ -230,7 +234,9 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   // pause, or a spec the launcher does not apply, goes through the runtime.
   auto start_pause = [&]() -> Status {
     Result<pid_t> launched = Status(Code::unimplemented, "an image's pause");
-    if (!*image) {
+    const bool host_processes = impl_->opt.runtimes.features(handler).host_processes;
+    if (!host_processes) launched = Status(Code::unimplemented, "handler " + impl_->opt.runtimes.resolve(handler) + " does not run host processes");
+    if (!*image && host_processes) {
       fault_point(FaultPoint::run_pod_sandbox_runtime_created);
       launched = launch_pause(impl_->opt.pause_launcher, *spec, impl_->opt.runtimes.systemd_cgroup(), impl_->seccomp_programs);
       if (!launched.ok() && launched.status().code() != Code::unimplemented) return launched.status();
@@ -309,7 +315,13 @@ Status SandboxManager::update_resources(const std::string& id_or_prefix, const v
   if (s->cp.cgroup_parent.empty()) return failed_precondition(what + ": it has no cgroup of its own (linux.cgroup_parent is unset)");
   std::string pause_dir = cgroup_dir_of(s->cgroups_path, impl_->opt.runtimes.systemd_cgroup());
   std::string pod_dir = pause_dir.substr(0, pause_dir.rfind('/'));
-  if (Status w = write_cgroup_limits(pod_dir, *limits, host_cgroup_v2()); !w.ok()) return w.context(what);
+  // kubelet has already set the pod cgroup it made (and decides whether it has a limit at all):
+  // the call informs. Only a pod cgroup berth made for the pod is berth's to resize.
+  if (impl_->cgroup_parents->made(pod_dir)) {
+    if (Status w = write_cgroup_limits(pod_dir, *limits, host_cgroup_v2()); !w.ok()) return w.context(what);
+  } else {
+    spdlog::debug("sandboxes: {}: recorded; its cgroup {} is not berth's to write", what, pod_dir);
+  }
   SandboxCheckpoint cp;
   {
     std::lock_guard lock(s->mu);
@@ -320,11 +332,15 @@ Status SandboxManager::update_resources(const std::string& id_or_prefix, const v
 }
 
 // The runtime starts a userns pod's pause, and its containers, as the pod's root, an unprivileged
-// id on the node: the dirs on the way to the rootfs and the pod's files must let it through. They
-// become 0711 (traversable, not listable), as containerd's are; what they hold keeps its modes.
-Status SandboxManager::Impl::open_path_to_pod_root(const std::string& bundle) {
-  for (const std::string& d : {opt.state_dir, opt.state_dir + "/pause", bundles_dir, bundle})
+// id on the node: the dirs on the way to the rootfs and the pod's files must let it through. The
+// shared ones become 0711 (traversable, not listable), as containerd's are; the pod's bundle, which
+// holds its /dev/shm and files, only root's and the pod's root group's (0710, root:<group>), so no
+// other user of the node reaches what the pod keeps there.
+Status SandboxManager::Impl::open_path_to_pod_root(const std::string& bundle, uint32_t root_gid) {
+  for (const std::string& d : {opt.state_dir, opt.state_dir + "/pause", bundles_dir})
     if (::chmod(d.c_str(), 0711) != 0) return errno_status(errno, "chmod 0711 " + d);
+  if (::chown(bundle.c_str(), 0, root_gid) != 0) return errno_status(errno, "chown " + bundle);
+  if (::chmod(bundle.c_str(), 0710) != 0) return errno_status(errno, "chmod 0710 " + bundle);
   return ok_status();
 }
 

@@ -50,7 +50,7 @@ struct Sandbox {
 
 struct SandboxManager::Impl {
   SandboxManagerOptions opt;
-  Status open_path_to_pod_root(const std::string& bundle);
+  Status open_path_to_pod_root(const std::string& bundle, uint32_t root_gid);
   std::string pause_rootfs, netns_dir, userns_dir, bundles_dir, checkpoints_dir, quarantine_dir;
   std::once_flag oom_warning;
   std::mutex mu;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "berth/file_text.h"
+#include "berth/lexical_path.h"
 #include "berth/sandbox_manager.h"
 #include "sandbox_state.h"
 
@@ -194,7 +195,7 @@ std::optional<SandboxInfo> SandboxManager::info(const std::string& id_or_prefix)
   if (!s) return std::nullopt;
   const SandboxCheckpoint& cp = s->cp;
   SandboxInfo info{cp.id, false, 0, cp.netns_path, s->cgroups_path, cp.cgroup_parent, s->bundle, s->shm_path,
-                   cp.runtime_handler, cp.log_directory};
+                   cp.runtime_handler, lexically_normal_dir(cp.log_directory)};  // checkpoints of older berthds kept it as asked
   {
     std::lock_guard lock(s->mu);
     info.ready = s->ready_locked();

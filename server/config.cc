@@ -68,6 +68,14 @@ class TableReader {
     if (!n->is_boolean()) return fail(key, "expected true or false, got " + type_name(*n));
     out = n->as_boolean()->get();
   }
+  // true, false or "auto" (left unset).
+  void boolean_or_auto(const char* key, std::optional<bool>& out) {
+    const toml::node* n = take(key);
+    if (!n) return;
+    if (n->is_boolean()) out = n->as_boolean()->get();
+    else if (n->is_string() && *n->value<std::string>() == "auto") out.reset();
+    else fail(key, "expected true, false or \"auto\", got " + type_name(*n));
+  }
   void strings(const char* key, std::vector<std::string>& out) {
     const toml::node* n = take(key);
     if (!n) return;
@@ -177,6 +185,7 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
       hr.strings("mirrors", h.mirrors);
       hr.boolean("insecure", h.insecure);
       hr.str("ca_file", h.ca_file);
+      hr.boolean("mirror_credentials", h.mirror_credentials);
       hr.finish();
       for (const auto& m : h.mirrors)
         if (m.empty() || m.find(' ') != std::string::npos) hr.fail("mirrors", "\"" + m + "\" is not a registry URL");
@@ -195,6 +204,7 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
       TableReader hr(*node.as_table(), "runtimes." + key + ".", source, err, c.origins);
       hr.str("path", h.path);
       hr.str("root", h.root);
+      hr.boolean_or_auto("host_processes", h.host_processes);
       hr.finish();
       if (h.path.empty()) hr.fail("path", "must not be empty");
       c.runtimes[key] = h;
@@ -325,10 +335,14 @@ Result<Config> load_config(const std::string& path) {
 
 nlohmann::json config_to_json(const Config& c) {
   nlohmann::json runtimes = nlohmann::json::object();
-  for (const auto& [name, h] : c.runtimes) runtimes[name] = {{"path", h.path}, {"root", h.root}};
+  for (const auto& [name, h] : c.runtimes) {
+    runtimes[name] = {{"path", h.path}, {"root", h.root}};
+    runtimes[name]["host_processes"] = h.host_processes ? nlohmann::json(*h.host_processes) : nlohmann::json("auto");
+  }
   nlohmann::json registries = nlohmann::json::object();
   for (const auto& [name, h] : c.registries)
-    registries[name] = {{"mirrors", h.mirrors}, {"insecure", h.insecure}, {"ca_file", h.ca_file}};
+    registries[name] = {{"mirrors", h.mirrors}, {"insecure", h.insecure}, {"ca_file", h.ca_file},
+                        {"mirror_credentials", h.mirror_credentials}};
   return {{"source", c.source},
           {"files", c.files},
           {"socket", c.socket},

@@ -12,7 +12,7 @@
 namespace berth {
 
 static Result<RegistryCredentials> credentials_of(const v1::AuthConfig& a) {
-  RegistryCredentials c{a.username(), a.password(), a.identity_token(), a.registry_token()};
+  RegistryCredentials c{a.username(), a.password(), a.identity_token(), a.registry_token(), a.server_address()};
   if (!a.auth().empty() && c.username.empty()) {
     std::string out(BASE64_DECODE_LENGTH(a.auth().size()), '\0');
     size_t n = 0;

@@ -23,7 +23,9 @@ std::vector<RuntimeLeftover> find_runtime_leftovers(const RuntimeHandlers& runti
                                                     SandboxManager& sandboxes, ContainerManager& containers) {
   std::vector<RuntimeLeftover> out;
   std::map<std::string, bool> roots_seen;
-  for (const auto& [name, binary, root] : runtimes.all()) {
+  for (const RuntimeHandler& handler : runtimes.all()) {
+    const std::string& binary = handler.binary;
+    const std::string& root = handler.root;
     if (roots_seen[root]) continue;
     roots_seen[root] = true;
     for (const auto& id : OciRuntime(binary, root, false).ids_in_root()) {

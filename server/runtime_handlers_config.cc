@@ -21,7 +21,7 @@ HostProbe probe_host(const std::string& state_dir) {
 RuntimeHandlers runtime_handlers_from_config(const Config& config, const HostFeatures& host) {
   std::vector<RuntimeHandler> handlers;
   for (const auto& [name, h] : config.runtimes)
-    handlers.push_back({name, h.path, h.root.empty() ? config.state + "/runtime/" + name : h.root});
+    handlers.push_back({name, h.path, h.root.empty() ? config.state + "/runtime/" + name : h.root, h.host_processes});
   return RuntimeHandlers(std::move(handlers), config.default_runtime, config.cgroup_driver == "systemd", host);
 }
 
@@ -32,9 +32,11 @@ void log_runtime_handlers(const RuntimeHandlers& runtimes) {
       spdlog::warn("berthd: runtime handler {}: {} is not a runtime that runs here; it advertises no feature", h.name, h.binary);
       continue;
     }
-    spdlog::info("berthd: runtime handler {} ({}): recursive read-only mounts {}, user namespaces {}", h.name, h.binary,
+    spdlog::info("berthd: runtime handler {} ({}): recursive read-only mounts {}, user namespaces {}, exec and pause {}",
+                 h.name, h.binary,
                  !f.recursive_read_only_mounts ? "no" : f.rro_option ? "yes (the runtime's rro)" : "yes (berthd's copy)",
-                 f.user_namespaces ? "yes" : "no");
+                 f.user_namespaces ? "yes" : "no",
+                 f.host_processes ? "by berth-exec and berth-pause-launch" : "through the runtime only");
   }
 }
 

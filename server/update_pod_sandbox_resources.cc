@@ -1,5 +1,6 @@
-// UpdatePodSandboxResources (in-place pod resize): the pod's own cgroup gets the new pod-level
-// limits, recorded in its checkpoint.
+// UpdatePodSandboxResources (in-place pod resize): the new pod-level resources are recorded in the
+// pod's checkpoint and status; only a pod cgroup berth made itself gets them written (kubelet has
+// already set the ones it made).
 #include "rpc_scope.h"
 #include "services.h"
 #include "berth/sandbox_manager.h"

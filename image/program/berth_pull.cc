@@ -1,19 +1,28 @@
 // berth-pull: the helper berthd starts for each pull (and each layer thread of one) so that
 // registry I/O and layer unpacking (libcurl, libarchive, TLS, decompressors) never run in berthd:
-// it reads its hello and requests from the socket on fd 0 (pull_worker_protocol.h), confines
-// itself, runs each request with the in-process PullSteps and answers it. It exits when berthd
-// closes the connection, and is killed with berthd (PR_SET_PDEATHSIG, set at spawn).
+// it reads its hello and requests from the socket on fd 0 (pull_worker_protocol.h), forks its
+// fetcher, confines both (fetch_channel.h, pull_confinement.h), and answers each request: the
+// registry's part through the fetcher, the store's and the unpacking itself. It exits when berthd
+// closes the connection, and is killed with berthd (PR_SET_PDEATHSIG, set at spawn); the fetcher
+// goes with it.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <spdlog/spdlog.h>
 
+#include "berth/file_text.h"
 #include "berth/image_reference.h"
 #include "berth/inherited_fds.h"
+#include "berth/unique_fd.h"
 #include "blob_store.h"
+#include "fetch_channel.h"
+#include "frame_io.h"
 #include "pull_confinement.h"
 #include "pull_libraries.h"
 #include "pull_steps.h"
@@ -26,32 +35,27 @@ namespace {
 
 constexpr int kConnection = 0;
 
-// The next whole frame; nullopt at EOF (berthd is done with this helper) or on an error.
-std::optional<std::string> read_frame(std::string& buffer) {
-  for (;;) {
-    auto f = proto::take_frame(buffer);
-    if (!f.ok()) {
-      spdlog::error("{}", f.status().message());
-      return std::nullopt;
-    }
-    if (*f) return std::move(**f);
-    char chunk[65536];
-    ssize_t n = ::read(kConnection, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return std::nullopt;
-    buffer.append(chunk, static_cast<size_t>(n));
-  }
+std::optional<std::string> read_frame(std::string& buffer) { return proto::read_frame(kConnection, buffer); }
+bool send_frame(const std::string& payload) { return proto::send_frame(kConnection, payload); }
+
+// Every request gets `why`, so the pull fails with it.
+int refuse(std::string& buffer, const Status& why) {
+  while (auto req = read_frame(buffer))
+    if (!send_frame(proto::encode_reply({.status = Status(why.code(), "berth-pull: " + why.message())}))) break;
+  return 1;
 }
 
-bool send_frame(const std::string& payload) {
-  std::string bytes = proto::frame(payload);
-  for (size_t off = 0; off < bytes.size();) {
-    ssize_t n = ::send(kConnection, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    off += static_cast<size_t>(n);
-  }
-  return true;
+// The fetcher's life, in the child: never sees berthd's socket, gives up root (the CA bundles it
+// needs were read already), then serves the helper. It ends with the helper: at the helper's end
+// of the socket, seen between requests and about once a second during a transfer (a parent-death
+// signal would not do: the kernel clears it when the ids change, and the helper, which has no
+// CAP_KILL, could not send it to another uid anyway).
+[[noreturn]] void run_fetcher(int channel, const proto::Hello& hello, const berth::ImageReference& ref, pid_t helper) {
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != helper) _exit(1);  // until the ids change
+  int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (devnull < 0 || ::dup2(devnull, kConnection) < 0) _exit(1);
+  if (Status s = berth::confine_fetcher(); !s.ok()) _exit(berth::pull_fetch::refuse_requests(channel, Status(s.code(), "berth-pull fetcher: " + s.message())));
+  _exit(berth::pull_fetch::serve_fetcher(channel, hello.registry, ref, hello.credentials));
 }
 
 }  // namespace
@@ -75,19 +79,30 @@ int main() {
     spdlog::error("{}", ref.status().message());
     return 1;
   }
-  // Loaded before the filter: the libraries' constructors and curl's global init run unconfined
-  // by nothing they need, and no registry byte has been read yet.
+  // Loaded before the confinement: the libraries' constructors and curl's global init run
+  // unconfined by nothing they need, and no registry byte has been read yet.
   auto libs = berth::pull_libraries();
-  if (Status s = libs.ok() ? berth::confine_pull_helper() : libs.status(); !s.ok()) {
-    // Every request gets the reason, so the pull fails with it.
-    while (auto req = read_frame(buffer))
-      if (!send_frame(proto::encode_reply({.status = Status(s.code(), "berth-pull: " + s.message())}))) break;
-    return 1;
+  if (!libs.ok()) return refuse(buffer, libs.status());
+  for (auto& [host, settings] : hello->registry.hosts)
+    if (!settings.ca_file.empty())
+      if (auto pem = berth::read_file_bytes(settings.ca_file); pem.ok()) settings.ca_pem = std::move(*pem);
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+    return refuse(buffer, berth::errno_status(errno, "socketpair for the fetcher"));
+  berth::UniqueFd channel(pair[0]), theirs(pair[1]);
+  const pid_t helper = ::getpid();
+  const pid_t fetcher = ::fork();
+  if (fetcher < 0) return refuse(buffer, berth::errno_status(errno, "fork the fetcher"));
+  if (fetcher == 0) {
+    channel.reset();
+    run_fetcher(theirs.get(), *hello, *ref, helper);
   }
+  theirs.reset();
+  if (Status s = berth::confine_unpacker(); !s.ok()) return refuse(buffer, s);
   std::atomic<uint64_t> received{0};
-  hello->registry.on_bytes = [&received](size_t n) { received += n; };
-  auto store = berth::BlobStore::attach(hello->store, "p" + std::to_string(::getpid()));
-  auto steps = berth::in_process_pull_steps(hello->registry, *ref, hello->credentials, *store, {});
+  auto store = berth::BlobStore::attach(hello->store, "p" + std::to_string(helper));
+  auto steps = berth::pull_fetch::fetched_pull_steps(channel.get(), *store, received);
+  int rc = 0;
   while (auto payload = read_frame(buffer)) {
     proto::Reply reply;
     std::string body;
@@ -111,8 +126,13 @@ int main() {
       reply.status = steps->unpack(req->blob_path, req->dest, req->what);
     }
     reply.registry_bytes = received.exchange(0);
-    if (!send_frame(proto::encode_reply(reply))) return 1;
-    if (has_body && !send_frame(body)) return 1;
+    if (!send_frame(proto::encode_reply(reply)) || (has_body && !send_frame(body))) {
+      rc = 1;
+      break;
+    }
   }
-  return 0;
+  channel.reset();  // the fetcher's end of file: it exits
+  while (::waitpid(fetcher, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  return rc;
 }

@@ -241,6 +241,39 @@ TEST_F(ExecHelper, ATimeoutThroughTheRuntimeLeavesNoProcess) {
   EXPECT_EQ(host_processes_running(command), std::vector<std::string>{});
 }
 
+// A handler whose runtime is neither runc nor crun (a sandboxing one: gVisor, Kata...; here a
+// wrapper that calls itself "sandboxed-runtime" and hands its calls on to runc) gets its pause
+// and every ExecSync through itself: nothing berth starts for it runs outside the runtime.
+TEST_F(ExecHelper, AHandlerThatIsNotRuncOrCrunGetsItsPauseAndEveryExecThroughIt) {
+  TempDir& bin = scratch();
+  const std::string wrapper = bin / "sandboxed-runtime";
+  const std::string calls = bin / "calls";
+  write_file(wrapper,
+             "#!/bin/sh\n"
+             "[ \"$1\" = --version ] && { echo 'sandboxed-runtime version 1.0'; exit 0; }\n"
+             "echo \"$*\" >> " + calls + "\n"
+             "exec runc \"$@\"\n",
+             0755);
+  DaemonProcess& d = daemon({.config_toml = "[runtimes.sandboxed]\npath = \"" + wrapper + "\"\n"});
+  CriClient cri(d);
+  ASSERT_OK(cri.pull_image(image()));
+  auto config = test_pod("sandboxed");
+  config.set_log_directory(logs_->path());
+  std::string pod;
+  ASSERT_OK(cri.run_pod(config, &pod, "sandboxed"));
+  EXPECT_NE(read_file(calls).find("create --bundle " + d.state() + "/sandboxes/" + pod), std::string::npos)
+      << "the pause was not created through the runtime:\n" << read_file(calls);
+  std::string id;
+  ASSERT_OK(cri.create_container(pod, shell_container("probed", "exec sleep 1000"), &id, config));
+  ASSERT_OK(cri.start_container(id));
+  EXPECT_EQ(exec_parent(cri, id, d.pid(), "7.125"), "runc");
+  EXPECT_NE(read_file(calls).find(" exec --process "), std::string::npos) << read_file(calls);
+  EXPECT_NE(d.log().find("exec in container " + id + ": through the runtime: handler sandboxed does not run host processes"),
+            std::string::npos);
+  ASSERT_OK(cri.stop_pod(pod));
+  ASSERT_OK(cri.remove_pod(pod));
+}
+
 TEST_F(ExecHelper, MissingCommandIsAnErrorNamingIt) {
   auto& cri = ready();
   std::string id = run(shell_container("missing", "exec sleep 1000"));

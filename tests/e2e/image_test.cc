@@ -409,6 +409,87 @@ TEST_F(Images, BasicAuthFromAuthConfig) {
   EXPECT_EQ(d.log().find("YmVydGg6czNjcmV0LXB3"), std::string::npos);
 }
 
+// Credentials go only where they were given: a mirror that asks for them (401) never sees them
+// unless its registry's settings say it takes them (mirror_credentials), and credentials named for
+// another registry (AuthConfig.server_address) are not sent to this one.
+TEST_F(Images, CredentialsGoOnlyToTheirRegistry) {
+  RegistryProcess reg("berth", "s3cret-pw");
+  push_test_images(reg.url(), {"--user", "berth", "--password", "s3cret-pw", "--only", "busybox"});
+  const int mirror_port = free_loopback_port();
+  ScriptServer mirror("token-proxy.py", {std::to_string(mirror_port), reg.url(), "-", "-", "--deny"}, mirror_port);
+  auto mirror_saw = [&] {
+    std::string answer = http_get(mirror_port, "/_stats");
+    auto j = json::parse(answer.substr(std::min(answer.size(), answer.find("\r\n\r\n") + 4)), nullptr, false);
+    return j.is_object() ? j["authorization"] : json();
+  };
+  const std::string cfg = "[registries.\"" + reg.host() + "\"]\nmirrors = [\"http://127.0.0.1:" + std::to_string(mirror_port) + "\"]\n";
+  DaemonProcess d({.config_toml = cfg});
+  ASSERT_TRUE(d.start()) << d.log();
+  v1::PullImageResponse resp;
+  v1::AuthConfig good;
+  good.set_username("berth");
+  good.set_password("s3cret-pw");
+  grpc::Status s = pull(d, reg.host() + "/test/busybox:latest", &resp, &good);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(mirror_saw(), json::array()) << "the mirror was sent the registry's credentials";
+  v1::AuthConfig elsewhere = good;
+  elsewhere.set_server_address("https://registry.elsewhere.example/v1/");
+  EXPECT_EQ(pull(d, reg.host() + "/test/busybox:other", &resp, &elsewhere).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  v1::AuthConfig named = good;
+  named.set_server_address("http://" + reg.host() + "/");
+  s = pull(d, reg.host() + "/test/busybox:other", &resp, &named);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(mirror_saw(), json::array());
+
+  DaemonProcess trusting({.config_toml = cfg + "mirror_credentials = true\n"});
+  ASSERT_TRUE(trusting.start()) << trusting.log();
+  s = pull(trusting, reg.host() + "/test/busybox:latest", &resp, &good);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(mirror_saw().is_array());
+  ASSERT_FALSE(mirror_saw().empty()) << "mirror_credentials: the mirror is given them";
+  EXPECT_EQ(mirror_saw()[0], "Basic YmVydGg6czNjcmV0LXB3");
+}
+
+// Callers share a pull of one reference only when they hold the same credentials: one without
+// any, asking while a credentialed pull of a private image is under way, is refused by the
+// registry, not handed the image that the other caller's secret fetched.
+TEST_F(Images, ACallerWithoutCredentialsDoesNotRideOnAnothersPull) {
+  RegistryProcess reg("berth", "s3cret-pw");
+  push_test_images(reg.url(), {"--user", "berth", "--password", "s3cret-pw", "--only", "busybox"});
+  const int port = free_loopback_port();
+  ScriptServer proxy("token-proxy.py", {std::to_string(port), reg.url(), "-", "-", "--hold", "/manifests/latest"}, port);
+  struct Release {
+    int port;
+    ~Release() { (void)http_get(port, "/_release"); }
+  } release{port};
+  const std::string image = "127.0.0.1:" + std::to_string(port) + "/test/busybox:latest";
+  DaemonProcess d;
+  ASSERT_TRUE(d.start()) << d.log();
+  v1::AuthConfig good;
+  good.set_username("berth");
+  good.set_password("s3cret-pw");
+  auto credentialed = std::async(std::launch::async, [&] {
+    v1::PullImageResponse r;
+    return pull(d, image, &r, &good);
+  });
+  auto held = [&] {
+    std::string answer = http_get(port, "/_stats");
+    auto j = json::parse(answer.substr(std::min(answer.size(), answer.find("\r\n\r\n") + 4)), nullptr, false);
+    return j.is_object() ? j.value("held", -1) : -1;
+  };
+  ASSERT_TRUE(eventually([&] { return held() >= 1; }));
+  auto anonymous = std::async(std::launch::async, [&] {
+    v1::PullImageResponse r;
+    return pull(d, image, &r);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  (void)http_get(port, "/_release");
+  grpc::Status anon = anonymous.get();
+  EXPECT_EQ(anon.error_code(), grpc::StatusCode::UNAUTHENTICATED) << anon.error_message();
+  grpc::Status with = credentialed.get();
+  EXPECT_TRUE(with.ok()) << with.error_message();
+}
+
 TEST_F(Images, BearerTokenChallengeFlow) {
   int port = free_loopback_port();
   ScriptServer proxy("token-proxy.py", {std::to_string(port), registry_->url(), "tokenuser", "tok3n-pw"}, port);

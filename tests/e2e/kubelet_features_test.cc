@@ -15,6 +15,7 @@
 #include <set>
 
 #include "berth/test/cri_client.h"
+#include "berth/test/host_cgroup.h"
 #include "berth/test/host_leftovers.h"
 #include "pod_fixture.h"
 
@@ -212,9 +213,10 @@ TEST_F(KubeletFeatures, ExecSyncTimeoutLeavesNoProcess) {
   EXPECT_EQ(host_processes_running(command), std::vector<std::string>{});
 }
 
-// CDI devices as a device plugin or DRA driver hands them over: spec files (JSON and YAML) expose
-// real host devices under vendor names, with env, a mount and a group; every edit is seen from
-// inside the running container, and what cannot be resolved fails the create naming it.
+// CDI devices as a device plugin or DRA driver hands them over (the CDI_devices field, or the
+// cdi.k8s.io/* annotations): spec files (JSON and YAML) expose real host devices under vendor
+// names, with env, a mount and a group; every edit is seen from inside the running container, and
+// what cannot be resolved fails the create naming it.
 TEST_F(KubeletFeatures, CdiDevicesAreAppliedAsTheirSpecsSay) {
   TempDir specs, data;
   fs::permissions(data.path(), fs::perms(0755));
@@ -273,6 +275,19 @@ TEST_F(KubeletFeatures, CdiDevicesAreAppliedAsTheirSpecsSay) {
   fixed.add_cdi_devices()->set_name("broken.example/x=a");
   std::string fixed_id = run(fixed);
   EXPECT_EQ(exec_out(fixed_id, {"/bin/sh", "-c", "echo $FIXED"}), "yes\n");
+
+  // Device plugins that predate the field ask through cdi.k8s.io/* annotations: honoured the same
+  // way; a name there that is not qualified is refused naming the annotation, never dropped.
+  auto annotated = shell_container("annotated", "sleep 1000");
+  (*annotated.mutable_annotations())["cdi.k8s.io/vendor.test_null"] = "vendor.example/test=null";
+  std::string annotated_id = run(annotated);
+  EXPECT_EQ(exec_out(annotated_id, {"/bin/sh", "-c", "echo $VENDOR_DEV; test -c /dev/vendor-null && echo node"}), "null\nnode\n");
+  auto misnamed = shell_container("misnamed", "sleep 1000");
+  (*misnamed.mutable_annotations())["cdi.k8s.io/vendor.test_0"] = "null";
+  std::string misnamed_id;
+  grpc::Status refused = cri.create_container(pod_, misnamed, &misnamed_id, pod_config_);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << refused.error_message();
+  EXPECT_NE(refused.error_message().find("annotation cdi.k8s.io/vendor.test_0"), std::string::npos) << refused.error_message();
 }
 
 // In-place pod resize: the pod's own cgroup gets the new pod-level limits (resources plus
@@ -343,6 +358,68 @@ TEST_F(KubeletFeatures, UpdatePodSandboxResourcesResizesThePodCgroup) {
   v1::UpdatePodSandboxResourcesRequest unknown;
   unknown.set_pod_sandbox_id("nope");
   EXPECT_EQ(again.runtime().UpdatePodSandboxResources(&unknown_ctx, unknown, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// kubelet makes the pod cgroups itself and sets them before UpdatePodSandboxResources, which only
+// informs the runtime: a burstable pod whose cgroup kubelet left without a memory limit keeps
+// none. The resources are recorded all the same.
+TEST_F(KubeletFeatures, UpdatePodSandboxResourcesLeavesACgroupBerthDidNotMake) {
+  cgroup_parent_ = "/berth-test-kubelet-pod-" + std::to_string(::getpid());
+  for (const auto& root : host_cgroup_roots()) {
+    std::error_code ec;
+    fs::create_directories(root + cgroup_parent_, ec);
+    ASSERT_FALSE(ec) << root + cgroup_parent_ << ": " << ec.message();
+  }
+  struct Cleanup {
+    std::string parent;
+    ~Cleanup() {
+      for (const auto& root : host_cgroup_roots()) ::rmdir((root + parent).c_str());
+    }
+  } cleanup{cgroup_parent_};
+  const std::string memory = host_cgroup_file(cgroup_parent_, "memory", "memory.limit_in_bytes", "memory.max");
+  const std::string unlimited = read_file(memory);
+  auto& cri = ready();
+  run(shell_container("busy", "sleep 1000"));
+  v1::UpdatePodSandboxResourcesRequest req;
+  req.set_pod_sandbox_id(pod_);
+  req.mutable_resources()->set_memory_limit_in_bytes(256 << 20);
+  req.mutable_resources()->set_cpu_quota(50000);
+  req.mutable_resources()->set_cpu_period(100000);
+  v1::UpdatePodSandboxResourcesResponse resp;
+  grpc::ClientContext ctx;
+  ASSERT_OK(cri.runtime().UpdatePodSandboxResources(&ctx, req, &resp));
+  EXPECT_EQ(read_file(memory), unlimited);
+  v1::PodSandboxStatusResponse st;
+  ASSERT_OK(cri.pod_status(pod_, &st, true));
+  EXPECT_EQ(nlohmann::json::parse(st.info().at("info"))["resources"]["memory_limit_in_bytes"], 256 << 20);
+  // The pod goes before its parent (the cleanup's rmdir needs it empty).
+  ASSERT_OK(cri.stop_pod(pod_));
+  ASSERT_OK(cri.remove_pod(pod_));
+}
+
+// A log_directory spelt with a trailing slash, or with doubled ones, holds the containers' logs
+// where it names (berth-monitor refused a trailing slash: the log path it was given, normalised,
+// was not below the directory it was given).
+TEST_F(KubeletFeatures, ALogDirectorySpeltWithExtraSlashesHoldsTheLogs) {
+  auto& cri = ready();
+  int n = 0;
+  for (const std::string& spelt : {logs_->path() + "/trailing/", logs_->path() + "//doubled//inside"}) {
+    SCOPED_TRACE(spelt);
+    auto config = test_pod("slashes-" + std::to_string(n++));
+    config.set_log_directory(spelt);
+    std::string pod;
+    ASSERT_OK(cri.run_pod(config, &pod));
+    auto c = shell_container("talk", "echo hello-log; sleep 1000");
+    c.set_log_path("talk.log");
+    std::string id;
+    ASSERT_OK(cri.create_container(pod, c, &id, config));
+    ASSERT_OK(cri.start_container(id));
+    std::string dir = fs::path(spelt).lexically_normal().string();
+    if (dir.back() == '/') dir.pop_back();
+    EXPECT_TRUE(wait_for_file_text(dir + "/talk.log", "stdout F hello-log")) << d_->log();
+    ASSERT_OK(cri.stop_pod(pod));
+    ASSERT_OK(cri.remove_pod(pod));
+  }
 }
 
 // Image volumes: an image's layers mounted read-only, once per pod and image, shared by the pod's

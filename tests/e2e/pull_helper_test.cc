@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <nlohmann/json.hpp>
 
 #include "../../image/blob_store.h"
 #include "../../image/manifest.h"
@@ -126,6 +127,50 @@ TEST_F(PullHelper, RunsConfinedAndDoesEachStep) {
   worker->reset();
   EXPECT_NE(::kill(pid, 0), 0) << "berth-pull " << pid << " is still there";
   EXPECT_TRUE(dir_is_empty(dir.path() + "/images/tmp"));
+}
+
+// The helper's two processes, seen while the registry holds a manifest: the fetcher (the helper's
+// child, which reads every byte the registry sends) has no capability in any set, is nobody
+// (uid and gid 65534) with no new privileges and a filter, and sees the file system read-only in a
+// mount namespace of its own; the helper, which unpacks, has a network namespace with nothing in it.
+TEST_F(PullHelper, TheFetcherHoldsNoCapabilityAndTheUnpackerNoNetwork) {
+  const int port = free_loopback_port();
+  ScriptServer proxy("token-proxy.py", {std::to_string(port), registry_->url(), "-", "-", "--hold", "/manifests/latest"}, port);
+  auto held = [&] {
+    std::string answer = http_get(port, "/_stats");
+    size_t body = answer.find("\r\n\r\n");
+    auto j = nlohmann::json::parse(body == std::string::npos ? "" : answer.substr(body + 4), nullptr, false);
+    return j.is_object() ? j.value("held", -1) : -1;
+  };
+  struct Release {
+    int port;
+    ~Release() { (void)http_get(port, "/_release"); }
+  } release{port};
+  auto& d = daemon();
+  CriClient cri(d);
+  auto pull = std::async(std::launch::async, [&] { return cri.pull_image("127.0.0.1:" + std::to_string(port) + "/test/busybox:latest"); });
+  pid_t helper = 0, fetcher = 0;
+  ASSERT_TRUE(eventually([&] {
+    auto helpers = pull_helpers_of(d.pid());
+    if (helpers.empty()) return false;
+    helper = helpers.front();
+    auto children = pull_helpers_of(helper);
+    fetcher = children.empty() ? 0 : children.front();
+    return fetcher > 0 && held() == 1;
+  })) << "no fetcher seen while the manifest was held";
+  for (const char* set : {"CapEff", "CapPrm", "CapInh", "CapBnd", "CapAmb"}) EXPECT_EQ(status_field(fetcher, set), "0000000000000000") << set;
+  EXPECT_EQ(status_field(fetcher, "Uid"), "65534\t65534\t65534\t65534");
+  EXPECT_EQ(status_field(fetcher, "Gid"), "65534\t65534\t65534\t65534");
+  EXPECT_EQ(status_field(fetcher, "NoNewPrivs"), "1");
+  EXPECT_EQ(status_field(fetcher, "Seccomp"), "2");
+  auto ns = [](pid_t pid, const char* kind) { return fs::read_symlink("/proc/" + std::to_string(pid) + "/ns/" + kind).string(); };
+  EXPECT_NE(ns(fetcher, "mnt"), ns(::getpid(), "mnt"));
+  EXPECT_EQ(ns(fetcher, "net"), ns(::getpid(), "net")) << "the fetcher is the one that reaches registries";
+  EXPECT_NE(ns(helper, "net"), ns(::getpid(), "net")) << "the unpacker reaches none";
+  EXPECT_EQ(status_field(helper, "CapEff"), "000000008820001b");
+  (void)http_get(port, "/_release");
+  grpc::Status s = pull.get();
+  EXPECT_TRUE(s.ok()) << s.error_message();
 }
 
 // Nine images pulled, one of them five more times, the biggest removed and pulled again: berthd

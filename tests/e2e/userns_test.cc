@@ -3,7 +3,10 @@
 // through id-mapped layers, what the container writes is stored under its host ids, ExecSync
 // runs in the pod's user namespace, and removal leaves no pin or id-mapped mount. Bad mappings are
 // refused, naming the field, and leave nothing.
+#include <fcntl.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -268,6 +271,125 @@ TEST_F(UserNamespaces, VolumesAreIdMappedAndPodsWithOtherMappingsAreApart) {
   // (Copies are mounted in the container's bundle, whose path holds its id.)
   std::string mountinfo = read_file("/proc/self/mountinfo");
   for (const std::string& id : {a_id, b_id}) EXPECT_EQ(mountinfo.find(id), std::string::npos) << id;
+}
+
+// The paths of the host's mount table (and `extra`) through which user `uid` (no groups) opens each
+// of `names` (relative to a mount point): what an unprivileged user of the node reaches.
+std::vector<std::string> reachable_by(uid_t uid, const std::vector<std::string>& names, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> candidates = extra;
+  std::istringstream mountinfo(read_file("/proc/self/mountinfo"));
+  for (std::string line; std::getline(mountinfo, line);) {
+    std::istringstream fields(line);
+    std::string id, parent, devno, root, point;
+    fields >> id >> parent >> devno >> root >> point;
+    for (const auto& n : names) candidates.push_back(point + "/" + n);
+  }
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) return {"pipe"};
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::close(p[0]);
+    if (::setgroups(0, nullptr) != 0 || ::setresgid(uid, uid, uid) != 0 || ::setresuid(uid, uid, uid) != 0) _exit(1);
+    for (const auto& c : candidates) {
+      int fd = ::open(c.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+      if (fd < 0) continue;
+      ::close(fd);
+      std::string line = c + "\n";
+      (void)!::write(p[1], line.data(), line.size());
+    }
+    _exit(0);
+  }
+  ::close(p[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  ::close(p[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  std::vector<std::string> paths;
+  std::istringstream in(out);
+  for (std::string l; std::getline(in, l);) paths.push_back(l);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) paths.push_back("(the check as uid " + std::to_string(uid) + " failed)");
+  return paths;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += x + "\n";
+  return s;
+}
+
+// kubelet's pods dir is 0750: a volume source below it is closed to the node's users. Through
+// berth it stays so: the pod reads it, and no unprivileged user of the node opens it, the pod's
+// /dev/shm or what the container wrote to its rootfs, through any path in the host's mount table
+// (the id-mapped copy, the rootfs and the shm mount all sit below a bundle only root and the pod's
+// root group can enter).
+TEST_F(UserNamespaces, WhatThePodHoldsIsNoMoreReachableOnTheNodeThanItsSource) {
+  constexpr uint32_t base = kHostBase + 65536 * 5;
+  TempDir closed("berth-userns-closed");
+  ASSERT_EQ(::chmod(closed.path().c_str(), 0700), 0);
+  fs::create_directories(closed / "volume");
+  ASSERT_EQ(::chmod((closed / "volume").c_str(), 0755), 0);
+  // Named for this process, so no other test's file of the same name is found in the mount table.
+  const std::string secret = "secret-" + std::to_string(::getpid());
+  write_file(closed / "volume" + "/" + secret, "volume secret\n", 0644);
+  userns_pod(base);
+  auto c = userns_container("keeper",
+                            "cat /vol/" + secret + "; echo rootfs > /tmp/" + secret + "; chmod 644 /tmp/" + secret + "; " +
+                                "echo shm > /dev/shm/" + secret + "; chmod 644 /dev/shm/" + secret + "; echo done; sleep 1000",
+                            base);
+  add_mount(&c, closed / "volume", "/vol", base);
+  run(c);
+  ASSERT_TRUE(wait_for_file_text(logs_->path() + "/keeper.log", "done")) << log_of("keeper");
+  EXPECT_NE(log_of("keeper").find("stdout F volume secret"), std::string::npos) << log_of("keeper");
+  const std::vector<std::string> names{secret, "tmp/" + secret};
+  const std::vector<std::string> sources{closed / "volume" + "/" + secret};
+  // Root reaches them (the check can find what it looks for), and no one else does.
+  EXPECT_GE(reachable_by(0, names, sources).size(), 3u);
+  for (uid_t user : {65534u, 1000u, base + 65536})
+    EXPECT_EQ(joined(reachable_by(user, names, sources)), "") << "what uid " << user << " opens";
+}
+
+// Image volumes of a pod with its own user namespace: the image's layers mapped as its rootfs is
+// (image root's files are container root's), below the pod's closed dir; kubelet's mappings on the
+// mount must be the pod's.
+TEST_F(UserNamespaces, ImageVolumesAreMappedAsThePodIs) {
+  constexpr uint32_t base = kHostBase + 65536 * 6;
+  userns_pod(base);
+  auto c = userns_container("imaged", "stat -c 'busybox %u:%g' /img/bin/busybox; /img/bin/busybox echo runs; echo done; sleep 1000",
+                            base);
+  auto* m = c.add_mounts();
+  m->set_container_path("/img");
+  m->mutable_image()->set_image(image());
+  for (auto* ids : {m->mutable_uidmappings(), m->mutable_gidmappings()}) {
+    auto* id = ids->Add();
+    id->set_container_id(0);
+    id->set_host_id(base);
+    id->set_length(65536);
+  }
+  std::string id = run(c);
+  ASSERT_TRUE(wait_for_file_text(logs_->path() + "/imaged.log", "done")) << log_of("imaged");
+  expect_in_log(log_of("imaged"), {"busybox 0:0", "stdout F runs"});
+  struct stat sb {};
+  const std::string pod_dir = d_->state() + "/image-volumes/" + pod_;
+  ASSERT_EQ(::stat(pod_dir.c_str(), &sb), 0);
+  EXPECT_EQ(sb.st_mode & 07777, 0710u);
+  EXPECT_EQ(sb.st_gid, base);
+  for (uid_t user : {65534u, 1000u})
+    EXPECT_EQ(joined(reachable_by(user, {}, {pod_dir})), "") << "what uid " << user << " opens";
+
+  auto other = userns_container("other-map", "sleep 1000", base);
+  auto* om = other.add_mounts();
+  *om = *m;
+  om->mutable_uidmappings(0)->set_host_id(base + 65536);
+  std::string other_id;
+  grpc::Status refused = cri_->create_container(pod_, other, &other_id, pod_config_);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << refused.error_message();
+  EXPECT_NE(refused.error_message().find("an image volume is mapped as its pod's user namespace is"), std::string::npos)
+      << refused.error_message();
+  ASSERT_OK(cri_->stop_container(id, 0));
+  ASSERT_OK(cri_->remove_container(id));
+  EXPECT_EQ(read_file("/proc/self/mountinfo").find(pod_dir), std::string::npos) << "the volume went with its last user";
 }
 
 // A set-user-ID-root program from the image makes the caller container root, which is the pod's

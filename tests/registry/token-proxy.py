@@ -10,7 +10,11 @@ Test controls (the proxy stands in for a registry misbehaving or slow on cue):
                      path P, so the bytes do not hash to D
   --realm URL        the realm its Bearer challenges name (default: its own /token over http)
   --redirect-blobs URL  every blob GET is answered with a redirect to URL
-GET /_stats answers {"requests": {"GET /v2/...": count, ...}, "held": requests waiting now}.
+  --deny             every /v2/ request is answered 401 with a Basic challenge (a mirror that
+                     wants credentials)
+GET /_stats answers {"requests": {"GET /v2/...": count, ...}, "held": requests waiting now,
+"authorization": [every Authorization header a /v2/ request carried]}. With user "-" a request's
+Authorization goes on to the backend, and its WWW-Authenticate comes back.
 
 Usage: token-proxy.py <listen port> <backend base URL> <user> <password> [options]
 """
@@ -25,6 +29,7 @@ ap.add_argument("--hold", action="append", default=[])
 ap.add_argument("--serve-instead", action="append", default=[])
 ap.add_argument("--realm", default="")
 ap.add_argument("--redirect-blobs", default="")
+ap.add_argument("--deny", action="store_true")
 ARGS = ap.parse_args()
 PORT, BACKEND, USER, PASSWORD = ARGS.port, ARGS.backend, ARGS.user, ARGS.password
 INSTEAD = dict(s.split("=", 1) for s in ARGS.serve_instead)
@@ -32,6 +37,7 @@ TOKENS = set()
 LOCK = threading.Lock()
 COUNTS = {}
 HELD = [0]
+AUTHORIZATION = []
 RELEASED = threading.Event()
 
 
@@ -73,7 +79,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         url = urllib.parse.urlparse(self.path)
         if url.path == "/_stats":
             with LOCK:
-                body = json.dumps({"requests": COUNTS, "held": HELD[0]}).encode()
+                body = json.dumps({"requests": COUNTS, "held": HELD[0], "authorization": AUTHORIZATION}).encode()
             return self.reply(200, body, {"Content-Type": "application/json"})
         if url.path == "/_release":
             RELEASED.set()
@@ -89,6 +95,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             TOKENS.add(token)
             return self.reply(200, json.dumps({"token": token}).encode(), {"Content-Type": "application/json"})
         auth = self.headers.get("Authorization", "")
+        if url.path.startswith("/v2/") and auth:
+            with LOCK:
+                AUTHORIZATION.append(auth)
+        if ARGS.deny:
+            return self.reply(401, b'{"errors":[{"code":"UNAUTHORIZED","message":"credentials required"}]}',
+                              {"WWW-Authenticate": 'Basic realm="mirror"', "Content-Type": "application/json"})
         if USER != "-" and not (auth.startswith("Bearer ") and auth[7:] in TOKENS):
             repo = url.path.split("/manifests/")[0].split("/blobs/")[0][len("/v2/"):]
             realm = ARGS.realm or f"http://127.0.0.1:{PORT}/token"
@@ -112,11 +124,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             path = INSTEAD[url.path.rsplit("/", 1)[1]]
         backend = urllib.parse.urlparse(BACKEND)
         conn = http.client.HTTPConnection(backend.hostname, backend.port, timeout=60)
-        headers = {k: v for k, v in self.headers.items() if k.lower() in ("accept",)}
+        forwarded = ("accept", "authorization") if USER == "-" else ("accept",)
+        headers = {k: v for k, v in self.headers.items() if k.lower() in forwarded}
         conn.request(self.command, path, headers=headers)
         resp = conn.getresponse()
         body = resp.read()
-        keep = {k: v for k, v in resp.getheaders() if k.lower() in ("content-type", "docker-content-digest", "location")}
+        keep = {k: v for k, v in resp.getheaders()
+                if k.lower() in ("content-type", "docker-content-digest", "location", "www-authenticate")}
         self.reply(resp.status, body, keep)
 
 

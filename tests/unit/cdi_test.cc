@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -191,6 +192,55 @@ TEST_F(CdiTest, ALaterDirOverridesAnEarlierOne) {
   edits = CdiRegistry({run, etc}).resolve({"vendor.example/class=dev"});
   ASSERT_TRUE(edits.ok());
   EXPECT_EQ(env_of(*edits), (std::vector<std::string>{"FROM=etc"}));
+}
+
+// A spec file a user other than root can change, or one in a dir they can write, is skipped
+// unread (its edits would run as root on the node); the error says why, and it is read again once
+// only root can write it.
+TEST_F(CdiTest, SpecsThatNonRootCanWriteAreSkipped) {
+  std::string etc = dir("etc"), shared = dir("shared");
+  test::write_file(etc + "/open.json", env_spec("vendor.example/class", "open", "A=1"), 0666);
+  test::write_file(etc + "/other.json", env_spec("vendor.example/class", "owned", "B=1"), 0644);
+  ASSERT_EQ(::chown((etc + "/other.json").c_str(), 1000, 0), 0);
+  test::write_file(shared + "/in-open-dir.json", env_spec("vendor.example/class", "in-open-dir", "C=1"), 0644);
+  ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);
+  CdiRegistry registry({etc, shared});
+  auto open = registry.resolve({"vendor.example/class=open"});
+  ASSERT_FALSE(open.ok());
+  EXPECT_NE(open.status().message().find(etc + "/open.json: skipped: it is writable by every user (mode 0666)"), std::string::npos)
+      << open.status().message();
+  auto owned = registry.resolve({"vendor.example/class=owned"});
+  ASSERT_FALSE(owned.ok());
+  EXPECT_NE(owned.status().message().find("skipped: it is owned by uid 1000"), std::string::npos) << owned.status().message();
+  auto in_open_dir = registry.resolve({"vendor.example/class=in-open-dir"});
+  ASSERT_FALSE(in_open_dir.ok());
+  EXPECT_NE(in_open_dir.status().message().find("skipped: its dir " + shared + " is writable by every user (mode 1777)"),
+            std::string::npos)
+      << in_open_dir.status().message();
+  EXPECT_TRUE(registry.known_devices().empty());
+
+  ASSERT_EQ(::chmod((etc + "/open.json").c_str(), 0644), 0);
+  ASSERT_EQ(::chmod(shared.c_str(), 0755), 0);
+  auto now = registry.resolve({"vendor.example/class=open", "vendor.example/class=in-open-dir"});
+  ASSERT_TRUE(now.ok()) << now.status().message();
+  EXPECT_EQ(env_of(*now), (std::vector<std::string>{"A=1", "C=1"}));
+}
+
+// The annotations device plugins write (cdi.k8s.io/<plugin>_<id>: "vendor/class=name,..."): read
+// in key order, other keys ignored, a name that is not qualified refused naming the key.
+TEST(CdiNames, AnnotationsAskForDevices) {
+  auto names = cdi_annotation_devices({{"cdi.k8s.io/vendor.gpu_1", "nvidia.com/gpu=1,nvidia.com/gpu=2"},
+                                       {"cdi.k8s.io/a_0", "vendor.example/class=x"},
+                                       {"io.kubernetes.cri.sandbox-id", "nvidia.com/gpu=9"},
+                                       {"cdi.k8s.io", "vendor.example/class=not-a-request"}});
+  ASSERT_TRUE(names.ok()) << names.status().message();
+  EXPECT_EQ(*names, (std::vector<std::string>{"vendor.example/class=x", "nvidia.com/gpu=1", "nvidia.com/gpu=2"}));
+  auto bad = cdi_annotation_devices({{"cdi.k8s.io/plugin_0", "nvidia.com/gpu=0,gpu1"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Code::invalid_argument);
+  EXPECT_EQ(bad.status().message().find("annotation cdi.k8s.io/plugin_0: CDI device 'gpu1': not a fully qualified name"), 0u)
+      << bad.status().message();
+  EXPECT_TRUE(cdi_annotation_devices({}).value().empty());
 }
 
 TEST_F(CdiTest, TwoFilesOfOneDirDefiningADeviceMakeItUnavailable) {

@@ -332,7 +332,7 @@ TEST(PreparedMounts, RecursiveReadOnlyCopyAndRelease) {
 }
 
 // Mount.uidMappings/gidMappings give a copy berthd id-maps (runc 1.1 cannot): both or neither,
-// valid as a pod's, private, and never on an image volume.
+// valid as a pod's, private; on an image volume, the pod's own.
 TEST(BindMounts, IdMappedVolumesArePreparedCopies) {
   test::TempDir host;
   const std::vector<IdMapping> pod_ids{{0, 65536, 65536}};
@@ -363,8 +363,19 @@ TEST(BindMounts, IdMappedVolumesArePreparedCopies) {
   shared.propagation = MountPropagation::bidirectional;
   refused(shared, policy, "config.mounts[0].propagation: an id-mapped mount needs private propagation");
   refused(req, {.prepared_dir = "/bundle/mounts"}, "config.mounts[0].uidMappings: id-mapped mounts are not supported on this host");
+  // An image volume of a pod with its own user namespace is already mapped through it: the request
+  // may repeat the pod's mappings (kubelet does), nothing else.
   MountRequest image{.container_path = "/i", .has_image = true, .image_source = "/x", .uid_mappings = pod_ids, .gid_mappings = pod_ids};
-  refused(image, policy, "config.mounts[0].uidMappings: an image volume is not id-mapped");
+  refused(image, policy, "config.mounts[0].uidMappings: the pod has no user namespace of its own");
+  MountPolicy userns_pod = policy;
+  userns_pod.pod_uid_mappings = userns_pod.pod_gid_mappings = pod_ids;
+  auto mapped = resolve_mounts({image}, kMountinfo, userns_pod);
+  ASSERT_TRUE(mapped.ok()) << mapped.status().message();
+  EXPECT_EQ((*mapped)[0].source, "/x");
+  EXPECT_TRUE((*mapped)[0].uid_mappings.empty()) << "mapped once, by the volume";
+  MountRequest other = image;
+  other.uid_mappings = {{0, 131072, 65536}};
+  refused(other, userns_pod, "config.mounts[0].uidMappings: an image volume is mapped as its pod's user namespace is");
 }
 
 // An id-mapped copy shows the source's files under the mapped ids (root's as the mapping's host

@@ -129,7 +129,7 @@ TEST(RuntimeHandlers, FeaturesAreAskedAgainOnlyWhenTheBinaryChanges) {
   EXPECT_TRUE(f.recursive_read_only_mounts);
   EXPECT_TRUE(f.user_namespaces);
   const int runs = rt.runs();
-  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(runs, 2);  // `features`, then `--version` for what the runtime is
   RuntimeHandlers copy = table;  // copies share the answers
   for (int i = 0; i < 3; ++i) {
     EXPECT_TRUE(table.features("runc").runtime_found);
@@ -143,7 +143,7 @@ TEST(RuntimeHandlers, FeaturesAreAskedAgainOnlyWhenTheBinaryChanges) {
   EXPECT_TRUE(f.recursive_read_only_mounts);
   EXPECT_FALSE(f.user_namespaces) << "this runtime says it cannot join a user namespace";
   EXPECT_EQ(copy.features("runc").rro_option, true);
-  EXPECT_EQ(rt.runs(), runs + 1);
+  EXPECT_EQ(rt.runs(), 2 * runs);
 
   // crun 1.8 has no `features`: a runtime still (its --version answers), without rro of its own.
   rt.write("");
@@ -174,6 +174,39 @@ TEST(RuntimeHandlers, TheHostLimitsEveryHandler) {
   f = table_of(rt.bin, {.mount_setattr = true, .idmapped_overlay = false}).features("");
   EXPECT_TRUE(f.recursive_read_only_mounts);
   EXPECT_FALSE(f.user_namespaces);
+}
+
+// runc and crun run containers as namespaced host processes; anything else, crun's Wasm and libkrun
+// flavours included, is taken for a sandboxing runtime.
+TEST(RuntimeFeatures, IdentityFromTheVersion) {
+  EXPECT_EQ(runtime_identity("runc version 1.1.5+ds1\ncommit: 1.1.5+ds1-1+deb12u1\nspec: 1.0.2-dev\n", "/usr/sbin/runc"), "runc");
+  EXPECT_EQ(runtime_identity("crun version 1.8.1\ncommit: f8a0\nspec: 1.0.0\n+SYSTEMD +SELINUX +APPARMOR +CAP +SECCOMP\n", "crun"),
+            "crun");
+  EXPECT_EQ(runtime_identity("crun version 1.14\n+SYSTEMD +SECCOMP +WASM:wasmedge +YAJL\n", "/usr/bin/crun"), "");
+  EXPECT_EQ(runtime_identity("crun version 1.14\n+SYSTEMD +LIBKRUN +YAJL\n", "/usr/bin/crun"), "");
+  EXPECT_EQ(runtime_identity("crun version 1.14\n+SYSTEMD\n", "/usr/bin/krun"), "");
+  EXPECT_EQ(runtime_identity("runsc version release-20240212.0\nspec: 1.1.0-rc.1\n", "/usr/bin/runsc"), "");
+  EXPECT_EQ(runtime_identity("kata-runtime  : 3.2.0\n", "kata-runtime"), "");
+  EXPECT_EQ(runtime_identity("", "runc"), "");
+}
+
+// A handler's exec and pause shortcuts: its runtime's identity decides, unless the operator did.
+TEST(RuntimeHandlers, HostProcessesFollowTheIdentityUnlessConfigured) {
+  test::TempDir dir;
+  auto script = [&](const std::string& name, const std::string& version) {
+    std::string bin = dir / name;
+    std::ofstream(bin) << "#!/bin/sh\n[ \"$1\" = --version ] && { echo '" + version + "'; exit 0; }\nexit 1\n";
+    std::filesystem::permissions(bin, std::filesystem::perms::owner_all);
+    return bin;
+  };
+  std::string runc = script("runc", "runc version 1.1.5"), runsc = script("runsc", "runsc version release-20240212.0");
+  RuntimeHandlers table({{"runc", runc, "/r1"}, {"runsc", runsc, "/r2"}, {"trusted", runsc, "/r3", true}, {"kept-out", runc, "/r4", false}},
+                        "runc", false);
+  EXPECT_TRUE(table.features("runc").host_processes);
+  EXPECT_FALSE(table.features("runsc").host_processes);
+  EXPECT_TRUE(table.features("trusted").host_processes);
+  EXPECT_FALSE(table.features("kept-out").host_processes);
+  EXPECT_FALSE(table_of(dir / "missing").features("").host_processes);
 }
 
 // A bare name (the default config's "runc") is looked up in PATH.

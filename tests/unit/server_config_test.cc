@@ -47,6 +47,22 @@ TEST(Config, RuntimePathDefaultsToHandlerName) {
   EXPECT_EQ(c->runtimes.at("crun").path, "crun");
 }
 
+// host_processes: true, false, or "auto" (unset: decided from the runtime's --version), shown
+// by --print-config as set.
+TEST(Config, HostProcessesIsTrueFalseOrAuto) {
+  auto c = parse_config("[runtimes.runsc]\nhost_processes = false\n[runtimes.crun]\nhost_processes = true\n"
+                        "[runtimes.runc]\nhost_processes = \"auto\"\n",
+                        "t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->runtimes.at("runsc").host_processes, false);
+  EXPECT_EQ(c->runtimes.at("crun").host_processes, true);
+  EXPECT_FALSE(c->runtimes.at("runc").host_processes.has_value());
+  auto printed = config_to_json(*c)["runtimes"];
+  EXPECT_EQ(printed["runsc"]["host_processes"], false);
+  EXPECT_EQ(printed["crun"]["host_processes"], true);
+  EXPECT_EQ(printed["runc"]["host_processes"], "auto");
+}
+
 struct BadCase {
   const char* toml;
   const char* expected;  // a fragment of the message
@@ -77,6 +93,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"default_runtime = \"kata\"\n", "key 'default_runtime': \"kata\" is not a configured runtime (known: runc)"},
         BadCase{"runtimes = 3\n", "key 'runtimes': expected a table"},
         BadCase{"[runtimes.crun]\npath = \"\"\n", "key 'runtimes.crun.path': must not be empty"},
+        BadCase{"[runtimes.crun]\nhost_processes = \"yes\"\n", "key 'runtimes.crun.host_processes': expected true, false or \"auto\""},
         BadCase{"socket = \"/x\nroot=1", "line 1"}));
 
 TEST(Config, MissingExplicitFileIsAnError) {

@@ -1,5 +1,6 @@
 // The Container Device Interface (CDI) as containerd 2.x and CRI-O implement it, for a CRI
-// ContainerConfig's CDI_devices ("vendor.example/class=name"): spec files (*.json, *.yaml, *.yml,
+// ContainerConfig's CDI_devices ("vendor.example/class=name") and the cdi.k8s.io/* annotations
+// device plugins still write (cdi_annotation_devices): spec files (*.json, *.yaml, *.yml,
 // cdiVersion 0.3.0 to 0.8.0) in the spec dirs are validated, a device name resolves to its spec's
 // container edits then its own, and the edits are applied to an OCI runtime spec. Nothing is
 // persisted; the registry holds what it last read of the dirs, in memory.
@@ -7,7 +8,9 @@
 // Precedence (CDI's rule): the later a dir is in the list the higher its priority, so a device in
 // /var/run/cdi replaces the same device in /etc/cdi. Two files of one dir defining the same device
 // make that device unavailable (neither is used). A file that fails to parse or validate makes only
-// its own devices unavailable; resolving one of them says which file and why.
+// its own devices unavailable; resolving one of them says which file and why. So does a file that a
+// user other than root can write, or that sits in a dir they can write: it is skipped unread, with
+// a warning (its edits would be run as root on the node).
 //
 // Changes are seen without an inotify watch: each resolve() lists the dirs and stats their spec
 // files (a readdir and a few stat calls per CreateContainer that asks for CDI devices), and
@@ -19,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +80,11 @@ struct CdiEdits {
 // INVALID_ARGUMENT unless `name` is a fully qualified CDI device name "vendor/class=name" (the
 // request check can call this before any spec is read).
 Status check_cdi_device_name(const std::string& name);
+
+// The devices a container's annotations ask for, as the CDI reference reads them: every key that
+// starts with "cdi.k8s.io/" holds a comma-separated list of fully qualified names. In key order;
+// INVALID_ARGUMENT naming the key for a name that is not qualified (never dropped).
+Result<std::vector<std::string>> cdi_annotation_devices(const std::map<std::string, std::string>& annotations);
 
 // The CDI spec dirs of the registry. Thread-safe: resolve() holds a lock while it re-scans.
 class CdiRegistry {

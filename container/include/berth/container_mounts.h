@@ -44,6 +44,9 @@ struct MountPolicy {
   RecursiveReadOnly recursive_read_only = RecursiveReadOnly::unsupported;
   std::string prepared_dir;  // <bundle>/mounts
   bool idmapped_mounts = false;  // the kernel has mount_setattr (5.12+), so MOUNT_ATTR_IDMAP
+  // The pod's own user namespace mappings (empty: it has none). Its image volumes are id-mapped
+  // through it already (ImageVolumes), so mappings on such a mount must be these.
+  std::vector<IdMapping> pod_uid_mappings{}, pod_gid_mappings{};
 };
 
 // `mountinfo` is the text of /proc/self/mountinfo (a parameter so tests can give their own).

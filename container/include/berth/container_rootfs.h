@@ -19,6 +19,12 @@ struct RootfsIdmap {
   uint32_t root_uid = 0, root_gid = 0;
 };
 
+// Each of `layers` attached id-mapped through `userns_fd` at <staging>/<i> (staging made private,
+// 0700): the copies, in the same order, for an overlay's lower dirs. On failure what was made is
+// left for release_prepared_mounts(staging).
+Result<std::vector<std::string>> attach_idmapped_layers(const std::vector<std::string>& layers, int userns_fd,
+                                                        const std::string& staging);
+
 // `layers` lowest first. Creates upper, work and target when missing.
 Status mount_container_rootfs(const std::vector<std::string>& layers, const std::string& upper, const std::string& work,
                               const std::string& target, const RootfsIdmap* idmap = nullptr);

@@ -14,6 +14,10 @@ namespace berth {
 struct RuntimeFeatures {
   bool responds = false;  // the binary answered `features` or, failing that, `--version`
   bool answered = false;  // `features` printed a document that reads
+  // What `--version` says the runtime is: "runc", "crun", or "" for anything else (gVisor's runsc,
+  // Kata, a Wasm or VM flavour of crun...). Only runc and crun run containers as namespaced host
+  // processes, which berth's exec helper and pause launcher make themselves.
+  std::string identity;
   std::vector<std::string> mount_options;
   std::optional<std::vector<std::string>> namespaces;  // linux.namespaces, when the document lists them
 
@@ -26,8 +30,11 @@ struct RuntimeFeatures {
 // The features document as the runtime prints it (a parameter for tests).
 RuntimeFeatures parse_runtime_features(const std::string& json_text);
 
-// Runs `binary` (a path) with `features`, then, when that fails, with `--version`; each bounded
-// by a timeout. Execs: the table calls it at start and when the binary changed, never per call.
+// RuntimeFeatures::identity from `--version`'s output and the binary's path: crun run as `krun`
+// (its libkrun VM mode) or built with a Wasm or VM handler (+WASM..., +LIBKRUN) is none of the two.
+std::string runtime_identity(const std::string& version_text, const std::string& binary);
+
+// Runs `binary` (a path) with `features` and with `--version`, each bounded by a timeout. Execs: the table calls it at start and when the binary changed, never per call.
 RuntimeFeatures ask_runtime_features(const std::string& binary);
 
 }  // namespace berth

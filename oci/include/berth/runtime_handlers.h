@@ -14,6 +14,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct RuntimeHandler {
   std::string name;
   std::string binary;
   std::string root;  // the runtime's --root
+  // Whether the runtime runs containers as namespaced host processes, as the operator set it;
+  // unset: as its --version says (runc and crun do).
+  std::optional<bool> host_processes = std::nullopt;
 };
 
 // What this host offers any handler; berthd probes both once at start.
@@ -46,6 +50,11 @@ struct HandlerFeatures {
   bool rro_copy = false;       // berthd can make the recursively read-only copy (HostFeatures::mount_setattr)
   bool recursive_read_only_mounts = false;  // runtime_found, and rro_copy (either way needs mount_setattr)
   bool user_namespaces = false;  // runtime_found, it joins a user namespace by path, and idmapped_overlay
+  // runtime_found, and its containers are namespaced host processes (RuntimeHandler::host_processes,
+  // else the runtime is runc or crun): only then do berth-exec (ExecSync) and berth-pause-launch
+  // do what the runtime would. Any other runtime (a sandboxing one: gVisor, Kata, Wasm or VM
+  // flavours) gets every exec and every pause through itself, so nothing runs outside its boundary.
+  bool host_processes = false;
 };
 
 class RuntimeHandlers {

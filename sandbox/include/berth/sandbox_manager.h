@@ -140,9 +140,10 @@ class SandboxManager {
   std::optional<SandboxInfo> info(const std::string& id_or_prefix);
   // info() for a request's id: NOT_FOUND, or INVALID_ARGUMENT for a prefix of several sandboxes.
   Result<SandboxInfo> lookup(const std::string& id_or_prefix);
-  // UpdatePodSandboxResources: the pod's own cgroup (its cgroup_parent) gets the resources plus
-  // the overhead, and the checkpoint records them. FAILED_PRECONDITION for a pod that is not
-  // ready or has no cgroup of its own, or a memory limit below what the pod uses now.
+  // UpdatePodSandboxResources: the checkpoint and status record the resources plus the overhead;
+  // the pod's own cgroup (its cgroup_parent) gets them only where berth made it (CgroupParents),
+  // as kubelet sets the ones it made before the call. FAILED_PRECONDITION for a pod that is not
+  // ready or has no cgroup of its own, or (a cgroup berth made) a memory limit below its use.
   Status update_resources(const std::string& id_or_prefix, const runtime::v1::LinuxContainerResources& overhead,
                           const runtime::v1::LinuxContainerResources& resources);
   size_t ready_count();

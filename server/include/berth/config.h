@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <vector>
 #include <string>
 
@@ -20,6 +21,9 @@ inline constexpr const char* kDefaultConfigPath = "/etc/berth/berth.toml";
 struct RuntimeHandlerConfig {
   std::string path;  // the OCI runtime binary: a name looked up in PATH, or an absolute path
   std::string root;  // the runtime's own state dir (--root); empty: <state>/runtime/<handler>
+  // Whether its containers are namespaced host processes, so that berth may exec into them and
+  // start their pause itself (RuntimeHandler::host_processes); unset ("auto"): runc and crun are.
+  std::optional<bool> host_processes = std::nullopt;
 };
 
 struct Config {

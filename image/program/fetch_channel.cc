@@ -1,0 +1,158 @@
+// See fetch_channel.h.
+#include "fetch_channel.h"
+
+#include <poll.h>
+
+#include "frame_io.h"
+#include "layer_unpack.h"
+#include "pull_worker_protocol.h"
+#include "registry_client.h"
+#include "sha256.h"
+
+namespace berth::pull_fetch {
+namespace {
+
+namespace proto = pull_protocol;
+
+bool send_tagged(int fd, char tag, const char* data, size_t n) {
+  std::string payload;
+  payload.reserve(n + 1);
+  payload.push_back(tag);
+  payload.append(data, n);
+  return proto::send_frame(fd, payload);
+}
+
+bool send_reply(int fd, const proto::Reply& reply) {
+  std::string r = proto::encode_reply(reply);
+  return send_tagged(fd, 'R', r.data(), r.size());
+}
+
+const Status kFetcherGone(Code::internal, "berth-pull: its fetcher ended");
+
+class FetchedPullSteps final : public PullSteps {
+ public:
+  FetchedPullSteps(int fd, BlobStore& blobs, std::atomic<uint64_t>& received) : fd_(fd), blobs_(blobs), received_(received) {}
+
+  Result<FetchedManifest> get_manifest(const std::string& tag_or_digest) override {
+    if (!ask({.op = proto::Request::Op::manifest, .ref = tag_or_digest, .what = "manifest " + tag_or_digest})) return kFetcherGone;
+    auto reply = next('R');
+    if (!reply.ok()) return reply.status();
+    auto decoded = proto::decode_reply(*reply);
+    if (!decoded.ok()) return decoded.status();
+    if (!decoded->status.ok()) return decoded->status;
+    auto body = next('B');
+    if (!body.ok()) return body.status();
+    received_ += body->size();
+    // Hashed here: what the fetcher says of it is not what the store trusts.
+    FetchedManifest m{std::move(*body), decoded->media_type, ""};
+    m.digest = Sha256::of(m.body);
+    if (tag_or_digest.rfind("sha256:", 0) == 0 && m.digest != tag_or_digest)
+      return internal_error("manifest " + tag_or_digest + ": digest mismatch: content hashes to " + m.digest);
+    return m;
+  }
+
+  Status fetch_blob(const Descriptor& d, const std::string& what) override {
+    Status last;
+    for (int attempt = 0; attempt < 2; ++attempt) {  // a transfer cut midway restarts from scratch once
+      auto w = blobs_.begin(d.digest, d.size);
+      if (!w.ok()) return w.status();
+      Status s = stream_into(**w, d);
+      if (s.ok()) s = (*w)->commit();
+      if (s.ok()) return s;
+      last = s;
+      if (s.code() != Code::unavailable) break;  // a bad blob, or the fetcher gone: no retry
+    }
+    return last.context(what);
+  }
+
+  Status unpack(const std::string& blob_path, const std::string& dest, const std::string& what) override {
+    return unpack_layer(blob_path, dest, what);
+  }
+
+ private:
+  bool ask(const proto::Request& request) { return proto::send_frame(fd_, proto::encode_request(request)); }
+
+  // The next frame, which must carry `tag`; its bytes after the tag.
+  Result<std::string> next(char tag) {
+    auto f = proto::read_frame(fd_, buffer_);
+    if (!f) return kFetcherGone;
+    if (f->empty() || (*f)[0] != tag) return internal_error(std::string("berth-pull: its fetcher sent no '") + tag + "' frame");
+    return f->substr(1);
+  }
+
+  // The blob's data frames into `w` up to the fetcher's reply, which is returned. A write that
+  // fails (a full disk) is the answer once the reply came, so the two sides stay in step.
+  Status stream_into(BlobStore::Writer& w, const Descriptor& d) {
+    if (!ask({.op = proto::Request::Op::blob, .digest = d.digest, .size = d.size, .what = "blob " + d.digest})) return kFetcherGone;
+    Status written;
+    for (;;) {
+      auto f = proto::read_frame(fd_, buffer_);
+      if (!f || f->empty()) return kFetcherGone;
+      if ((*f)[0] == 'D') {
+        received_ += f->size() - 1;
+        if (written.ok()) written = w.write(f->data() + 1, f->size() - 1);
+        continue;
+      }
+      if ((*f)[0] != 'R') return internal_error("berth-pull: its fetcher sent an unknown frame");
+      auto reply = proto::decode_reply(f->substr(1));
+      if (!reply.ok()) return reply.status();
+      return reply->status.ok() ? written : reply->status;
+    }
+  }
+
+  int fd_;
+  BlobStore& blobs_;
+  std::atomic<uint64_t>& received_;
+  std::string buffer_;
+};
+
+}  // namespace
+
+int serve_fetcher(int fd, const RegistryOptions& registry, const ImageReference& ref, const RegistryCredentials& creds) {
+  // A transfer under way stops once the helper is gone (its end of the socket hung up).
+  RegistryClient client(registry, ref, creds, [fd]() -> Status {
+    pollfd p{fd, POLLRDHUP, 0};
+    if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) return kFetcherGone;
+    return ok_status();
+  });
+  std::string buffer;
+  while (auto payload = proto::read_frame(fd, buffer)) {
+    auto req = proto::decode_request(*payload);
+    proto::Reply reply;
+    if (!req.ok()) {
+      reply.status = req.status();
+    } else if (req->op == proto::Request::Op::manifest) {
+      auto m = client.get_manifest(req->ref);
+      if (m.ok()) {
+        reply.media_type = m->media_type;
+        if (!send_reply(fd, reply) || !send_tagged(fd, 'B', m->body.data(), m->body.size())) return 1;
+        continue;
+      }
+      reply.status = m.status();
+    } else if (req->op == proto::Request::Op::blob) {
+      reply.status = client.get_blob(req->digest, [fd](const char* data, size_t n) {
+        return send_tagged(fd, 'D', data, n) ? ok_status() : kFetcherGone;
+      });
+    } else {
+      reply.status = internal_error("berth-pull: the fetcher does not unpack");
+    }
+    if (!send_reply(fd, reply)) return 1;
+  }
+  return 0;
+}
+
+int refuse_requests(int fd, const Status& why) {
+  std::string buffer;
+  while (proto::read_frame(fd, buffer)) {
+    proto::Reply reply;
+    reply.status = why;
+    if (!send_reply(fd, reply)) return 1;
+  }
+  return 1;
+}
+
+std::unique_ptr<PullSteps> fetched_pull_steps(int fd, BlobStore& blobs, std::atomic<uint64_t>& received) {
+  return std::make_unique<FetchedPullSteps>(fd, blobs, received);
+}
+
+}  // namespace berth::pull_fetch
