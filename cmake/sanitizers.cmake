@@ -1,4 +1,4 @@
-# Sanitizer builds of the whole tree (scripts/test's second and third stages): BERTH_SANITIZE is
+# Sanitizer builds of the whole tree (the sanitizer stages of scripts/test --all): BERTH_SANITIZE is
 # "address,undefined" or "thread". Every report aborts the process, so a finding fails its test.
 # berth-pause and syscall_probe stay uninstrumented and static: they run inside containers, with
 # no libraries there and under seccomp filters a sanitizer runtime's start-up would trip.
