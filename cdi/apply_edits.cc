@@ -23,7 +23,8 @@ Result<json*> member(json& parent, const char* key, json::value_t type, const st
   json& v = parent[key];
   if (v.is_null()) v = json(type);
   if (v.type() != type)
-    return invalid_argument("OCI spec " + where + " is not " + (type == json::value_t::object ? "an object" : "an array"));
+    return invalid_argument("OCI spec " + where + " is not " +
+                            (type == json::value_t::object ? "an object" : "an array"));
   return &v;
 }
 
@@ -44,7 +45,8 @@ Status add_env(json& spec, const std::vector<std::string>& env) {
   if (!list.ok()) return list.status();
   for (const auto& var : env) {
     size_t eq = var.find('=');
-    if (eq == 0 || eq == std::string::npos) return invalid_argument("env '" + cdi::printable(var) + "' is not NAME=value");
+    if (eq == 0 || eq == std::string::npos)
+      return invalid_argument("env '" + cdi::printable(var) + "' is not NAME=value");
     std::string prefix = var.substr(0, eq + 1);
     auto same = std::find_if((*list)->begin(), (*list)->end(), [&](const json& e) {
       return e.is_string() && e.get_ref<const std::string&>().compare(0, prefix.size(), prefix) == 0;
@@ -67,9 +69,10 @@ Status add_device_nodes(json& spec, const std::vector<CdiDeviceNode>& nodes) {
     auto devices = member(**linux, "devices", json::value_t::array, "linux.devices");
     if (!devices.ok()) return devices.status();
     auto& list = **devices;
-    list.erase(std::remove_if(list.begin(), list.end(),
-                              [&](const json& d) { return d.is_object() && d.contains("path") && d["path"] == node.path; }),
-               list.end());
+    list.erase(
+        std::remove_if(list.begin(), list.end(),
+                       [&](const json& d) { return d.is_object() && d.contains("path") && d["path"] == node.path; }),
+        list.end());
     list.push_back(std::move(oci->device));
     if (!oci->rule) continue;
     auto resources = member(**linux, "resources", json::value_t::object, "linux.resources");
@@ -95,7 +98,10 @@ Status add_mounts(json& spec, const std::vector<CdiMount>& mounts) {
   auto& all = **list;
   for (const auto& m : mounts) {
     all.erase(std::remove_if(all.begin(), all.end(),
-                             [&](const json& x) { return x.is_object() && x.contains("destination") && x["destination"] == m.container_path; }),
+                             [&](const json& x) {
+                               return x.is_object() && x.contains("destination") &&
+                                      x["destination"] == m.container_path;
+                             }),
               all.end());
     json mount = {{"destination", m.container_path}, {"source", m.host_path}};
     if (!m.type.empty()) mount["type"] = m.type;

@@ -38,9 +38,11 @@ std::string safe_message(std::string_view s) { return escaped(s, 400, false); }
 
 namespace {
 
-std::string segment_error(std::string_view s, const char* what, size_t max_len, bool digit_first, std::string_view extra) {
+std::string segment_error(std::string_view s, const char* what, size_t max_len, bool digit_first,
+                          std::string_view extra) {
   if (s.empty()) return std::string(what) + " is empty";
-  if (s.size() > max_len) return std::string(what) + " '" + printable(s) + "' is longer than " + std::to_string(max_len) + " characters";
+  if (s.size() > max_len)
+    return std::string(what) + " '" + printable(s) + "' is longer than " + std::to_string(max_len) + " characters";
   if (!(digit_first ? alnum(s.front()) : letter(s.front())))
     return std::string(what) + " '" + printable(s) + "' must begin with a letter" + (digit_first ? " or digit" : "");
   if (!alnum(s.back())) return std::string(what) + " '" + printable(s) + "' must end with a letter or digit";
@@ -77,7 +79,8 @@ bool is_hook_name(std::string_view name) {
 
 Result<QualifiedName> parse_qualified_name(const std::string& name) {
   auto bad = [&](const std::string& why) {
-    return invalid_argument("CDI device '" + printable(name) + "': not a fully qualified name (vendor/class=name): " + why);
+    return invalid_argument("CDI device '" + printable(name) +
+                            "': not a fully qualified name (vendor/class=name): " + why);
   };
   size_t eq = name.find('=');
   if (eq == std::string::npos) return bad("no '='");

@@ -27,7 +27,8 @@ std::string split_kind(std::string_view kind, std::string* vendor, std::string* 
 
 // prestart, createRuntime, createContainer, startContainer, poststart, poststop.
 bool is_hook_name(std::string_view name);
-inline constexpr const char* kHookNames = "prestart, createRuntime, createContainer, startContainer, poststart, poststop";
+inline constexpr const char* kHookNames =
+    "prestart, createRuntime, createContainer, startContainer, poststart, poststop";
 
 struct QualifiedName {
   std::string kind;  // "vendor/class"

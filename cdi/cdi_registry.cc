@@ -11,6 +11,7 @@
 
 #include "berth/bounded_read.h"
 #include "berth/cdi.h"
+#include "berth/mutex.h"
 #include "cdi_names.h"
 #include "spec_dir.h"
 #include "spec_document.h"
@@ -53,15 +54,15 @@ struct CdiRegistry::State {
     size_t index;  // in file->spec->devices
   };
 
-  std::mutex mu;
-  std::vector<std::string> dirs;
-  std::map<std::string, LoadedSpec> files;  // by path
-  bool indexed = false;
-  std::map<std::string, DeviceRef> devices;        // qualified name -> where it is defined
-  std::map<std::string, std::string> unavailable;  // qualified name -> why it cannot be used
-  std::vector<std::string> failed;                 // files that failed with no device names to blame
+  Mutex mu;
+  std::vector<std::string> dirs;                                 // set before the registry is shared
+  std::map<std::string, LoadedSpec> files BERTH_GUARDED_BY(mu);  // by path
+  bool indexed BERTH_GUARDED_BY(mu) = false;
+  std::map<std::string, DeviceRef> devices BERTH_GUARDED_BY(mu);        // qualified name -> where it is defined
+  std::map<std::string, std::string> unavailable BERTH_GUARDED_BY(mu);  // qualified name -> why it cannot be used
+  std::vector<std::string> failed BERTH_GUARDED_BY(mu);  // files that failed with no device names to blame
 
-  void rescan() {
+  void rescan() BERTH_REQUIRES(mu) {
     bool changed = false;
     std::set<std::string> present;
     for (size_t priority = 0; priority < dirs.size(); ++priority) {
@@ -104,7 +105,8 @@ struct CdiRegistry::State {
     if (changed || !indexed) reindex();
   }
 
-  void load(const cdi::SpecDirEntry& entry, size_t priority, int64_t read_at, Result<std::string> bytes) {
+  void load(const cdi::SpecDirEntry& entry, size_t priority, int64_t read_at, Result<std::string> bytes)
+      BERTH_REQUIRES(mu) {
     LoadedSpec f;
     f.priority = priority;
     f.untrusted = entry.untrusted;
@@ -127,14 +129,15 @@ struct CdiRegistry::State {
     files[entry.path] = std::move(f);
   }
 
-  void reindex() {
+  void reindex() BERTH_REQUIRES(mu) {
     indexed = true;
     devices.clear();
     unavailable.clear();
     failed.clear();
     std::vector<std::pair<const std::string*, const LoadedSpec*>> order;
     for (const auto& [path, f] : files) order.push_back({&path, &f});
-    std::stable_sort(order.begin(), order.end(), [](auto& a, auto& b) { return a.second->priority < b.second->priority; });
+    std::stable_sort(order.begin(), order.end(),
+                     [](auto& a, auto& b) { return a.second->priority < b.second->priority; });
     std::map<std::string, std::string> conflicts;  // at the highest priority defining the name
     std::map<std::string, std::string> invalid;
     for (const auto& [path, f] : order) {
@@ -168,7 +171,7 @@ struct CdiRegistry::State {
       if (!devices.count(name)) unavailable.emplace(name, std::move(why));
   }
 
-  std::string unknown(const std::string& name) const {
+  std::string unknown(const std::string& name) const BERTH_REQUIRES(mu) {
     std::string known;
     size_t shown = 0;
     for (const auto& [n, ref] : devices) {
@@ -194,7 +197,7 @@ CdiRegistry::CdiRegistry(std::vector<std::string> dirs) : state_(std::make_uniqu
 CdiRegistry::~CdiRegistry() = default;
 
 Result<CdiEdits> CdiRegistry::resolve(const std::vector<std::string>& names) {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   state_->rescan();
   CdiEdits out;
   std::set<std::string> done;
@@ -218,7 +221,7 @@ Result<CdiEdits> CdiRegistry::resolve(const std::vector<std::string>& names) {
 }
 
 std::vector<std::string> CdiRegistry::known_devices() {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   state_->rescan();
   std::vector<std::string> out;
   for (const auto& [name, ref] : state_->devices) out.push_back(name);

@@ -63,7 +63,10 @@ Result<OciDeviceNode> oci_device_node(const CdiDeviceNode& node, uint32_t proces
   // "none": the node without cgroup access, so no allow rule (the spec's deny-all stands).
   std::string access = node.permissions.empty() ? "rwm" : node.permissions == "none" ? "" : node.permissions;
   if ((type == "b" || type == "c" || type == "u") && !access.empty())
-    out.rule = nlohmann::json{{"allow", true}, {"type", type == "u" ? "c" : type}, {"major", major_nr}, {"minor", minor_nr},
+    out.rule = nlohmann::json{{"allow", true},
+                              {"type", type == "u" ? "c" : type},
+                              {"major", major_nr},
+                              {"minor", minor_nr},
                               {"access", access}};
   return out;
 }

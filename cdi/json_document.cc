@@ -18,9 +18,7 @@ Result<nlohmann::json> parse_json_document(std::string_view bytes) {
     if (!problem.empty()) return false;  // discard the rest: the document is refused anyway
     if (depth > kMaxDocumentDepth) problem = "nested deeper than " + std::to_string(kMaxDocumentDepth) + " levels";
     switch (event) {
-      case json::parse_event_t::object_start:
-        names.emplace_back();
-        break;
+      case json::parse_event_t::object_start: names.emplace_back(); break;
       case json::parse_event_t::object_end:
         if (!names.empty()) names.pop_back();
         break;
@@ -28,8 +26,7 @@ Result<nlohmann::json> parse_json_document(std::string_view bytes) {
         if (!names.empty() && parsed.is_string() && !names.back().insert(parsed.get_ref<const std::string&>()).second)
           problem = "member '" + printable(parsed.get_ref<const std::string&>()) + "' appears twice in one object";
         break;
-      default:
-        break;
+      default: break;
     }
     return problem.empty();
   };

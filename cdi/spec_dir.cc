@@ -27,7 +27,8 @@ std::string writers_besides_root(const struct stat& st) {
   snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
   if (st.st_uid != 0) return "owned by uid " + std::to_string(st.st_uid);
   if (st.st_mode & S_IWOTH) return std::string("writable by every user (mode ") + mode + ")";
-  if (st.st_mode & S_IWGRP && st.st_gid != 0) return "writable by group " + std::to_string(st.st_gid) + " (mode " + mode + ")";
+  if (st.st_mode & S_IWGRP && st.st_gid != 0)
+    return "writable by group " + std::to_string(st.st_gid) + " (mode " + mode + ")";
   return "";
 }
 

@@ -27,7 +27,10 @@ std::optional<int64_t> yaml_integer(std::string_view s) {
   if (s.empty()) return std::nullopt;
   uint64_t value = 0;
   for (char c : s) {
-    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : 99;
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : 99;
     if (d >= base) return std::nullopt;
     if (value > (uint64_t(INT64_MAX) + 1 - d) / base) return std::nullopt;
     value = value * base + d;
@@ -42,7 +45,8 @@ std::optional<int64_t> yaml_integer(std::string_view s) {
 bool same_field_name(std::string_view key, std::string_view name) {
   if (key.size() != name.size()) return false;
   for (size_t i = 0; i < key.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(key[i])) != std::tolower(static_cast<unsigned char>(name[i]))) return false;
+    if (std::tolower(static_cast<unsigned char>(key[i])) != std::tolower(static_cast<unsigned char>(name[i])))
+      return false;
   return true;
 }
 
@@ -105,7 +109,8 @@ std::optional<std::string> FieldReader::string_value(const nlohmann::json& v, co
   return s;
 }
 
-std::optional<int64_t> FieldReader::integer_value(const nlohmann::json& v, const std::string& where, int64_t min, int64_t max) {
+std::optional<int64_t> FieldReader::integer_value(const nlohmann::json& v, const std::string& where, int64_t min,
+                                                  int64_t max) {
   std::optional<int64_t> n;
   if (v.is_number_integer()) {
     if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)) {

@@ -35,7 +35,8 @@ class FieldReader {
   explicit FieldReader(bool yaml) : yaml_(yaml) {}
 
   // nullopt (and the failure kept) when `v` is not an object or has a member not in `known`.
-  std::optional<Object> object(const nlohmann::json& v, const std::string& where, std::initializer_list<const char*> known);
+  std::optional<Object> object(const nlohmann::json& v, const std::string& where,
+                               std::initializer_list<const char*> known);
 
   // Members; a missing required one is a failure ("missing"), the others give nullopt / empty.
   std::optional<std::string> string(const Object& o, const char* name, bool required = false);

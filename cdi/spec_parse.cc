@@ -31,8 +31,8 @@ class SpecReader {
     if (!version) return false;
     int minor = version_minor(*version);
     if (minor < 0) {
-      r_.fail("cdiVersion", "'" + printable(*version) + "' is not a CDI version berth reads (" + kOldestVersion + " to " +
-                                kNewestVersion + ")");
+      r_.fail("cdiVersion", "'" + printable(*version) + "' is not a CDI version berth reads (" + kOldestVersion +
+                                " to " + kNewestVersion + ")");
       return false;
     }
     out.version = *version;
@@ -72,7 +72,8 @@ class SpecReader {
       if (!name) return;
       if (std::string why = device_name_error(*name); !why.empty()) return r_.fail(d->path("name"), why);
       if (auto [it, fresh] = seen.emplace(*name, i); !fresh)
-        return r_.fail(d->path("name"), "'" + *name + "' is defined twice (also devices[" + std::to_string(it->second) + "])");
+        return r_.fail(d->path("name"),
+                       "'" + *name + "' is defined twice (also devices[" + std::to_string(it->second) + "])");
       if (!(((*name)[0] >= 'a' && (*name)[0] <= 'z') || ((*name)[0] >= 'A' && (*name)[0] <= 'Z')))
         needs_.device_digit_first(d->path("name") + " starting with a digit");
       if (!r_.string_map(*d, "annotations").empty()) needs_.annotations(d->path("annotations"));
@@ -89,7 +90,8 @@ class SpecReader {
     if (!e) return;
     out.env = env(*e, "env");
     if (const json* nodes = r_.array(*e, "deviceNodes"))
-      for (size_t i = 0; i < nodes->size() && r_.ok(); ++i) device_node((*nodes)[i], item(e->path("deviceNodes"), i), out);
+      for (size_t i = 0; i < nodes->size() && r_.ok(); ++i)
+        device_node((*nodes)[i], item(e->path("deviceNodes"), i), out);
     if (const json* mounts = r_.array(*e, "mounts"))
       for (size_t i = 0; i < mounts->size() && r_.ok(); ++i) mount((*mounts)[i], item(e->path("mounts"), i), out);
     if (const json* hooks = r_.array(*e, "hooks"))
@@ -103,8 +105,8 @@ class SpecReader {
     if (e->get("intelRdt"))
       return r_.fail(e->path("intelRdt"), "not supported (berth sets no Intel RDT class for a container)");
     if (const json* net = e->get("netDevices"); net && !(net->is_array() && net->empty()))
-      return r_.fail(e->path("netDevices"), "not supported (a CDI 1.1.0 feature; berth reads " + std::string(kOldestVersion) +
-                                                " to " + kNewestVersion + ")");
+      return r_.fail(e->path("netDevices"), "not supported (a CDI 1.1.0 feature; berth reads " +
+                                                std::string(kOldestVersion) + " to " + kNewestVersion + ")");
     if (device && r_.ok() && out.env.empty() && out.device_nodes.empty() && out.mounts.empty() && out.hooks.empty() &&
         out.additional_gids.empty())
       r_.fail(where, "empty (a device needs at least one edit)");
@@ -130,7 +132,8 @@ class SpecReader {
   }
 
   void device_node(const json& v, const std::string& where, CdiContainerEdits& out) {
-    auto o = r_.object(v, where, {"path", "hostPath", "type", "major", "minor", "fileMode", "permissions", "uid", "gid"});
+    auto o =
+        r_.object(v, where, {"path", "hostPath", "type", "major", "minor", "fileMode", "permissions", "uid", "gid"});
     if (!o) return;
     CdiDeviceNode n;
     n.path = absolute_path(*o, "path", true).value_or("");

@@ -12,8 +12,8 @@ int version_minor(std::string_view v) {
 
 std::string VersionNeeds::check(int minor) const {
   if (minor >= minor_) return "";
-  return "version 0." + std::to_string(minor) + ".0 does not have " + where_ + " (it needs 0." + std::to_string(minor_) +
-         ".0 or later)";
+  return "version 0." + std::to_string(minor) + ".0 does not have " + where_ + " (it needs 0." +
+         std::to_string(minor_) + ".0 or later)";
 }
 
 }  // namespace berth::cdi

@@ -18,9 +18,9 @@ int version_minor(std::string_view version);
 class VersionNeeds {
  public:
   // Features and the version that added each (CDI SPEC.md's table).
-  void mount_type(const std::string& where) { need(4, where); }        // mounts[].type
+  void mount_type(const std::string& where) { need(4, where); }          // mounts[].type
   void device_digit_first(const std::string& where) { need(5, where); }  // a device name starting with a digit
-  void device_host_path(const std::string& where) { need(5, where); }  // deviceNodes[].hostPath
+  void device_host_path(const std::string& where) { need(5, where); }    // deviceNodes[].hostPath
   void annotations(const std::string& where) { need(6, where); }
   void dotted_class(const std::string& where) { need(6, where); }  // a '.' in the kind's class
   void additional_gids(const std::string& where) { need(7, where); }

@@ -49,17 +49,18 @@ class YamlToJson {
  public:
   // "" on success, else why the node (or one below it) cannot be read.
   std::string convert(const YAML::Node& node, int depth, nlohmann::json& out) {
-    if (depth > kMaxDocumentDepth) return at(node, "nested deeper than " + std::to_string(kMaxDocumentDepth) + " levels");
-    if (++nodes_ > kMaxYamlNodes) return at(node, "more than " + std::to_string(kMaxYamlNodes) + " nodes once aliases are expanded");
+    if (depth > kMaxDocumentDepth)
+      return at(node, "nested deeper than " + std::to_string(kMaxDocumentDepth) + " levels");
+    if (++nodes_ > kMaxYamlNodes)
+      return at(node, "more than " + std::to_string(kMaxYamlNodes) + " nodes once aliases are expanded");
     switch (node.Type()) {
       case YAML::NodeType::Null:
-      case YAML::NodeType::Undefined:
-        out = nullptr;
-        return "";
+      case YAML::NodeType::Undefined: out = nullptr; return "";
       case YAML::NodeType::Scalar:
         // Aliases share one node but each use copies its string: the copies are bounded too.
         if ((bytes_ += node.Scalar().size()) > 2 * kMaxSpecBytes)
-          return at(node, "more than " + std::to_string((2 * kMaxSpecBytes) >> 20) + " MiB of strings once aliases are expanded");
+          return at(node, "more than " + std::to_string((2 * kMaxSpecBytes) >> 20) +
+                              " MiB of strings once aliases are expanded");
         if (!valid_utf8(node.Scalar())) return at(node, "a string is not valid UTF-8");
         out = node.Scalar();
         return "";

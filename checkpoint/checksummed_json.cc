@@ -42,7 +42,8 @@ Status write_checksummed_json(const std::string& path, json object, const std::s
   object.erase("checksum");
   std::string sum = "sha256:" + sha256_hex(object.dump(-1, ' ', false, replace));
   object["checksum"] = sum;
-  return write_file_atomically(path, object.dump(2, ' ', false, replace) + "\n", 0600, durable).context("write " + what);
+  return write_file_atomically(path, object.dump(2, ' ', false, replace) + "\n", 0600, durable)
+      .context("write " + what);
 }
 
 Result<json> read_checksummed_json(const std::string& path, int version) {
@@ -61,14 +62,16 @@ Result<json> read_checksummed_json(const std::string& path, int version) {
   }  // the reader refers to j, which changes below
   j.erase("checksum");
   std::string computed = "sha256:" + sha256_hex(j.dump());
-  if (stored != computed) return invalid_argument(path + ": checksum mismatch (stored " + stored + ", computed " + computed + ")");
+  if (stored != computed)
+    return invalid_argument(path + ": checksum mismatch (stored " + stored + ", computed " + computed + ")");
   return j;
 }
 
 std::string record_path(const std::string& dir, const std::string& id) { return dir + "/" + id + ".json"; }
 
 Status remove_record(const std::string& dir, const std::string& id, const std::string& what) {
-  if (::unlink(record_path(dir, id).c_str()) != 0 && errno != ENOENT) return errno_status(errno, "remove " + what + " of " + id);
+  if (::unlink(record_path(dir, id).c_str()) != 0 && errno != ENOENT)
+    return errno_status(errno, "remove " + what + " of " + id);
   return ok_status();
 }
 

@@ -1,8 +1,6 @@
 // Container records in the checksummed JSON record format (checksummed_json.h), version 1.
 #include "berth/container_record.h"
 
-
-
 #include "berth/checksummed_json.h"
 #include "berth/json_fields.h"
 
@@ -77,9 +75,13 @@ Status write_container_record(const std::string& dir, const ContainerRecord& r) 
   return write_checksummed_json(container_record_path(dir, r.id), to_json(r), "container record of " + r.id);
 }
 
-Result<ContainerRecord> read_container_record(const std::string& path) { return read_record(path, kRecordVersion, record_from_json, "container record"); }
+Result<ContainerRecord> read_container_record(const std::string& path) {
+  return read_record(path, kRecordVersion, record_from_json, "container record");
+}
 
-Status remove_container_record(const std::string& dir, const std::string& id) { return remove_record(dir, id, "container record"); }
+Status remove_container_record(const std::string& dir, const std::string& id) {
+  return remove_record(dir, id, "container record");
+}
 
 LoadedContainerRecords load_container_records(const std::string& dir, const std::string& quarantine_dir) {
   return load_records<ContainerRecord>(dir, quarantine_dir, kRecordVersion, record_from_json);

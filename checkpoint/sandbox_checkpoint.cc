@@ -1,7 +1,6 @@
 // Sandbox checkpoints in the checksummed JSON record format (checksummed_json.h), version 1.
 #include "berth/sandbox_checkpoint.h"
 
-
 #include <nlohmann/json.hpp>
 
 #include "berth/checksummed_json.h"
@@ -26,7 +25,8 @@ const char* phase_name(SandboxPhase p) {
 
 json mappings_json(const std::vector<IdMapping>& ids) {
   json out = json::array();
-  for (const IdMapping& m : ids) out.push_back({{"container_id", m.container_id}, {"host_id", m.host_id}, {"length", m.length}});
+  for (const IdMapping& m : ids)
+    out.push_back({{"container_id", m.container_id}, {"host_id", m.host_id}, {"length", m.length}});
   return out;
 }
 
@@ -46,27 +46,31 @@ std::vector<IdMapping> mappings_from(JsonFields& f, const char* key) {
 json to_json(const SandboxCheckpoint& c) {
   json ports = json::array();
   for (const auto& p : c.port_mappings)
-    ports.push_back({{"protocol", p.protocol}, {"container_port", p.container_port}, {"host_port", p.host_port}, {"host_ip", p.host_ip}});
+    ports.push_back({{"protocol", p.protocol},
+                     {"container_port", p.container_port},
+                     {"host_port", p.host_port},
+                     {"host_ip", p.host_ip}});
   json out = {{"version", kCheckpointVersion},
-          {"id", c.id},
-          {"phase", phase_name(c.phase)},
-          {"metadata", {{"name", c.name}, {"namespace", c.namespace_}, {"uid", c.uid}, {"attempt", c.attempt}}},
-          {"netns_path", c.netns_path},
-          {"host_network", c.host_network},
-          {"privileged", c.privileged},
-          {"image_id", c.image_id},
-          {"namespace_modes", {{"network", c.network_mode}, {"pid", c.pid_mode}, {"ipc", c.ipc_mode}}},
-          {"cgroup_parent", c.cgroup_parent},
-          {"runtime_handler", c.runtime_handler},
-          {"hostname", c.hostname},
-          {"log_directory", c.log_directory},
-          {"port_mappings", ports},
-          {"resources", c.resources},
-          {"labels", c.labels},
-          {"annotations", c.annotations},
-          {"created_at", c.created_at}};
+              {"id", c.id},
+              {"phase", phase_name(c.phase)},
+              {"metadata", {{"name", c.name}, {"namespace", c.namespace_}, {"uid", c.uid}, {"attempt", c.attempt}}},
+              {"netns_path", c.netns_path},
+              {"host_network", c.host_network},
+              {"privileged", c.privileged},
+              {"image_id", c.image_id},
+              {"namespace_modes", {{"network", c.network_mode}, {"pid", c.pid_mode}, {"ipc", c.ipc_mode}}},
+              {"cgroup_parent", c.cgroup_parent},
+              {"runtime_handler", c.runtime_handler},
+              {"hostname", c.hostname},
+              {"log_directory", c.log_directory},
+              {"port_mappings", ports},
+              {"resources", c.resources},
+              {"labels", c.labels},
+              {"annotations", c.annotations},
+              {"created_at", c.created_at}};
   if (!c.userns_path.empty())
-    out["userns"] = {{"path", c.userns_path}, {"uids", mappings_json(c.uid_mappings)}, {"gids", mappings_json(c.gid_mappings)}};
+    out["userns"] = {
+        {"path", c.userns_path}, {"uids", mappings_json(c.uid_mappings)}, {"gids", mappings_json(c.gid_mappings)}};
   return out;
 }
 
@@ -75,9 +79,12 @@ Result<SandboxCheckpoint> checkpoint_from_json(const json& j) {
   SandboxCheckpoint c;
   c.id = f.required_string("id");
   c.phase = SandboxPhase::ready;
-  if (std::string phase = f.string("phase", "ready"); phase == "creating") c.phase = SandboxPhase::creating;
-  else if (phase == "stopped") c.phase = SandboxPhase::stopped;
-  else if (phase != "ready") f.fail("phase", "unknown phase '" + phase + "'");
+  if (std::string phase = f.string("phase", "ready"); phase == "creating")
+    c.phase = SandboxPhase::creating;
+  else if (phase == "stopped")
+    c.phase = SandboxPhase::stopped;
+  else if (phase != "ready")
+    f.fail("phase", "unknown phase '" + phase + "'");
   if (const json* m = f.required_object("metadata")) {
     JsonFields mf = f.nested(*m, "metadata");
     c.name = mf.required_string("name");
@@ -131,7 +138,9 @@ Status write_checkpoint(const std::string& dir, const SandboxCheckpoint& cp, boo
   return write_checksummed_json(checkpoint_path(dir, cp.id), to_json(cp), "checkpoint of " + cp.id, durable);
 }
 
-Result<SandboxCheckpoint> read_checkpoint(const std::string& path) { return read_record(path, kCheckpointVersion, checkpoint_from_json, "checkpoint"); }
+Result<SandboxCheckpoint> read_checkpoint(const std::string& path) {
+  return read_record(path, kCheckpointVersion, checkpoint_from_json, "checkpoint");
+}
 
 Status remove_checkpoint(const std::string& dir, const std::string& id) { return remove_record(dir, id, "checkpoint"); }
 

@@ -11,6 +11,7 @@
 
 #include "berth/atomic_file.h"
 #include "berth/command.h"
+#include "berth/mutex.h"
 
 namespace berth {
 
@@ -20,7 +21,8 @@ namespace {
 // character of its path, that character negated after the ones before it (for /sys/ keeping
 // "fs/cgroup/": "/sys/[^f]**", "/sys/f[^s]**", …). `first_also_kept`: more characters the first
 // one may be.
-std::vector<std::string> outside(const std::string& base, const std::string& kept, const std::string& first_also_kept = "") {
+std::vector<std::string> outside(const std::string& base, const std::string& kept,
+                                 const std::string& first_also_kept = "") {
   std::vector<std::string> globs;
   for (size_t i = 0; i < kept.size(); ++i)
     globs.push_back(base + kept.substr(0, i) + "[^" + (i == 0 ? first_also_kept : "") + kept[i] + "]**");
@@ -68,8 +70,8 @@ std::string apparmor_default_profile_text(const std::string& name) {
 }
 
 Result<std::string> ensure_apparmor_default_profile(const std::string& state_dir, const std::string& name) {
-  static std::mutex mu;
-  std::lock_guard lock(mu);
+  static Mutex mu;
+  MutexLock lock(mu);
   std::string dir = state_dir + "/apparmor";
   std::string file = dir + "/" + name;
   const std::string text = apparmor_default_profile_text(name);

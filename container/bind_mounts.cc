@@ -50,8 +50,10 @@ std::pair<std::string, std::string> holding_mount(const std::string& path, const
     std::string opts, field, prop = "private";
     f >> opts;
     while (f >> field && field != "-") {
-      if (field.rfind("shared:", 0) == 0) prop = "shared";
-      else if (field.rfind("master:", 0) == 0 && prop != "shared") prop = "slave";
+      if (field.rfind("shared:", 0) == 0)
+        prop = "shared";
+      else if (field.rfind("master:", 0) == 0 && prop != "shared")
+        prop = "slave";
     }
     // Later lines for the same point are mounts stacked on top: they win.
     if (path_under(path, point) && point.size() >= best_point.size()) {
@@ -81,7 +83,8 @@ Status check_mount_id_mappings(const MountRequest& m, const std::string& field, 
   if (m.uid_mappings.empty()) return invalid_argument(field + ".uidMappings: must be given with gidMappings");
   if (m.gid_mappings.empty()) return invalid_argument(field + ".gidMappings: must be given with uidMappings");
   if (!policy.idmapped_mounts)
-    return invalid_argument(field + ".uidMappings: id-mapped mounts are not supported on this host (needs Linux 5.12+ for mount_setattr)");
+    return invalid_argument(
+        field + ".uidMappings: id-mapped mounts are not supported on this host (needs Linux 5.12+ for mount_setattr)");
   if (Status s = validate_id_mappings(m.uid_mappings, field + ".uidMappings"); !s.ok()) return s;
   if (Status s = validate_id_mappings(m.gid_mappings, field + ".gidMappings"); !s.ok()) return s;
   if (m.propagation != MountPropagation::private_)
@@ -106,13 +109,16 @@ Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mo
     if (m.has_image) {
       // Mounted with the pod's own mappings, as its rootfs is: a request's must be those.
       if (idmapped && policy.pod_uid_mappings.empty())
-        return invalid_argument(field + ".uidMappings: the pod has no user namespace of its own to map an image volume into");
+        return invalid_argument(field +
+                                ".uidMappings: the pod has no user namespace of its own to map an image volume into");
       if (idmapped && (m.uid_mappings != policy.pod_uid_mappings || m.gid_mappings != policy.pod_gid_mappings))
         return invalid_argument(field + ".uidMappings: an image volume is mapped as its pod's user namespace is (" +
                                 id_map_text(policy.pod_uid_mappings) + "), not otherwise");
       if (m.image_source.empty()) return invalid_argument(field + ".image: image volumes are not supported here");
       // Always read-only, whatever the request says: the layers are shared with other users.
-      out.push_back({.destination = m.container_path, .type = "bind", .source = m.image_source,
+      out.push_back({.destination = m.container_path,
+                     .type = "bind",
+                     .source = m.image_source,
                      .options = {"rbind", "rprivate", "ro", "nosuid", "nodev"}});
       continue;
     }
@@ -121,7 +127,8 @@ Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mo
     char resolved[PATH_MAX];
     if (!::realpath(m.host_path.c_str(), resolved))
       return errno_status(errno, field + ".host_path: " + m.host_path, Code::invalid_argument);
-    OciMount o{.destination = m.container_path, .type = "bind", .source = m.host_path, .options = {"rbind"}, .field = field};
+    OciMount o{
+        .destination = m.container_path, .type = "bind", .source = m.host_path, .options = {"rbind"}, .field = field};
     if (m.recursive_read_only) {
       // Never downgraded to a plain read-only mount: a request that cannot be honoured is refused.
       if (!m.readonly) return invalid_argument(field + ".recursive_read_only: needs readonly");
@@ -129,7 +136,8 @@ Result<std::vector<OciMount>> resolve_mounts(const std::vector<MountRequest>& mo
         return invalid_argument(field + ".recursive_read_only: needs private propagation");
       switch (policy.recursive_read_only) {
         case RecursiveReadOnly::unsupported:
-          return invalid_argument(field + ".recursive_read_only: not supported on this host (needs Linux 5.12+ for mount_setattr)");
+          return invalid_argument(
+              field + ".recursive_read_only: not supported on this host (needs Linux 5.12+ for mount_setattr)");
         case RecursiveReadOnly::runtime_option: o.options.push_back("rro"); break;
         case RecursiveReadOnly::host_prepared: o.prepared_read_only = true; break;
       }

@@ -15,6 +15,7 @@
 #include "berth/command.h"
 #include "berth/file_text.h"
 #include "berth/json_fields.h"
+#include "berth/mutex.h"
 #include "berth/process_identity.h"
 #include "berth/atomic_file.h"
 #include "berth/container_spec.h"
@@ -38,7 +39,8 @@ std::string random_suffix() {
 }
 
 // Fields set (non-zero) in `update` replace those of `current`, as containerd merges them.
-v1::LinuxContainerResources merged(const v1::LinuxContainerResources& current, const v1::LinuxContainerResources& update) {
+v1::LinuxContainerResources merged(const v1::LinuxContainerResources& current,
+                                   const v1::LinuxContainerResources& update) {
   v1::LinuxContainerResources r = current;
   if (update.cpu_period()) r.set_cpu_period(update.cpu_period());
   if (update.cpu_quota()) r.set_cpu_quota(update.cpu_quota());
@@ -55,7 +57,8 @@ v1::LinuxContainerResources merged(const v1::LinuxContainerResources& current, c
 
 ExecSyncOutput capped_output(CommandResult& r) {
   ExecSyncOutput out{std::move(r.out), std::move(r.err), r.term_signal ? 128 + r.term_signal : r.exit_code};
-  if (out.out.size() + out.err.size() > kExecOutputLimit) out.err.resize(kExecOutputLimit - std::min(out.out.size(), kExecOutputLimit));
+  if (out.out.size() + out.err.size() > kExecOutputLimit)
+    out.err.resize(kExecOutputLimit - std::min(out.out.size(), kExecOutputLimit));
   if (out.out.size() > kExecOutputLimit) out.out.resize(kExecOutputLimit);
   return out;
 }
@@ -67,21 +70,22 @@ Status exec_timed_out(const std::string& id, int64_t timeout_seconds, bool gone)
 
 }  // namespace
 
-Result<std::optional<ExecSyncOutput>> ContainerManager::Impl::exec_with_helper(const Container& c, const nlohmann::json& spec,
-                                                                             const std::vector<std::string>& cmd,
-                                                                             int64_t timeout_seconds) {
-  const std::string& id = c.rec.id;
+Result<std::optional<ExecSyncOutput>> ContainerManager::Impl::exec_with_helper(const Container& c,
+                                                                               const nlohmann::json& spec,
+                                                                               const std::vector<std::string>& cmd,
+                                                                               int64_t timeout_seconds) {
+  const std::string& id = c.id;
   if (!exec_helper.present()) return std::optional<ExecSyncOutput>();
   // Entering the container's namespaces is the runtime's own exec only for namespaced host
   // processes; in a sandboxing runtime a probe must run inside its boundary.
-  if (!opt.runtimes.features(c.rec.runtime_handler).host_processes) {
+  if (!opt.runtimes.features(c.runtime_handler).host_processes) {
     spdlog::debug("exec in container {}: through the runtime: handler {} does not run host processes", id,
-                  opt.runtimes.resolve(c.rec.runtime_handler));
+                  opt.runtimes.resolve(c.runtime_handler));
     return std::optional<ExecSyncOutput>();
   }
   pid_t pid;
   {
-    std::lock_guard lock(c.mu);
+    MutexLock lock(c.mu);
     pid = c.rec.pid;
   }
   // The init, held by a pidfd and checked to be the container's after it was opened (a recycled
@@ -129,11 +133,10 @@ Result<ExecSyncOutput> ContainerManager::exec_sync(const std::string& id_or_pref
   Status err;
   auto c = impl_->find(id_or_prefix, &err);
   if (!c) return err;
-  if (cmd.empty()) return invalid_argument("cmd: must not be empty");
-  if (timeout_seconds < 0) return invalid_argument("timeout: must not be negative");
-  const std::string id = c->rec.id;
-  if (c->state() != v1::CONTAINER_RUNNING) return failed_precondition("exec in container " + id + ": it is not running");
-  auto rt = impl_->runtime_for(c->rec.runtime_handler);
+  const std::string id = c->id;
+  if (c->state() != v1::CONTAINER_RUNNING)
+    return failed_precondition("exec in container " + id + ": it is not running");
+  auto rt = impl_->runtime_for(c->runtime_handler);
   if (!rt.ok()) return rt.status();
   auto spec = nlohmann::json::parse(read_text_file(c->bundle + "/config.json"), nullptr, false);
   if (!spec.is_object()) return internal_error("exec in container " + id + ": its config.json is unreadable");
@@ -175,14 +178,14 @@ Status ContainerManager::update_resources(const std::string& id_or_prefix, const
   Status err;
   auto c = impl_->find(id_or_prefix, &err);
   if (!c) return err;
-  std::lock_guard op(c->op);
-  const std::string id = c->rec.id;
+  MutexLock op(c->op);
+  const std::string id = c->id;
   auto state = c->state();
   if (state != v1::CONTAINER_RUNNING && state != v1::CONTAINER_CREATED)
     return failed_precondition("update container " + id + ": it is " + v1::ContainerState_Name(state));
   v1::LinuxContainerResources next;
   {
-    std::lock_guard lock(c->mu);
+    MutexLock lock(c->mu);
     next = merged(c->config.linux().resources(), update);
   }
   auto oci = oci_resources(next, host_cgroup_v2());
@@ -193,7 +196,7 @@ Status ContainerManager::update_resources(const std::string& id_or_prefix, const
         !s.ok())
       return s.context("update container " + id + ": config.linux.resources.memory_limit_in_bytes");
   if (state == v1::CONTAINER_RUNNING) {
-    auto rt = impl_->runtime_for(c->rec.runtime_handler);
+    auto rt = impl_->runtime_for(c->runtime_handler);
     if (!rt.ok()) return rt.status();
     if (Status s = rt->update(id, oci->dump(), c->bundle); !s.ok()) return s.context("update container " + id);
   }
@@ -211,14 +214,15 @@ Status ContainerManager::update_resources(const std::string& id_or_prefix, const
         if (const nlohmann::json* d = l.nested(*old, "resources").member("devices")) devices = *d;
     }
     resources_ok = f.ok();
-    if (!resources_ok) spdlog::warn("update container {}: its config.json is left as it is: {}", id, f.status().message());
+    if (!resources_ok)
+      spdlog::warn("update container {}: its config.json is left as it is: {}", id, f.status().message());
   }
   if (resources_ok) {
     spec["linux"]["resources"] = *oci;
     spec["linux"]["resources"]["devices"] = std::move(devices);
     if (Status s = write_file_atomically(c->bundle + "/config.json", spec.dump(), 0600, false); !s.ok()) return s;
   }
-  std::lock_guard lock(c->mu);
+  MutexLock lock(c->mu);
   *c->config.mutable_linux()->mutable_resources() = next;
   auto cfg = config_to_json(c->config);
   if (!cfg.ok()) return cfg.status();
@@ -230,9 +234,14 @@ Status ContainerManager::reopen_log(const std::string& id_or_prefix) {
   Status err;
   auto c = impl_->find(id_or_prefix, &err);
   if (!c) return err;
-  if (c->state() != v1::CONTAINER_RUNNING) return failed_precondition("reopen log of container " + c->rec.id + ": it is not running");
-  if (c->rec.log_path.empty()) return failed_precondition("reopen log of container " + c->rec.id + ": it has no log file");
-  return berth::reopen_log(c->socket, std::chrono::seconds(10)).context("reopen log of container " + c->rec.id);
+  {
+    MutexLock lock(c->mu);
+    if (c->rec.state != v1::CONTAINER_RUNNING)
+      return failed_precondition("reopen log of container " + c->id + ": it is not running");
+    if (c->rec.log_path.empty())
+      return failed_precondition("reopen log of container " + c->id + ": it has no log file");
+  }
+  return berth::reopen_log(c->socket, std::chrono::seconds(10)).context("reopen log of container " + c->id);
 }
 
 }  // namespace berth

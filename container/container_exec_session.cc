@@ -19,6 +19,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "berth/mutex.h"
 #include "berth/process_identity.h"
 #include "berth/atomic_file.h"
 #include "berth/file_text.h"
@@ -58,18 +59,18 @@ std::string random_hex() {
 // The running runtime: killed and reaped, and its files removed, when the last owner lets go.
 struct ExecProcess {
   pid_t pid = -1;
-  std::string base;  // <bundle>/exec-<hex>: .json (process), .pid, .log
+  std::string base;          // <bundle>/exec-<hex>: .json (process), .pid, .log
   std::string container_id;  // the cgroup the exec'd process runs in
-  std::mutex mu;
-  bool reaped = false;
-  int status = 0;
+  Mutex mu;
+  bool reaped BERTH_GUARDED_BY(mu) = false;
+  int status BERTH_GUARDED_BY(mu) = 0;
 
   bool runtime_exited() {
     siginfo_t info{};
     return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
   }
   void kill_process() {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     if (reaped) return;
     // The runtime forwards signals, but a SIGKILL'd runtime cannot: kill the process itself too.
     // The process runs (and may already have talked to the client) a moment before the runtime
@@ -86,7 +87,7 @@ struct ExecProcess {
     ::kill(pid, SIGKILL);  // the runtime: berthd's own unreaped child, so its pid cannot be reused
   }
   int wait() {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     if (!reaped) {
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
@@ -117,10 +118,10 @@ Result<ExecSession> ContainerManager::exec_session(const std::string& id_or_pref
   Status err;
   auto c = impl_->find(id_or_prefix, &err);
   if (!c) return err;
-  const std::string id = c->rec.id;
-  if (req.cmd.empty()) return invalid_argument("cmd: must not be empty");
-  if (c->state() != v1::CONTAINER_RUNNING) return failed_precondition("exec in container " + id + ": it is not running");
-  auto rt = impl_->runtime_for(c->rec.runtime_handler);
+  const std::string id = c->id;
+  if (c->state() != v1::CONTAINER_RUNNING)
+    return failed_precondition("exec in container " + id + ": it is not running");
+  auto rt = impl_->runtime_for(c->runtime_handler);
   if (!rt.ok()) return rt.status();
   auto spec = nlohmann::json::parse(read_text_file(c->bundle + "/config.json"), nullptr, false);
   if (!spec.is_object()) return internal_error("exec in container " + id + ": its config.json is unreadable");
@@ -131,10 +132,11 @@ Result<ExecSession> ContainerManager::exec_session(const std::string& id_or_pref
   auto proc = std::make_shared<ExecProcess>();
   std::string hex = random_hex();
   proc->base = c->bundle + "/exec-" + hex;
-  proc->container_id = c->rec.id;
+  proc->container_id = c->id;
   if (Status s = write_file_atomically(proc->base + ".json", process.dump(), 0600, false); !s.ok()) return s;
-  std::vector<std::string> args{"--log", proc->base + ".log", "--log-format", "json", "exec", "--process", proc->base + ".json",
-                                "--pid-file", proc->base + ".pid"};
+  std::vector<std::string> args{
+      "--log",      proc->base + ".log", "--log-format", "json", "exec", "--process", proc->base + ".json",
+      "--pid-file", proc->base + ".pid"};
   UniqueFd master, slave;
   if (req.tty) {
     winsize ws{};
@@ -148,16 +150,19 @@ Result<ExecSession> ContainerManager::exec_session(const std::string& id_or_pref
   // with a terminal, which carries the stdio itself).
   ExecSession session;
   Pipe in, out, errp;
-  for (auto [want, pipe] : {std::pair{req.stdin && !req.tty, &in}, {req.stdout && !req.tty, &out}, {req.stderr && !req.tty, &errp}}) {
+  for (auto [want, pipe] :
+       {std::pair{req.stdin && !req.tty, &in}, {req.stdout && !req.tty, &out}, {req.stderr && !req.tty, &errp}}) {
     if (!want) continue;
     auto p = make_pipe();
     if (!p.ok()) return p.status();
     *pipe = std::move(*p);
   }
-  auto spawned = spawn_process({.argv = rt->argv(args),
-                                 .stdio = {req.tty ? slave.get() : in.read.get(), req.tty ? slave.get() : out.write.get(),
-                                           req.tty ? slave.get() : errp.write.get()}});
+  auto spawned =
+      spawn_process({.argv = rt->argv(args),
+                     .stdio = {req.tty ? slave.get() : in.read.get(), req.tty ? slave.get() : out.write.get(),
+                               req.tty ? slave.get() : errp.write.get()}});
   if (!spawned.ok()) {
+    MutexLock lock(proc->mu);
     proc->reaped = true;  // nothing to reap
     return spawned.status().context("exec in container " + id);
   }

@@ -47,7 +47,9 @@ Result<json> namespaces(const v1::ContainerConfig& c, const PodForContainer& pod
     case v1::CONTAINER: ns.push_back({{"type", "pid"}}); break;
     case v1::NODE:
       if (!pod.host_pid)
-        return invalid_argument("config.linux.security_context.namespace_options.pid: NODE in a pod whose sandbox has its own PID namespace");
+        return invalid_argument(
+            "config.linux.security_context.namespace_options.pid: NODE in a pod whose sandbox has its own PID "
+            "namespace");
       break;
     case v1::TARGET:
       if (opt.target_id().empty() || in.target_pid <= 0)
@@ -75,10 +77,19 @@ Result<json> devices(const v1::ContainerConfig& c, bool privileged, json* rules)
   *rules = json::array({{{"allow", false}, {"access", "rwm"}}});
   if (privileged) *rules = json::array({{{"allow", true}, {"access", "rwm"}}});
   for (const auto& d : *resolved) {
-    out.push_back({{"path", d.path}, {"type", std::string(1, d.type)}, {"major", d.major}, {"minor", d.minor},
-                   {"fileMode", d.file_mode}, {"uid", d.uid}, {"gid", d.gid}});
+    out.push_back({{"path", d.path},
+                   {"type", std::string(1, d.type)},
+                   {"major", d.major},
+                   {"minor", d.minor},
+                   {"fileMode", d.file_mode},
+                   {"uid", d.uid},
+                   {"gid", d.gid}});
     if (!privileged)
-      rules->push_back({{"allow", true}, {"type", std::string(1, d.type)}, {"major", d.major}, {"minor", d.minor}, {"access", d.access}});
+      rules->push_back({{"allow", true},
+                        {"type", std::string(1, d.type)},
+                        {"major", d.major},
+                        {"minor", d.minor},
+                        {"access", d.access}});
   }
   return out;
 }
@@ -122,8 +133,8 @@ Result<json> oci_resources(const v1::LinuxContainerResources& r, bool cgroup_v2)
   return res;
 }
 
-Result<json> linux_section(const v1::ContainerConfig& c, const PodForContainer& pod, const ContainerSpecInputs& in, bool privileged,
-                           const std::vector<std::string>& capabilities) {
+Result<json> linux_section(const v1::ContainerConfig& c, const PodForContainer& pod, const ContainerSpecInputs& in,
+                           bool privileged, const std::vector<std::string>& capabilities) {
   const auto& sc = c.linux().security_context();
   auto ns = namespaces(c, pod, in);
   if (!ns.ok()) return ns.status();
@@ -149,7 +160,8 @@ Result<json> linux_section(const v1::ContainerConfig& c, const PodForContainer& 
   return linux;
 }
 
-Result<std::string> apparmor_profile(const v1::LinuxContainerSecurityContext& sc, bool host_apparmor, const std::string& default_profile) {
+Result<std::string> apparmor_profile(const v1::LinuxContainerSecurityContext& sc, bool host_apparmor,
+                                     const std::string& default_profile) {
   std::string field = "config.linux.security_context.apparmor";
   std::string kind, name;
   if (sc.has_apparmor()) {
@@ -162,15 +174,20 @@ Result<std::string> apparmor_profile(const v1::LinuxContainerSecurityContext& sc
   } else {
     field = "config.linux.security_context.apparmor_profile";
     const std::string& p = sc.apparmor_profile();
-    if (p.empty() || p == "runtime/default") kind = "default";
-    else if (p == "unconfined") kind = "unconfined";
-    else if (p.rfind("localhost/", 0) == 0) kind = "localhost", name = p.substr(10);
-    else return invalid_argument(field + ": unknown profile '" + p + "'");
+    if (p.empty() || p == "runtime/default")
+      kind = "default";
+    else if (p == "unconfined")
+      kind = "unconfined";
+    else if (p.rfind("localhost/", 0) == 0)
+      kind = "localhost", name = p.substr(10);
+    else
+      return invalid_argument(field + ": unknown profile '" + p + "'");
   }
   if (sc.privileged() && kind != "localhost") return std::string(host_apparmor ? "unconfined" : "");
   if (kind == "localhost") {
     if (name.empty()) return invalid_argument(field + ": a Localhost profile needs a name");
-    if (!host_apparmor) return invalid_argument(field + ": profile '" + name + "' asked for, but AppArmor is not enabled on this host");
+    if (!host_apparmor)
+      return invalid_argument(field + ": profile '" + name + "' asked for, but AppArmor is not enabled on this host");
     return name;
   }
   if (!host_apparmor) return std::string();

@@ -16,6 +16,7 @@
 #include "berth/cgroup_removal.h"
 #include "berth/cgroups_path.h"
 #include "berth/container_rootfs.h"
+#include "berth/mutex.h"
 #include "berth/prepared_mounts.h"
 #include "berth/fault_point.h"
 #include "berth/file_text.h"
@@ -46,7 +47,8 @@ SpecFacts read_spec_facts(const std::string& bundle) {
   auto spec = nlohmann::json::parse(read_text_file(bundle + "/config.json"), nullptr, false);
   if (!spec.is_object()) return out;
   JsonFields f(spec);
-  if (const nlohmann::json* linux = f.object("linux")) out.cgroups_path = f.nested(*linux, "linux").string("cgroupsPath");
+  if (const nlohmann::json* linux = f.object("linux"))
+    out.cgroups_path = f.nested(*linux, "linux").string("cgroupsPath");
   if (const nlohmann::json* mounts = f.array("mounts"))
     for (size_t i = 0; i < mounts->size(); ++i)
       if ((*mounts)[i].is_object()) out.mount_sources.push_back(f.nested((*mounts)[i], "mounts").string("source"));
@@ -57,7 +59,7 @@ std::string spec_cgroups_path(const std::string& bundle) { return read_spec_fact
 
 }  // namespace
 
-bool ContainerManager::Impl::settle_created(Container& c) {
+bool ContainerManager::Impl::settle_created(Container& c, bool* monitor_lost) {
   ContainerRecord& r = c.rec;
   auto hello = monitor_hello(c.socket, std::chrono::seconds(5));
   if (hello.ok()) {
@@ -65,8 +67,9 @@ bool ContainerManager::Impl::settle_created(Container& c) {
     r.state = v1::CONTAINER_RUNNING;
     r.pid = hello->container_pid ? hello->container_pid : read_pid_file(c.bundle + "/pid");
     r.started_at = wall_clock_ns();
-    spdlog::info("container {}: adopted as RUNNING (pid {}): its StartContainer was cut short after the monitor started it",
-                 r.id, r.pid);
+    spdlog::info(
+        "container {}: adopted as RUNNING (pid {}): its StartContainer was cut short after the monitor started it",
+        r.id, r.pid);
     if (Status s = save(c); !s.ok()) spdlog::error("container {}: {}", r.id, s.message());
     return true;
   }
@@ -96,7 +99,7 @@ bool ContainerManager::Impl::settle_created(Container& c) {
     r.message = "berth-monitor of " + r.id + " is gone; the container it started was killed at berthd's restart";
     r.finished_at = wall_clock_ns();
     r.started_at = r.started_at ? r.started_at : r.finished_at;
-    unmonitored.push_back(r.id);
+    *monitor_lost = true;
     if (Status s = save(c); !s.ok()) spdlog::error("container {}: {}", r.id, s.message());
     return false;
   }
@@ -122,52 +125,76 @@ void ContainerManager::Impl::recover() {
   std::map<std::string, std::vector<std::string>> volume_sources;
   for (auto& rec : loaded.valid) {
     auto c = std::make_shared<Container>();
-    if (!config_from_json(rec.config, &c->config)) {
-      spdlog::error("container {}: its record's config does not decode; the container is left out", rec.id);
-      continue;
+    bool watch = false, monitor_lost = false;
+    std::string key;
+    {
+      // Not shared yet: its locks are taken for what they guard.
+      MutexLock op(c->op);
+      MutexLock lock(c->mu);
+      if (!config_from_json(rec.config, &c->config)) {
+        spdlog::error("container {}: its record's config does not decode; the container is left out", rec.id);
+        continue;
+      }
+      c->bundle = containers_state + "/" + rec.id;
+      c->rootfs = c->bundle + "/rootfs";
+      c->upper = layers_dir + "/" + rec.id + "/upper";
+      c->work = layers_dir + "/" + rec.id + "/work";
+      c->socket = monitor_socket(rec.id);
+      c->exit_file = c->bundle + "/exit.json";
+      SpecFacts facts = read_spec_facts(c->bundle);
+      c->cgroups_path = facts.cgroups_path;
+      volume_sources[rec.id] = facts.mount_sources;
+      if (c->cgroups_path.empty()) {
+        // The bundle went with a reboot: the path is derived again, as CreateContainer did.
+        if (auto pod = opt.pods->info(rec.sandbox_id))
+          if (auto cg = cgroups_path_for(pod->cgroup_parent, rec.id, opt.runtimes.systemd_cgroup()); cg.ok())
+            c->cgroups_path = *cg;
+      }
+      std::string image_signal = rec.stop_signal;
+      if (image_signal.empty())  // a record from before berth kept the image's signal
+        if (auto image = opt.images->find(rec.image_id)) image_signal = image->config.stop_signal;
+      c->stop_signal = stop_signal_of(c->config, image_signal);
+      opt.images->hold(rec.image_id);
+      c->id = rec.id;
+      c->sandbox_id = rec.sandbox_id;
+      c->runtime_handler = rec.runtime_handler;
+      c->rec = std::move(rec);
+      watch = c->rec.state == v1::CONTAINER_RUNNING ||
+              (c->rec.state == v1::CONTAINER_CREATED && settle_created(*c, &monitor_lost));
+      key = name_key(c->sandbox_id, c->config.metadata());
     }
-    c->bundle = containers_state + "/" + rec.id;
-    c->rootfs = c->bundle + "/rootfs";
-    c->upper = layers_dir + "/" + rec.id + "/upper";
-    c->work = layers_dir + "/" + rec.id + "/work";
-    c->socket = monitor_socket(rec.id);
-    c->exit_file = c->bundle + "/exit.json";
-    SpecFacts facts = read_spec_facts(c->bundle);
-    c->cgroups_path = facts.cgroups_path;
-    volume_sources[rec.id] = facts.mount_sources;
-    if (c->cgroups_path.empty()) {
-      // The bundle went with a reboot: the path is derived again, as CreateContainer did.
-      if (auto pod = opt.pods->info(rec.sandbox_id))
-        if (auto cg = cgroups_path_for(pod->cgroup_parent, rec.id, opt.runtimes.systemd_cgroup()); cg.ok()) c->cgroups_path = *cg;
-    }
-    std::string image_signal = rec.stop_signal;
-    if (image_signal.empty())  // a record from before berth kept the image's signal
-      if (auto image = opt.images->find(rec.image_id)) image_signal = image->config.stop_signal;
-    c->stop_signal = stop_signal_of(c->config, image_signal);
-    opt.images->hold(rec.image_id);
-    c->rec = std::move(rec);
-    if (c->rec.state == v1::CONTAINER_RUNNING || (c->rec.state == v1::CONTAINER_CREATED && settle_created(*c)))
-      to_watch.push_back(c);
-    if (!opt.pods->info(c->rec.sandbox_id)) orphans.push_back(c->rec.id);
-    if (Status s = names.reserve(name_key(c->rec.sandbox_id, c->config.metadata()), c->rec.id, "container"); !s.ok())
-      spdlog::warn("container {}: {}", c->rec.id, s.message());
-    containers[c->rec.id] = c;
+    if (watch) to_watch.push_back(c);
+    const bool pod_gone = !opt.pods->info(c->sandbox_id);
+    if (Status s = names.reserve(key, c->id, "container"); !s.ok())
+      spdlog::warn("container {}: {}", c->id, s.message());
+    MutexLock index_lock(mu);
+    if (pod_gone) orphans.push_back(c->id);
+    if (monitor_lost) unmonitored.push_back(c->id);
+    containers[c->id] = c;
   }
   for (const auto& c : to_watch) {
-    if (Status s = watcher->watch(c->rec.id, c->socket, c->exit_file); !s.ok())
-      spdlog::error("container {}: {}", c->rec.id, s.message());
+    if (Status s = watcher->watch(c->id, c->socket, c->exit_file); !s.ok())
+      spdlog::error("container {}: {}", c->id, s.message());
   }
-  if (!loaded.valid.empty())
+  if (!loaded.valid.empty()) {
+    MutexLock lock(mu);
     spdlog::info("containers: recovered {} from records, {} running, {} of gone pods to remove", loaded.valid.size(),
                  to_watch.size(), orphans.size());
+  }
   volumes->recover(volume_sources);
   remove_leftovers();
 }
 
 void ContainerManager::Impl::remove_leftovers() {
   std::error_code ec;
-  std::set<std::string> socket_names;
-  for (const auto& [id, c] : containers) socket_names.insert(fs::path(c->socket).filename());
+  std::set<std::string> socket_names, known;
+  {
+    MutexLock lock(mu);
+    for (const auto& [id, c] : containers) {
+      socket_names.insert(fs::path(c->socket).filename());
+      known.insert(id);
+    }
+  }
   for (const auto& e : fs::directory_iterator(monitors_dir, ec)) {
     if (socket_names.count(e.path().filename())) continue;
     // A monitor of no record: its container is killed (the monitor then exits); what the runtime
@@ -180,60 +207,68 @@ void ContainerManager::Impl::remove_leftovers() {
       spdlog::info("containers: killed the container {} and the monitor {} of leftover socket {} of no known container",
                    hello->container_pid, hello->monitor_pid, e.path().string());
     }
-    if (::unlink(e.path().c_str()) == 0) spdlog::info("containers: removed leftover monitor socket {}", e.path().string());
+    if (::unlink(e.path().c_str()) == 0)
+      spdlog::info("containers: removed leftover monitor socket {}", e.path().string());
   }
   for (const auto& e : fs::directory_iterator(containers_state, ec)) {
     std::string id = e.path().filename();
-    if (containers.count(id)) continue;
+    if (known.count(id)) continue;
     std::string cgroups_path = spec_cgroups_path(e.path());
     Status s = unmount_container_rootfs(e.path() / "rootfs");
     if (s.ok()) s = release_prepared_mounts(e.path() / "mounts");
     if (s.ok() && !cgroups_path.empty()) s = remove_cgroup(cgroups_path, opt.runtimes.systemd_cgroup());
     if (s.ok()) s = remove_tree(e.path());
-    if (!s.ok()) spdlog::warn("containers: cannot remove leftover bundle {}: {}", e.path().string(), s.message());
-    else spdlog::info("containers: removed leftover bundle {} of no known container", e.path().string());
+    if (!s.ok())
+      spdlog::warn("containers: cannot remove leftover bundle {}: {}", e.path().string(), s.message());
+    else
+      spdlog::info("containers: removed leftover bundle {} of no known container", e.path().string());
   }
   for (const auto& e : fs::directory_iterator(layers_dir, ec)) {
     std::string id = e.path().filename();
-    if (containers.count(id) || id.size() != 64) continue;
+    if (known.count(id) || id.size() != 64) continue;
     if (Status s = remove_tree(e.path()); !s.ok())
       spdlog::warn("containers: cannot remove leftover writable layer {}: {}", e.path().string(), s.message());
-    else spdlog::info("containers: removed leftover writable layer {} of no known container", e.path().string());
+    else
+      spdlog::info("containers: removed leftover writable layer {} of no known container", e.path().string());
   }
 }
 
 void ContainerManager::finish_recovery() {
   std::vector<std::string> orphans, unmonitored;
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     orphans = std::move(impl_->orphans);
     unmonitored = std::move(impl_->unmonitored);
   }
   for (const auto& id : unmonitored) {
     auto c = impl_->find(id, nullptr);
     if (!c) continue;
-    std::lock_guard op(c->op);
+    MutexLock op(c->op);
     {
-      std::lock_guard lock(c->mu);
+      MutexLock lock(c->mu);
       if (c->removed) continue;
     }
-    auto rt = impl_->runtime_for(c->rec.runtime_handler);
+    auto rt = impl_->runtime_for(c->runtime_handler);
     Status s = rt.ok() ? rt->remove(id) : rt.status();
     if (s.ok() && !c->cgroups_path.empty()) s = remove_cgroup(c->cgroups_path, impl_->opt.runtimes.systemd_cgroup());
-    if (!s.ok()) spdlog::error("container {}: killing it (it runs without a monitor): {}", id, s.message());
-    else c->runtime_may_exist = false;
+    if (!s.ok())
+      spdlog::error("container {}: killing it (it runs without a monitor): {}", id, s.message());
+    else
+      c->runtime_may_exist = false;
   }
   for (const auto& id : orphans) {
     auto c = impl_->find(id, nullptr);
     if (!c) continue;
-    std::lock_guard op(c->op);
+    MutexLock op(c->op);
     {
-      std::lock_guard lock(c->mu);
+      MutexLock lock(c->mu);
       if (c->removed) continue;  // kubelet removed it meanwhile: its image hold is already gone
     }
     fault_point(FaultPoint::recovery_removing_container);
-    if (Status s = impl_->destroy(*c); !s.ok()) spdlog::error("container {}: removing it (its pod is gone): {}", id, s.message());
-    else spdlog::info("container {}: removed (its pod sandbox {} is gone)", id, c->rec.sandbox_id);
+    if (Status s = impl_->destroy(*c); !s.ok())
+      spdlog::error("container {}: removing it (its pod is gone): {}", id, s.message());
+    else
+      spdlog::info("container {}: removed (its pod sandbox {} is gone)", id, c->sandbox_id);
   }
 }
 

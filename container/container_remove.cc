@@ -7,6 +7,7 @@
 
 #include "berth/cgroup_removal.h"
 #include "berth/container_rootfs.h"
+#include "berth/mutex.h"
 #include "berth/prepared_mounts.h"
 #include "berth/fault_point.h"
 #include "berth/file_tree.h"
@@ -28,12 +29,12 @@ Status failed_step(const std::string& id, const char* step, const Status& st) {
 }  // namespace
 
 Status ContainerManager::Impl::destroy(Container& c) {
-  const std::string id = c.rec.id;
+  const std::string id = c.id;
   if (c.state() == v1::CONTAINER_RUNNING)
     if (Status s = kill_and_wait(c, std::chrono::seconds(30)); !s.ok()) return failed_step(id, "kill", s);
   fault_point(FaultPoint::remove_container_killed);
   if (c.runtime_may_exist) {
-    auto rt = runtime_for(c.rec.runtime_handler);
+    auto rt = runtime_for(c.runtime_handler);
     if (!rt.ok()) return failed_step(id, "runtime", rt.status());
     // An exit is recorded after the monitor reaped the init, so the runtime sees it stopped and a
     // plain delete does. The forced one (which polls in 100 ms sleeps for what it kills) is for
@@ -50,7 +51,8 @@ Status ContainerManager::Impl::destroy(Container& c) {
   fault_point(FaultPoint::remove_container_runtime_deleted);
   // The runtime's delete removes the cgroup; one it lost (its create killed midway) goes here.
   if (!c.cgroups_path.empty())
-    if (Status s = remove_cgroup(c.cgroups_path, opt.runtimes.systemd_cgroup()); !s.ok()) return failed_step(id, "cgroup", s);
+    if (Status s = remove_cgroup(c.cgroups_path, opt.runtimes.systemd_cgroup()); !s.ok())
+      return failed_step(id, "cgroup", s);
   watcher->unwatch(id);
   if (Status s = unmount_container_rootfs(c.rootfs); !s.ok()) return failed_step(id, "rootfs", s);
   if (Status s = release_prepared_mounts(c.bundle + "/mounts"); !s.ok()) return failed_step(id, "mounts", s);
@@ -62,15 +64,18 @@ Status ContainerManager::Impl::destroy(Container& c) {
   fault_point(FaultPoint::remove_container_dirs_removed);
   if (Status s = remove_container_record(records_dir, id); !s.ok()) return failed_step(id, "record", s);
   fault_point(FaultPoint::remove_container_record_removed);
-  opt.images->release(c.rec.image_id);
+  std::string image_id, key;
   {
-    std::lock_guard lock(c.mu);
+    MutexLock lock(c.mu);
+    image_id = c.rec.image_id;
+    key = name_key(c.sandbox_id, c.config.metadata());
     c.removed = true;
   }
+  opt.images->release(image_id);
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     if (auto it = containers.find(id); it != containers.end() && it->second.get() == &c) containers.erase(it);
-    names.release(name_key(c.rec.sandbox_id, c.config.metadata()), id);
+    names.release(key, id);
   }
   emit(c, v1::CONTAINER_DELETED_EVENT);
   return ok_status();
@@ -80,9 +85,9 @@ Status ContainerManager::remove(const std::string& id_or_prefix) {
   Status err;
   auto c = impl_->find(id_or_prefix, &err);
   if (!c) return err.code() == Code::not_found ? ok_status() : err;  // CRI: removing an unknown container succeeds
-  std::lock_guard op(c->op);
+  MutexLock op(c->op);
   {
-    std::lock_guard lock(c->mu);
+    MutexLock lock(c->mu);
     if (c->removed) return ok_status();
   }
   return impl_->destroy(*c);

@@ -72,7 +72,8 @@ Status unmount_container_rootfs(const std::string& target) {
 }
 
 bool is_mount_point(const std::string& path) {
-  struct stat self {}, parent {};
+  struct stat self {
+  }, parent{};
   if (::stat(path.c_str(), &self) != 0 || ::stat((path + "/..").c_str(), &parent) != 0) return false;
   return self.st_dev != parent.st_dev || self.st_ino == parent.st_ino;
 }

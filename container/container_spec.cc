@@ -40,29 +40,45 @@ json default_mounts(bool privileged, bool host_ipc) {
   const char* sys_mode = privileged ? "rw" : "ro";
   json m = json::array({
       {{"destination", "/proc"}, {"type", "proc"}, {"source", "proc"}, {"options", {"nosuid", "noexec", "nodev"}}},
-      {{"destination", "/dev"}, {"type", "tmpfs"}, {"source", "tmpfs"}, {"options", {"nosuid", "strictatime", "mode=755", "size=65536k"}}},
-      {{"destination", "/dev/pts"}, {"type", "devpts"}, {"source", "devpts"},
+      {{"destination", "/dev"},
+       {"type", "tmpfs"},
+       {"source", "tmpfs"},
+       {"options", {"nosuid", "strictatime", "mode=755", "size=65536k"}}},
+      {{"destination", "/dev/pts"},
+       {"type", "devpts"},
+       {"source", "devpts"},
        {"options", {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"}}},
-      {{"destination", "/sys"}, {"type", "sysfs"}, {"source", "sysfs"}, {"options", {"nosuid", "noexec", "nodev", sys_mode}}},
-      {{"destination", "/sys/fs/cgroup"}, {"type", "cgroup"}, {"source", "cgroup"},
+      {{"destination", "/sys"},
+       {"type", "sysfs"},
+       {"source", "sysfs"},
+       {"options", {"nosuid", "noexec", "nodev", sys_mode}}},
+      {{"destination", "/sys/fs/cgroup"},
+       {"type", "cgroup"},
+       {"source", "cgroup"},
        {"options", {"nosuid", "noexec", "nodev", "relatime", sys_mode}}},
   });
   if (!host_ipc)
-    m.push_back({{"destination", "/dev/mqueue"}, {"type", "mqueue"}, {"source", "mqueue"}, {"options", {"nosuid", "noexec", "nodev"}}});
+    m.push_back({{"destination", "/dev/mqueue"},
+                 {"type", "mqueue"},
+                 {"source", "mqueue"},
+                 {"options", {"nosuid", "noexec", "nodev"}}});
   return m;
 }
 
 size_t depth(const std::string& path) { return static_cast<size_t>(std::count(path.begin(), path.end(), '/')); }
 
-Result<std::vector<OciMount>> cri_mounts(const v1::ContainerConfig& c, const ContainerSpecInputs& in, std::string* rootfs_propagation) {
+Result<std::vector<OciMount>> cri_mounts(const v1::ContainerConfig& c, const ContainerSpecInputs& in,
+                                         std::string* rootfs_propagation) {
   std::vector<MountRequest> reqs;
   for (int i = 0; i < c.mounts_size(); ++i) {
     const auto& m = c.mounts(i);
     MountPropagation p = m.propagation() == v1::PROPAGATION_HOST_TO_CONTAINER ? MountPropagation::host_to_container
                          : m.propagation() == v1::PROPAGATION_BIDIRECTIONAL   ? MountPropagation::bidirectional
                                                                               : MountPropagation::private_;
-    if (p == MountPropagation::bidirectional) *rootfs_propagation = "rshared";
-    else if (p == MountPropagation::host_to_container && rootfs_propagation->empty()) *rootfs_propagation = "rslave";
+    if (p == MountPropagation::bidirectional)
+      *rootfs_propagation = "rshared";
+    else if (p == MountPropagation::host_to_container && rootfs_propagation->empty())
+      *rootfs_propagation = "rslave";
     auto source = in.image_sources.find(i);
     reqs.push_back({m.container_path(), m.host_path(), m.readonly(), p, m.recursive_read_only(), m.has_image(),
                     source == in.image_sources.end() ? "" : source->second, id_mappings_of(m.uidmappings()),
@@ -71,9 +87,8 @@ Result<std::vector<OciMount>> cri_mounts(const v1::ContainerConfig& c, const Con
   auto mounts = resolve_mounts(reqs, in.mountinfo, in.mounts);
   if (!mounts.ok()) return mounts.status();
   // Parents before children, whatever order the config gave.
-  std::stable_sort(mounts->begin(), mounts->end(), [](const OciMount& a, const OciMount& b) {
-    return depth(a.destination) < depth(b.destination);
-  });
+  std::stable_sort(mounts->begin(), mounts->end(),
+                   [](const OciMount& a, const OciMount& b) { return depth(a.destination) < depth(b.destination); });
   return mounts;
 }
 
@@ -92,14 +107,15 @@ json annotations(const v1::ContainerConfig& c, const PodForContainer& pod, const
 
 }  // namespace
 
-Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const PodForContainer& pod, const ImageForContainer& image,
-                                           const ContainerSpecInputs& in) {
-  if (c.metadata().name().empty()) return invalid_argument("config.metadata.name: must not be empty");
+Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const PodForContainer& pod,
+                                           const ImageForContainer& image, const ContainerSpecInputs& in) {
   const auto& sc = c.linux().security_context();
   if (sc.privileged() && !pod.privileged)
-    return invalid_argument("config.linux.security_context.privileged: the pod sandbox " + pod.id + " is not privileged");
+    return invalid_argument("config.linux.security_context.privileged: the pod sandbox " + pod.id +
+                            " is not privileged");
 
-  auto args = resolve_process_args(image.process, {c.command().begin(), c.command().end()}, {c.args().begin(), c.args().end()});
+  auto args =
+      resolve_process_args(image.process, {c.command().begin(), c.command().end()}, {c.args().begin(), c.args().end()});
   if (!args.ok()) return args.status();
   auto env = process_env(c, pod, image);
   if (!env.ok()) return env.status();
@@ -113,21 +129,28 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
   auto user = resolve_user(in.rootfs, ureq);
   if (!user.ok()) return user.status();
 
-  CapabilityRequest creq{.add = {sc.capabilities().add_capabilities().begin(), sc.capabilities().add_capabilities().end()},
-                         .drop = {sc.capabilities().drop_capabilities().begin(), sc.capabilities().drop_capabilities().end()},
-                         .ambient = {sc.capabilities().add_ambient_capabilities().begin(), sc.capabilities().add_ambient_capabilities().end()},
-                         .privileged = sc.privileged()};
+  CapabilityRequest creq{
+      .add = {sc.capabilities().add_capabilities().begin(), sc.capabilities().add_capabilities().end()},
+      .drop = {sc.capabilities().drop_capabilities().begin(), sc.capabilities().drop_capabilities().end()},
+      .ambient = {sc.capabilities().add_ambient_capabilities().begin(),
+                  sc.capabilities().add_ambient_capabilities().end()},
+      .privileged = sc.privileged()};
   auto caps = resolve_capabilities(creq);
   if (!caps.ok()) return caps.status();
 
   json juser = {{"uid", user->uid}, {"gid", user->gid}};
   if (!user->additional_gids.empty()) juser["additionalGids"] = user->additional_gids;
-  std::string cwd = !c.working_dir().empty() ? c.working_dir() : !image.process.working_dir.empty() ? image.process.working_dir : "/";
-  if (cwd[0] != '/') return invalid_argument("config.working_dir: '" + cwd + "' is not an absolute path");
+  // The config's working_dir was checked with the request (server/container_config_checks.cc); the
+  // image's comes from its config blob.
+  std::string cwd = !c.working_dir().empty()             ? c.working_dir()
+                    : !image.process.working_dir.empty() ? image.process.working_dir
+                                                         : "/";
+  if (cwd[0] != '/')
+    return invalid_argument("image " + image.name + ": config.WorkingDir '" + cwd + "' is not an absolute path");
   int64_t oom = std::max<int64_t>(c.linux().resources().oom_score_adj(), in.min_oom_score_adj);
   if (c.linux().resources().oom_score_adj() < -1000 || c.linux().resources().oom_score_adj() > 1000)
-    return invalid_argument("config.linux.resources.oom_score_adj: " + std::to_string(c.linux().resources().oom_score_adj()) +
-                            " is outside -1000..1000");
+    return invalid_argument("config.linux.resources.oom_score_adj: " +
+                            std::to_string(c.linux().resources().oom_score_adj()) + " is outside -1000..1000");
   json process = {{"terminal", c.tty()},
                   {"user", juser},
                   {"args", *args},
@@ -136,7 +159,8 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
                   {"capabilities", {{"bounding", caps->caps}, {"effective", caps->caps}, {"permitted", caps->caps}}},
                   {"noNewPrivileges", sc.no_new_privs()},
                   {"oomScoreAdj", oom}};
-  if (in.nofile > 0) process["rlimits"] = json::array({{{"type", "RLIMIT_NOFILE"}, {"hard", in.nofile}, {"soft", in.nofile}}});
+  if (in.nofile > 0)
+    process["rlimits"] = json::array({{{"type", "RLIMIT_NOFILE"}, {"hard", in.nofile}, {"soft", in.nofile}}});
   if (!caps->ambient.empty()) {
     process["capabilities"]["ambient"] = caps->ambient;
     process["capabilities"]["inheritable"] = caps->ambient;
@@ -153,17 +177,24 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
   };
   json jmounts = default_mounts(sc.privileged(), pod.host_ipc);
   if (!taken("/dev/shm"))
-    jmounts.push_back({{"destination", "/dev/shm"}, {"type", "bind"}, {"source", pod.shm_path}, {"options", {"rbind", "rprivate", "rw"}}});
+    jmounts.push_back({{"destination", "/dev/shm"},
+                       {"type", "bind"},
+                       {"source", pod.shm_path},
+                       {"options", {"rbind", "rprivate", "rw"}}});
   const char* file_mode = sc.readonly_rootfs() ? "ro" : "rw";
   for (const char* f : {"hosts", "hostname", "resolv.conf"}) {
     std::string dest = std::string("/etc/") + f;
     if (!taken(dest))
-      jmounts.push_back({{"destination", dest}, {"type", "bind"}, {"source", pod.files_dir + "/" + f}, {"options", {"rbind", "rprivate", file_mode}}});
+      jmounts.push_back({{"destination", dest},
+                         {"type", "bind"},
+                         {"source", pod.files_dir + "/" + f},
+                         {"options", {"rbind", "rprivate", file_mode}}});
   }
   std::vector<PreparedMount> prepared;
   for (const auto& m : *mounts) {
     jmounts.push_back({{"destination", m.destination}, {"type", m.type}, {"source", m.source}, {"options", m.options}});
-    if (!m.prepared_from.empty()) prepared.push_back({m.prepared_from, m.source, m.prepared_read_only, m.uid_mappings, m.gid_mappings, m.field});
+    if (!m.prepared_from.empty())
+      prepared.push_back({m.prepared_from, m.source, m.prepared_read_only, m.uid_mappings, m.gid_mappings, m.field});
   }
 
   auto linux = linux_section(c, pod, in, sc.privileged(), caps->caps);
@@ -203,8 +234,10 @@ int signal_number(const std::string& name) {
   // Real-time signals: RTMIN, RTMIN+3 / RTMINPLUS3, RTMAX, RTMAX-2 / RTMAXMINUS2.
   auto offset = [&](size_t at) {
     std::string rest = s.substr(at);
-    if (rest.rfind("PLUS", 0) == 0 || rest.rfind("MINUS", 0) == 0) rest = rest.substr(rest[0] == 'P' ? 4 : 5);
-    else if (!rest.empty() && (rest[0] == '+' || rest[0] == '-')) rest = rest.substr(1);
+    if (rest.rfind("PLUS", 0) == 0 || rest.rfind("MINUS", 0) == 0)
+      rest = rest.substr(rest[0] == 'P' ? 4 : 5);
+    else if (!rest.empty() && (rest[0] == '+' || rest[0] == '-'))
+      rest = rest.substr(1);
     return rest.empty() ? 0 : std::atoi(rest.c_str());
   };
   if (s.rfind("RTMIN", 0) == 0) return SIGRTMIN + offset(5);

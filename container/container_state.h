@@ -16,6 +16,7 @@
 #include "berth/cri_messages.h"
 #include "berth/monitor.h"
 #include "berth/monitor_watcher.h"
+#include "berth/mutex.h"
 #include "berth/name_reservations.h"
 #include "exec_helper.h"
 #include "image_volumes.h"
@@ -25,20 +26,23 @@
 namespace berth {
 
 struct Container {
-  std::mutex op;
-  mutable std::mutex mu;
+  // Set when the container is made or recovered, before it is shared, then read-only (rec holds
+  // them too, under mu).
+  std::string id, sandbox_id, runtime_handler;
+  Mutex op;
+  mutable Mutex mu;
   std::condition_variable exited;  // notified (under mu) when rec.state becomes EXITED
-  ContainerRecord rec;             // guarded by mu
-  runtime::v1::ContainerConfig config;  // guarded by mu (resources change)
+  ContainerRecord rec BERTH_GUARDED_BY(mu);
+  runtime::v1::ContainerConfig config BERTH_GUARDED_BY(mu);  // resources change
   std::string bundle, rootfs, upper, work, socket, exit_file, cgroups_path;
   int stop_signal = 15;
-  bool removed = false;  // guarded by mu
-  // Whether the runtime may hold state for it (guarded by op): false from CreateContainer until
-  // StartContainer spawns its monitor; true after a restart, when that is not known.
-  bool runtime_may_exist = true;
+  bool removed BERTH_GUARDED_BY(mu) = false;
+  // Whether the runtime may hold state for it: false from CreateContainer until StartContainer
+  // spawns its monitor; true after a restart, when that is not known.
+  bool runtime_may_exist BERTH_GUARDED_BY(op) = true;
 
   runtime::v1::ContainerState state() const {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     return static_cast<runtime::v1::ContainerState>(rec.state);
   }
 };
@@ -46,8 +50,8 @@ struct Container {
 struct ContainerManager::Impl {
   ContainerManagerOptions opt;
   std::string containers_state, monitors_dir, layers_dir, records_dir, quarantine_dir;
-  std::mutex mu;
-  std::map<std::string, std::shared_ptr<Container>> containers;
+  Mutex mu;
+  std::map<std::string, std::shared_ptr<Container>> containers BERTH_GUARDED_BY(mu);
   NameReservations names;  // sandbox id + name + attempt -> id
   std::unique_ptr<MonitorWatcher> watcher;
   // Deletes the runtime's state of containers that exited (on_exit posts), as containerd deletes
@@ -57,17 +61,18 @@ struct ContainerManager::Impl {
   ExecHelperBinary exec_helper;
   SeccompProgramCache seccomp_programs;
   // Recovered containers whose pod is gone, or that run without a monitor: finish_recovery's work.
-  std::vector<std::string> orphans, unmonitored;
+  std::vector<std::string> orphans BERTH_GUARDED_BY(mu), unmonitored BERTH_GUARDED_BY(mu);
 
   Result<OciRuntime> runtime_for(const std::string& handler) const;
   // Recovery (container_recovery.cc): records back into the index, checked against the monitors.
   void recover();
   // A CREATED record whose StartContainer a crash cut short: adopts a running monitor, or takes
   // the exit it left, or stays CREATED. Returns true when the container is to be watched.
-  bool settle_created(Container& c);
+  // `monitor_lost`: the runtime runs it but no monitor holds it (finish_recovery kills it).
+  bool settle_created(Container& c, bool* monitor_lost) BERTH_REQUIRES(c.op, c.mu);
   void remove_leftovers();
   // Every resource of a container, whatever its state (container_remove.cc); call with c.op held.
-  Status destroy(Container& c);
+  Status destroy(Container& c) BERTH_REQUIRES(c.op);
   // Named by the first 128 bits of the id, to keep the path short.
   std::string monitor_socket(const std::string& id) const { return monitors_dir + "/" + id.substr(0, 32) + ".sock"; }
   std::shared_ptr<Container> find(const std::string& id_or_prefix, Status* err);
@@ -77,7 +82,7 @@ struct ContainerManager::Impl {
   // The runtime's plain delete of an exited container, under its op; on failure, or when it did
   // not run, destroy() deletes it as before.
   void delete_exited_runtime(Container& c);
-  Status save(Container& c) const;  // writes c.rec; call with c.mu held
+  Status save(Container& c) const BERTH_REQUIRES(c.mu);  // writes c.rec
   // Kills (SIGKILL) a running container and waits for its exit to be recorded.
   Status kill_and_wait(Container& c, std::chrono::seconds timeout);
   bool wait_exited(Container& c, std::chrono::milliseconds timeout) const;

@@ -14,6 +14,7 @@
 #include "berth/cgroups_path.h"
 #include "berth/fault_point.h"
 #include "berth/monitor.h"
+#include "berth/mutex.h"
 #include "berth/process_identity.h"
 #include "berth/wall_clock.h"
 #include "container_state.h"
@@ -32,19 +33,19 @@ namespace {
 bool signal_init(const Container& c, int signal) {
   pid_t pid;
   {
-    std::lock_guard lock(c.mu);
+    MutexLock lock(c.mu);
     pid = c.rec.pid;
   }
   if (pid <= 0) return false;
   UniqueFd fd = open_pidfd(pid);
-  if (!fd || !process_in_cgroup_leaf(pid, c.rec.id)) return false;
+  if (!fd || !process_in_cgroup_leaf(pid, c.id)) return false;
   return ::syscall(SYS_pidfd_send_signal, fd.get(), signal, nullptr, 0) == 0;
 }
 
 // The signal through the pidfd, else through the runtime's kill.
 Status send_signal(const Container& c, const OciRuntime& rt, int signal) {
   if (signal_init(c, signal)) return ok_status();
-  return rt.kill(c.rec.id, signal);
+  return rt.kill(c.id, signal);
 }
 
 }  // namespace
@@ -52,13 +53,13 @@ Status send_signal(const Container& c, const OciRuntime& rt, int signal) {
 void ContainerManager::Impl::on_exit(const std::string& id, const ExitInfo& exit) {
   std::shared_ptr<Container> c;
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     auto it = containers.find(id);
     if (it == containers.end()) return;
     c = it->second;
   }
   {
-    std::lock_guard lock(c->mu);
+    MutexLock lock(c->mu);
     if (c->removed || c->rec.state == v1::CONTAINER_EXITED) return;
     c->rec.state = v1::CONTAINER_EXITED;
     c->rec.exit_code = exit.exit_code < 0 ? 128 : exit.exit_code;
@@ -81,50 +82,55 @@ void ContainerManager::Impl::on_exit(const std::string& id, const ExitInfo& exit
 }
 
 void ContainerManager::Impl::delete_exited_runtime(Container& c) {
-  std::lock_guard op(c.op);  // after the StopContainer that saw this exit, before a RemoveContainer
+  MutexLock op(c.op);  // after the StopContainer that saw this exit, before a RemoveContainer
   if (!c.runtime_may_exist) return;
   {
-    std::lock_guard lock(c.mu);
+    MutexLock lock(c.mu);
     if (c.removed || c.rec.state != v1::CONTAINER_EXITED) return;
   }
-  auto rt = runtime_for(c.rec.runtime_handler);
+  auto rt = runtime_for(c.runtime_handler);
   if (!rt.ok()) return;
   // A plain delete: the init was reaped before its exit was recorded. In a pod-wide PID namespace
   // the runtime kills what the init left in the container's cgroup, as containerd's shim does
   // at the init's exit.
-  if (Status s = rt->remove_stopped(c.rec.id); !s.ok()) {
-    spdlog::warn("container {}: deleting it from the runtime at its exit: {}; RemoveContainer will", c.rec.id, s.message());
+  if (Status s = rt->remove_stopped(c.id); !s.ok()) {
+    spdlog::warn("container {}: deleting it from the runtime at its exit: {}; RemoveContainer will", c.id, s.message());
     return;
   }
   c.runtime_may_exist = false;
 }
 
 bool ContainerManager::Impl::wait_exited(Container& c, std::chrono::milliseconds timeout) const {
-  std::unique_lock lock(c.mu);
-  return c.exited.wait_for(lock, timeout, [&] { return c.rec.state == v1::CONTAINER_EXITED; });
+  MutexLock lock(c.mu);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (c.rec.state != v1::CONTAINER_EXITED)
+    if (c.exited.wait_until(lock.native(), deadline) == std::cv_status::timeout)
+      return c.rec.state == v1::CONTAINER_EXITED;
+  return true;
 }
 
 Status ContainerManager::Impl::kill_and_wait(Container& c, std::chrono::seconds timeout) {
-  auto rt = runtime_for(c.rec.runtime_handler);
+  auto rt = runtime_for(c.runtime_handler);
   if (!rt.ok()) return rt.status();
   Status killed = send_signal(c, *rt, SIGKILL);
   if (wait_exited(c, timeout)) return ok_status();
   // No exit came: the monitor could not be watched (logged at start). When the runtime says the
   // container is gone, record the exit from its exit file (or as unknown) rather than fail
   // every stop of it from now on.
-  if (auto st = rt->state(c.rec.id); st.ok() ? st->status == "stopped" : st.status().code() == Code::not_found) {
+  if (auto st = rt->state(c.id); st.ok() ? st->status == "stopped" : st.status().code() == Code::not_found) {
     ExitInfo exit;
     if (auto from_file = read_exit_file(c.exit_file); from_file.ok()) {
       exit = *from_file;
     } else {
       exit.exit_code = kUnknownExitCode;
-      exit.reason = "the exit of container " + c.rec.id + " was not reported by its monitor";
+      exit.reason = "the exit of container " + c.id + " was not reported by its monitor";
     }
-    on_exit(c.rec.id, exit);
+    on_exit(c.id, exit);
     return ok_status();
   }
-  if (!killed.ok()) return killed.context("kill container " + c.rec.id);
-  return deadline_exceeded("container " + c.rec.id + " did not exit within " + std::to_string(timeout.count()) + "s of SIGKILL");
+  if (!killed.ok()) return killed.context("kill container " + c.id);
+  return deadline_exceeded("container " + c.id + " did not exit within " + std::to_string(timeout.count()) +
+                           "s of SIGKILL");
 }
 
 Status ContainerManager::stop(const std::string& id_or_prefix, int64_t timeout_seconds) {
@@ -135,11 +141,11 @@ Status ContainerManager::stop(const std::string& id_or_prefix, int64_t timeout_s
   // that op for a runtime start-up or longer, and StopPodSandbox (which stops every container of
   // the pod first) would wait for it.
   if (c->state() == v1::CONTAINER_EXITED) return ok_status();
-  std::lock_guard op(c->op);
+  MutexLock op(c->op);
   if (c->state() != v1::CONTAINER_RUNNING) return ok_status();
-  const std::string id = c->rec.id;
+  const std::string id = c->id;
   if (timeout_seconds > 0) {
-    auto rt = impl_->runtime_for(c->rec.runtime_handler);
+    auto rt = impl_->runtime_for(c->runtime_handler);
     if (!rt.ok()) return rt.status();
     Status sent = send_signal(*c, *rt, c->stop_signal);
     if (!sent.ok() && c->state() == v1::CONTAINER_RUNNING) spdlog::warn("stop container {}: {}", id, sent.message());

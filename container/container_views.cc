@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "berth/file_text.h"
+#include "berth/mutex.h"
 #include "container_state.h"
 
 namespace berth {
@@ -36,37 +37,37 @@ Status ContainerManager::status(const std::string& id_or_prefix, bool verbose, v
   std::string bundle;
   int pid = 0;
   {
-    std::lock_guard lock(c->mu);
-    const ContainerRecord& r = c->rec;
+    MutexLock lock(c->mu);
     auto* st = out->mutable_status();
-    st->set_id(r.id);
+    st->set_id(c->rec.id);
     *st->mutable_metadata() = c->config.metadata();
-    st->set_state(static_cast<v1::ContainerState>(r.state));
-    st->set_created_at(r.created_at);
-    st->set_started_at(r.started_at);
-    st->set_finished_at(r.finished_at);
-    st->set_exit_code(r.exit_code);
+    st->set_state(static_cast<v1::ContainerState>(c->rec.state));
+    st->set_created_at(c->rec.created_at);
+    st->set_started_at(c->rec.started_at);
+    st->set_finished_at(c->rec.finished_at);
+    st->set_exit_code(c->rec.exit_code);
     *st->mutable_image() = c->config.image();
-    st->set_image_ref(r.image_ref);
-    st->set_image_id(r.image_id);
-    st->set_reason(r.reason);
-    st->set_message(r.message);
+    st->set_image_ref(c->rec.image_ref);
+    st->set_image_id(c->rec.image_id);
+    st->set_reason(c->rec.reason);
+    st->set_message(c->rec.message);
     st->mutable_labels()->insert(c->config.labels().begin(), c->config.labels().end());
     st->mutable_annotations()->insert(c->config.annotations().begin(), c->config.annotations().end());
     *st->mutable_mounts() = c->config.mounts();
-    st->set_log_path(r.log_path);
+    st->set_log_path(c->rec.log_path);
     *st->mutable_resources()->mutable_linux() = c->config.linux().resources();
     auto* user = st->mutable_user()->mutable_linux();
-    user->set_uid(r.uid);
-    user->set_gid(r.gid);
-    for (auto g : r.additional_gids) user->add_supplemental_groups(g);
+    user->set_uid(c->rec.uid);
+    user->set_gid(c->rec.gid);
+    for (auto g : c->rec.additional_gids) user->add_supplemental_groups(g);
     v1::Signal sig;
     if (v1::Signal_Parse(stop_signal_name(c->stop_signal), &sig)) st->set_stop_signal(sig);
     bundle = c->bundle;
-    pid = r.state == v1::CONTAINER_RUNNING ? r.pid : 0;
+    pid = c->rec.state == v1::CONTAINER_RUNNING ? c->rec.pid : 0;
   }
   if (verbose) {
-    nlohmann::json info = {{"pid", pid}, {"sandboxID", c->rec.sandbox_id}, {"bundle", bundle}, {"cgroupsPath", c->cgroups_path}};
+    nlohmann::json info = {
+        {"pid", pid}, {"sandboxID", c->sandbox_id}, {"bundle", bundle}, {"cgroupsPath", c->cgroups_path}};
     auto spec = nlohmann::json::parse(read_text_file(bundle + "/config.json"), nullptr, false);
     if (!spec.is_discarded()) info["runtimeSpec"] = spec;
     (*out->mutable_info())["info"] = info.dump();
@@ -77,7 +78,7 @@ Status ContainerManager::status(const std::string& id_or_prefix, bool verbose, v
 std::vector<v1::Container> ContainerManager::list(const v1::ContainerFilter& f) {
   std::vector<std::shared_ptr<Container>> all;
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     all.reserve(impl_->containers.size());
     for (const auto& [id, c] : impl_->containers)
       if (f.id().empty() || id.rfind(f.id(), 0) == 0) all.push_back(c);
@@ -85,20 +86,19 @@ std::vector<v1::Container> ContainerManager::list(const v1::ContainerFilter& f) 
   std::vector<v1::Container> out;
   out.reserve(all.size());
   for (const auto& c : all) {
-    std::lock_guard lock(c->mu);
-    const ContainerRecord& r = c->rec;
-    if (!f.pod_sandbox_id().empty() && r.sandbox_id.rfind(f.pod_sandbox_id(), 0) != 0) continue;
-    if (f.has_state() && f.state().state() != r.state) continue;
+    MutexLock lock(c->mu);
+    if (!f.pod_sandbox_id().empty() && c->rec.sandbox_id.rfind(f.pod_sandbox_id(), 0) != 0) continue;
+    if (f.has_state() && f.state().state() != c->rec.state) continue;
     if (!labels_match(c->config, f.label_selector())) continue;
     v1::Container& x = out.emplace_back();
-    x.set_id(r.id);
-    x.set_pod_sandbox_id(r.sandbox_id);
+    x.set_id(c->rec.id);
+    x.set_pod_sandbox_id(c->rec.sandbox_id);
     *x.mutable_metadata() = c->config.metadata();
     *x.mutable_image() = c->config.image();
-    x.set_image_ref(r.image_ref);
-    x.set_image_id(r.image_id);
-    x.set_state(static_cast<v1::ContainerState>(r.state));
-    x.set_created_at(r.created_at);
+    x.set_image_ref(c->rec.image_ref);
+    x.set_image_id(c->rec.image_id);
+    x.set_state(static_cast<v1::ContainerState>(c->rec.state));
+    x.set_created_at(c->rec.created_at);
     x.mutable_labels()->insert(c->config.labels().begin(), c->config.labels().end());
     x.mutable_annotations()->insert(c->config.annotations().begin(), c->config.annotations().end());
   }
@@ -106,17 +106,17 @@ std::vector<v1::Container> ContainerManager::list(const v1::ContainerFilter& f) 
 }
 
 static ContainerInfo info_of(const ContainerManager::Impl& impl, const Container& c) {
-  std::lock_guard lock(c.mu);
+  MutexLock lock(c.mu);
   ContainerInfo i;
-  i.id = c.rec.id;
-  i.sandbox_id = c.rec.sandbox_id;
+  i.id = c.id;
+  i.sandbox_id = c.sandbox_id;
   i.state = static_cast<v1::ContainerState>(c.rec.state);
   i.pid = c.rec.pid;
   i.tty = c.config.tty();
   i.stdin = c.config.stdin();
   i.stdin_once = c.config.stdin_once();
   i.monitor_socket = c.socket;
-  auto rt = impl.runtime_for(c.rec.runtime_handler);
+  auto rt = impl.runtime_for(c.runtime_handler);
   if (rt.ok()) {
     i.runtime_binary = rt->binary();
     i.runtime_root = rt->root();
@@ -148,13 +148,13 @@ Result<ContainerInfo> ContainerManager::lookup(const std::string& id_or_prefix) 
 }
 
 static ContainerStatsSource stats_source_of(const Container& c) {
-  std::lock_guard lock(c.mu);
+  MutexLock lock(c.mu);
   ContainerStatsSource s;
-  s.attributes.set_id(c.rec.id);
+  s.attributes.set_id(c.id);
   *s.attributes.mutable_metadata() = c.config.metadata();
   *s.attributes.mutable_labels() = c.config.labels();
   *s.attributes.mutable_annotations() = c.config.annotations();
-  s.sandbox_id = c.rec.sandbox_id;
+  s.sandbox_id = c.sandbox_id;
   s.cgroups_path = c.cgroups_path;
   s.upper_dir = c.upper;
   s.image = c.config.image().image();
@@ -165,7 +165,7 @@ static ContainerStatsSource stats_source_of(const Container& c) {
 std::vector<ContainerStatsSource> ContainerManager::stats_sources() {
   std::vector<std::shared_ptr<Container>> all;
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     all.reserve(impl_->containers.size());
     for (const auto& [id, c] : impl_->containers) all.push_back(c);
   }
@@ -183,7 +183,7 @@ Result<ContainerStatsSource> ContainerManager::stats_source(const std::string& i
 }
 
 size_t ContainerManager::running_count() {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   size_t n = 0;
   for (const auto& [id, c] : impl_->containers) n += c->state() == v1::CONTAINER_RUNNING;
   return n;

@@ -13,7 +13,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool node_from_stat(const struct stat& st, const std::string& container_path, const std::string& access, OciDevice& out) {
+bool node_from_stat(const struct stat& st, const std::string& container_path, const std::string& access,
+                    OciDevice& out) {
   if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) return false;
   out = OciDevice{.path = container_path,
                   .type = S_ISBLK(st.st_mode) ? 'b' : 'c',

@@ -48,12 +48,14 @@ void put_number(std::string& out, wire::Tag tag, uint64_t v) {
 
 int rlimit_number(const std::string& name) {
   static const std::map<std::string, int> names = {
-      {"RLIMIT_CPU", RLIMIT_CPU},         {"RLIMIT_FSIZE", RLIMIT_FSIZE},         {"RLIMIT_DATA", RLIMIT_DATA},
-      {"RLIMIT_STACK", RLIMIT_STACK},     {"RLIMIT_CORE", RLIMIT_CORE},           {"RLIMIT_RSS", RLIMIT_RSS},
-      {"RLIMIT_NPROC", RLIMIT_NPROC},     {"RLIMIT_NOFILE", RLIMIT_NOFILE},       {"RLIMIT_MEMLOCK", RLIMIT_MEMLOCK},
-      {"RLIMIT_AS", RLIMIT_AS},           {"RLIMIT_LOCKS", RLIMIT_LOCKS},         {"RLIMIT_SIGPENDING", RLIMIT_SIGPENDING},
-      {"RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE}, {"RLIMIT_NICE", RLIMIT_NICE},         {"RLIMIT_RTPRIO", RLIMIT_RTPRIO},
-      {"RLIMIT_RTTIME", RLIMIT_RTTIME}};
+      {"RLIMIT_CPU", RLIMIT_CPU},           {"RLIMIT_FSIZE", RLIMIT_FSIZE},
+      {"RLIMIT_DATA", RLIMIT_DATA},         {"RLIMIT_STACK", RLIMIT_STACK},
+      {"RLIMIT_CORE", RLIMIT_CORE},         {"RLIMIT_RSS", RLIMIT_RSS},
+      {"RLIMIT_NPROC", RLIMIT_NPROC},       {"RLIMIT_NOFILE", RLIMIT_NOFILE},
+      {"RLIMIT_MEMLOCK", RLIMIT_MEMLOCK},   {"RLIMIT_AS", RLIMIT_AS},
+      {"RLIMIT_LOCKS", RLIMIT_LOCKS},       {"RLIMIT_SIGPENDING", RLIMIT_SIGPENDING},
+      {"RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE}, {"RLIMIT_NICE", RLIMIT_NICE},
+      {"RLIMIT_RTPRIO", RLIMIT_RTPRIO},     {"RLIMIT_RTTIME", RLIMIT_RTTIME}};
   auto it = names.find(name);
   return it == names.end() ? -1 : it->second;
 }
@@ -87,7 +89,8 @@ Result<ExecHelperBinary> ExecHelperBinary::load(const std::string& path) {
 std::string ExecHelperBinary::exec_path() const { return "/proc/self/fd/" + std::to_string(fd_.get()); }
 
 Result<const json*> spec_process(const json& spec) {
-  if (!spec.is_object()) return internal_error(std::string("config.json: field 'process': missing (the spec is ") + spec.type_name() + ")");
+  if (!spec.is_object())
+    return internal_error(std::string("config.json: field 'process': missing (the spec is ") + spec.type_name() + ")");
   JsonFields f(spec);
   const json* p = f.required_object("process");
   if (!p) return internal_error("config.json: " + f.status().message());
@@ -99,8 +102,9 @@ Result<std::string> exec_helper_request(const json& spec, const std::vector<std:
   auto process = spec_process(spec);
   if (!process.ok()) return process.status();
   const json& p = **process;
-  static const std::set<std::string> known = {"terminal", "consoleSize", "user", "args", "env", "cwd", "capabilities",
-                                              "rlimits", "noNewPrivileges", "apparmorProfile", "oomScoreAdj", "selinuxLabel"};
+  static const std::set<std::string> known = {
+      "terminal",        "consoleSize",     "user",        "args",        "env", "cwd", "capabilities", "rlimits",
+      "noNewPrivileges", "apparmorProfile", "oomScoreAdj", "selinuxLabel"};
   for (const auto& [k, v] : p.items())
     if (!known.count(k)) return unsupported("process." + k);
   JsonFields f(p, "config.json process");
@@ -120,8 +124,10 @@ Result<std::string> exec_helper_request(const json& spec, const std::vector<std:
   }
   if (const json* c = f.object("capabilities")) {
     JsonFields caps = f.nested(*c, "capabilities");
-    const std::pair<const char*, wire::Tag> sets[] = {{"bounding", wire::kCapBounding}, {"effective", wire::kCapEffective},
-                                                      {"permitted", wire::kCapPermitted}, {"inheritable", wire::kCapInheritable},
+    const std::pair<const char*, wire::Tag> sets[] = {{"bounding", wire::kCapBounding},
+                                                      {"effective", wire::kCapEffective},
+                                                      {"permitted", wire::kCapPermitted},
+                                                      {"inheritable", wire::kCapInheritable},
                                                       {"ambient", wire::kCapAmbient}};
     for (auto [name, tag] : sets) {
       auto mask = capability_mask(caps.strings(name), std::string("config.json process.capabilities.") + name);
@@ -129,7 +135,8 @@ Result<std::string> exec_helper_request(const json& spec, const std::vector<std:
       put_number(out, tag, *mask);
     }
   } else {
-    for (wire::Tag t : {wire::kCapBounding, wire::kCapEffective, wire::kCapPermitted, wire::kCapInheritable, wire::kCapAmbient})
+    for (wire::Tag t :
+         {wire::kCapBounding, wire::kCapEffective, wire::kCapPermitted, wire::kCapInheritable, wire::kCapAmbient})
       put_number(out, t, 0);
   }
   put_number(out, wire::kNoNewPrivs, f.boolean("noNewPrivileges", false));
@@ -140,7 +147,8 @@ Result<std::string> exec_helper_request(const json& spec, const std::vector<std:
       if (!f.ok()) break;
       int number = rlimit_number(type);
       if (number < 0) return unsupported("rlimit " + type);
-      std::string rec = le64(static_cast<uint64_t>(number)) + le64(l.integer<uint64_t>("soft", 0)) + le64(l.integer<uint64_t>("hard", 0));
+      std::string rec = le64(static_cast<uint64_t>(number)) + le64(l.integer<uint64_t>("soft", 0)) +
+                        le64(l.integer<uint64_t>("hard", 0));
       put(out, wire::kRlimit, rec.data(), rec.size());
     }
   }
@@ -155,7 +163,9 @@ Result<std::string> exec_helper_request(const json& spec, const std::vector<std:
     JsonFields l(*linux, "linux");
     if (l.has("seccomp")) {
       auto program = seccomp.get(*l.member("seccomp"));
-      if (!program.ok()) return program.status().code() == Code::unimplemented ? program.status() : program.status().context("config.json linux.seccomp");
+      if (!program.ok())
+        return program.status().code() == Code::unimplemented ? program.status()
+                                                              : program.status().context("config.json linux.seccomp");
       put(out, wire::kSeccompBpf, program->bpf.data(), program->bpf.size());
       put_number(out, wire::kSeccompFlags, program->flags);
     }

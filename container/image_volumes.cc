@@ -20,6 +20,7 @@
 #include "berth/file_tree.h"
 #include "berth/image_manager.h"
 #include "berth/layer_mount.h"
+#include "berth/mutex.h"
 #include "berth/prepared_mounts.h"
 #include "berth/unique_fd.h"
 
@@ -48,7 +49,8 @@ Result<std::string> resolve_sub_path(const std::string& volume, const std::strin
   }
   std::error_code ec;
   std::string real = fs::read_symlink("/proc/self/fd/" + std::to_string(fd.get()), ec);
-  if (ec || !path_under(real, volume)) return invalid_argument(field + ".image_sub_path: '" + sub_path + "' leaves the image");
+  if (ec || !path_under(real, volume))
+    return invalid_argument(field + ".image_sub_path: '" + sub_path + "' leaves the image");
   return real;
 }
 
@@ -71,7 +73,8 @@ Status mount_volume(const std::vector<std::string>& layers, const std::string& p
   const std::string staging = path.substr(0, path.rfind('/')) + "/.idmap-" + path.substr(path.rfind('/') + 1);
   auto copies = attach_idmapped_layers(layers, idmap->userns_fd, staging);
   Status mounted = copies.ok() ? mount_layers_read_only(*copies, path) : copies.status();
-  if (Status s = release_prepared_mounts(staging); !s.ok()) spdlog::warn("containers: image volume {}: {}", path, s.message());
+  if (Status s = release_prepared_mounts(staging); !s.ok())
+    spdlog::warn("containers: image volume {}: {}", path, s.message());
   return mounted;
 }
 
@@ -83,10 +86,11 @@ ImageVolumes::ImageVolumes(const std::string& dir, ContainerImages& images) : im
   if (ec) dir_ = dir;
 }
 
-Result<std::string> ImageVolumes::attach(const std::string& pod_id, const std::string& container_id, const std::string& image_ref,
-                                         const std::string& sub_path, const std::string& field, const VolumeIdmap* idmap) {
+Result<std::string> ImageVolumes::attach(const std::string& pod_id, const std::string& container_id,
+                                         const std::string& image_ref, const std::string& sub_path,
+                                         const std::string& field, const VolumeIdmap* idmap) {
   if (image_ref.empty()) return invalid_argument(field + ".image.image: must not be empty");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto held = images_.acquire(image_ref);
   if (!held.ok()) return not_found(field + ".image: image " + image_ref + " not found (pull it first)");
   const ImageRecord& image = held->record();
@@ -108,8 +112,10 @@ Result<std::string> ImageVolumes::attach(const std::string& pod_id, const std::s
   auto source = resolve_sub_path(path, sub_path, field);
   if (!source.ok()) {
     if (it->second.users.empty()) {
-      if (Status s = unmount_locked(path, it->second); !s.ok()) spdlog::warn("containers: {}", s.message());
-      else volumes_.erase(it);
+      if (Status s = unmount_locked(path, it->second); !s.ok())
+        spdlog::warn("containers: {}", s.message());
+      else
+        volumes_.erase(it);
     }
     return source.status();
   }
@@ -129,7 +135,7 @@ Status ImageVolumes::unmount_locked(const std::string& path, Volume& v) {
 }
 
 Status ImageVolumes::detach(const std::string& container_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Status first;
   for (auto it = volumes_.begin(); it != volumes_.end();) {
     Volume& v = it->second;
@@ -155,13 +161,14 @@ Status ImageVolumes::detach(const std::string& container_id) {
 }
 
 void ImageVolumes::recover(const std::map<std::string, std::vector<std::string>>& sources_by_container) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::error_code ec;
   for (const auto& pod : fs::directory_iterator(dir_, ec)) {
     for (const auto& vol : fs::directory_iterator(pod.path(), ec)) {
       const std::string path = vol.path();
       if (vol.path().filename().string().rfind(".idmap-", 0) == 0) {  // layer copies a crash left staged
-        if (Status s = release_prepared_mounts(path); !s.ok()) spdlog::warn("containers: leftover {}: {}", path, s.message());
+        if (Status s = release_prepared_mounts(path); !s.ok())
+          spdlog::warn("containers: leftover {}: {}", path, s.message());
         continue;
       }
       Volume v{"sha256:" + vol.path().filename().string(), {}};
@@ -171,8 +178,10 @@ void ImageVolumes::recover(const std::map<std::string, std::vector<std::string>>
       if (v.users.empty()) {
         // No container uses it: nothing held it since the restart, so nothing is released.
         v.image_id.clear();
-        if (Status s = unmount_locked(path, v); !s.ok()) spdlog::warn("containers: leftover image volume {}: {}", path, s.message());
-        else spdlog::info("containers: removed leftover image volume {} of no known container", path);
+        if (Status s = unmount_locked(path, v); !s.ok())
+          spdlog::warn("containers: leftover image volume {}: {}", path, s.message());
+        else
+          spdlog::info("containers: removed leftover image volume {} of no known container", path);
         continue;
       }
       images_.hold(v.image_id);

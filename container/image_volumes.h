@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "berth/container_manager.h"
+#include "berth/mutex.h"
 #include "berth/status.h"
 
 namespace berth {
@@ -49,12 +50,12 @@ class ImageVolumes {
     std::set<std::string> users;
   };
   // Releases the image once unmounted (image_id cleared: released).
-  Status unmount_locked(const std::string& path, Volume& v);
+  Status unmount_locked(const std::string& path, Volume& v) BERTH_REQUIRES(mu_);
 
   std::string dir_;
   ContainerImages& images_;
-  std::mutex mu_;
-  std::map<std::string, Volume> volumes_;  // by mount path
+  Mutex mu_;
+  std::map<std::string, Volume> volumes_ BERTH_GUARDED_BY(mu_);  // by mount path
 };
 
 }  // namespace berth

@@ -53,7 +53,8 @@ Status make_mount_point(const std::string& source, const std::string& target) {
   struct stat st {};
   if (::stat(source.c_str(), &st) != 0) return errno_status(errno, "stat " + source);
   if (S_ISDIR(st.st_mode)) {
-    if (::mkdir(target.c_str(), 0700) != 0 && errno != EEXIST) return errno_status(errno, "create mount point " + target);
+    if (::mkdir(target.c_str(), 0700) != 0 && errno != EEXIST)
+      return errno_status(errno, "create mount point " + target);
     return ok_status();
   }
   int fd = ::open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
@@ -145,7 +146,8 @@ Status release_prepared_mounts(const std::string& dir) {
     const std::string path = dir + "/" + n;
     // Private first (a copy left by a crash before it was made private), so that the detach is
     // not propagated to the host's mounts below its source.
-    if (::mount(nullptr, path.c_str(), nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 && errno != EINVAL && errno != ENOENT)
+    if (::mount(nullptr, path.c_str(), nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 && errno != EINVAL &&
+        errno != ENOENT)
       return errno_status(errno, "make " + path + " private");
     // Detached: a process still holding a file open there does not keep the copy attached.
     if (::umount2(path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) != 0 && errno != EINVAL && errno != ENOENT)

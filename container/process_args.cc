@@ -17,8 +17,7 @@ Result<std::vector<std::string>> resolve_process_args(const ImageProcessDefaults
     out = image.entrypoint;
     out.insert(out.end(), image.cmd.begin(), image.cmd.end());
   }
-  if (out.empty())
-    return invalid_argument("config.command: no command given and the image has no Entrypoint or Cmd");
+  if (out.empty()) return invalid_argument("config.command: no command given and the image has no Entrypoint or Cmd");
   if (out[0].empty()) return invalid_argument("config.command: the executable name is empty");
   return out;
 }
@@ -29,8 +28,7 @@ Result<std::vector<std::string>> merge_process_env(const std::vector<std::string
   auto key_of = [](const std::string& kv) { return kv.substr(0, kv.find('=')); };
   for (const auto& [key, value] : config_env) {
     if (key.empty()) return invalid_argument("config.envs: an entry has an empty key");
-    if (key.find('=') != std::string::npos)
-      return invalid_argument("config.envs: key '" + key + "' contains '='");
+    if (key.find('=') != std::string::npos) return invalid_argument("config.envs: key '" + key + "' contains '='");
     std::string kv = key + "=" + value;
     bool replaced = false;
     for (auto& existing : out) {

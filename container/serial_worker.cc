@@ -5,13 +5,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include "berth/mutex.h"
+
 namespace berth {
 
 SerialWorker::SerialWorker() : thread_([this] { run(); }) {}
 
 SerialWorker::~SerialWorker() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     tasks_.clear();
   }
@@ -21,7 +23,7 @@ SerialWorker::~SerialWorker() {
 
 void SerialWorker::post(std::function<void()> task) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return;
     tasks_.push_back(std::move(task));
   }
@@ -32,8 +34,8 @@ void SerialWorker::run() {
   for (;;) {
     std::function<void()> task;
     {
-      std::unique_lock lock(mu_);
-      wake_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      MutexLock lock(mu_);
+      while (!stopping_ && tasks_.empty()) wake_.wait(lock.native());
       if (stopping_) return;
       task = std::move(tasks_.front());
       tasks_.pop_front();

@@ -10,6 +10,8 @@
 #include <mutex>
 #include <thread>
 
+#include "berth/mutex.h"
+
 namespace berth {
 
 class SerialWorker {
@@ -23,10 +25,10 @@ class SerialWorker {
 
  private:
   void run();
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable wake_;
-  std::deque<std::function<void()>> tasks_;
-  bool stopping_ = false;
+  std::deque<std::function<void()>> tasks_ BERTH_GUARDED_BY(mu_);
+  bool stopping_ BERTH_GUARDED_BY(mu_) = false;
   std::thread thread_;  // last: started once the rest exists
 };
 

@@ -52,7 +52,8 @@ const std::vector<std::string>* find_by(const FileLines& f, size_t field, const 
 }
 
 Result<uint32_t> checked_id(int64_t v, const char* field) {
-  if (v < 0 || v > 0xFFFFFFFEll) return invalid_argument(std::string(field) + ": " + std::to_string(v) + " is not a valid id");
+  if (v < 0 || v > 0xFFFFFFFEll)
+    return invalid_argument(std::string(field) + ": " + std::to_string(v) + " is not a valid id");
   return static_cast<uint32_t>(v);
 }
 
@@ -97,7 +98,9 @@ Result<ResolvedUser> resolve_user(const std::string& rootfs, const UserRequest& 
       if (const auto* r = find_by(*passwd, 2, user)) take_passwd(*r);
     } else {
       const auto* r = find_by(*passwd, 0, user);
-      if (!r) return invalid_argument("image User '" + req.image_user + "': user '" + user + "' is not in the image's /etc/passwd");
+      if (!r)
+        return invalid_argument("image User '" + req.image_user + "': user '" + user +
+                                "' is not in the image's /etc/passwd");
       take_passwd(*r);
     }
     if (!grp.empty()) {
@@ -105,7 +108,9 @@ Result<ResolvedUser> resolve_user(const std::string& rootfs, const UserRequest& 
         u.gid = *gid;
       } else {
         const auto* r = find_by(*group, 0, grp);
-        if (!r) return invalid_argument("image User '" + req.image_user + "': group '" + grp + "' is not in the image's /etc/group");
+        if (!r)
+          return invalid_argument("image User '" + req.image_user + "': group '" + grp +
+                                  "' is not in the image's /etc/group");
         u.gid = parse_id((*r)[2]).value_or(0);
       }
       gid_known = true;

@@ -33,8 +33,10 @@ std::map<std::string, std::string> challenge_params(const std::string& s) {
 }
 
 bool is_loopback_host(std::string host) {
-  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.find(']') - 1);
-  else if (size_t c = host.rfind(':'); c != std::string::npos && host.find(':') == c) host = host.substr(0, c);
+  if (host.size() > 2 && host.front() == '[')
+    host = host.substr(1, host.find(']') - 1);
+  else if (size_t c = host.rfind(':'); c != std::string::npos && host.find(':') == c)
+    host = host.substr(0, c);
   if (host == "localhost" || host == "::1") return true;
   in_addr a{};
   return ::inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
@@ -60,8 +62,8 @@ Status check_bearer_realm(const std::string& registry_base, const std::string& r
   if (scheme == "https") return ok_status();
   bool plain_registry = registry_base.rfind("http://", 0) == 0 || is_loopback_host(registry_host);
   if (!plain_registry && !is_loopback_host(host))
-    return Status(Code::unauthenticated,
-                  what + "refusing the bearer realm " + realm + ": a token service of an https registry must use https");
+    return Status(Code::unauthenticated, what + "refusing the bearer realm " + realm +
+                                             ": a token service of an https registry must use https");
   if (sends_credentials && host != registry_host && !is_loopback_host(host))
     return Status(Code::unauthenticated, what + "refusing to send credentials over plain http to " + host +
                                              " (the bearer realm names another host)");

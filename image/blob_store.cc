@@ -63,7 +63,8 @@ Result<std::string> BlobStore::read(const std::string& digest, size_t max_size) 
       return errno_status(errno, "read blob " + digest);
     }
     out.append(buf, static_cast<size_t>(n));
-    if (out.size() > max_size) return internal_error("blob " + digest + " is larger than " + std::to_string(max_size) + " bytes");
+    if (out.size() > max_size)
+      return internal_error("blob " + digest + " is larger than " + std::to_string(max_size) + " bytes");
   }
   return out;
 }
@@ -71,7 +72,8 @@ Result<std::string> BlobStore::read(const std::string& digest, size_t max_size) 
 bool BlobStore::looks_like_document(const std::string& digest, size_t max_size) const {
   UniqueFd fd(::open(path(digest).c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st {};
-  if (!fd || ::fstat(fd.get(), &st) != 0 || st.st_size <= 0 || static_cast<uint64_t>(st.st_size) > max_size) return false;
+  if (!fd || ::fstat(fd.get(), &st) != 0 || st.st_size <= 0 || static_cast<uint64_t>(st.st_size) > max_size)
+    return false;
   char head[64];
   ssize_t n = ::pread(fd.get(), head, sizeof head, 0);
   for (ssize_t i = 0; i < n; ++i) {
@@ -82,8 +84,12 @@ bool BlobStore::looks_like_document(const std::string& digest, size_t max_size) 
 }
 
 BlobStore::Writer::Writer(std::string temp, UniqueFd fd, std::string final_path, std::string digest, int64_t size)
-    : temp_(std::move(temp)), final_(std::move(final_path)), digest_(std::move(digest)), fd_(std::move(fd)),
-      expected_size_(size), hash_(std::make_unique<Sha256>()) {}
+    : temp_(std::move(temp)),
+      final_(std::move(final_path)),
+      digest_(std::move(digest)),
+      fd_(std::move(fd)),
+      expected_size_(size),
+      hash_(std::make_unique<Sha256>()) {}
 
 BlobStore::Writer::~Writer() {
   if (!done_ && !temp_.empty()) ::unlink(temp_.c_str());
@@ -124,7 +130,8 @@ Status BlobStore::Writer::commit() {
 Result<std::unique_ptr<BlobStore::Writer>> BlobStore::begin(const std::string& digest, int64_t expected_size) {
   if (!is_sha256_digest(digest)) return invalid_argument("blob digest '" + digest + "' is not a sha256 digest");
   static thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string temp = dir_ + "/tmp/" + digest.substr(7) + "." + (temp_tag_.empty() ? "" : temp_tag_ + ".") + std::to_string(rng());
+  std::string temp =
+      dir_ + "/tmp/" + digest.substr(7) + "." + (temp_tag_.empty() ? "" : temp_tag_ + ".") + std::to_string(rng());
   UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!fd) return errno_status(errno, "create temp blob for " + digest);
   return std::make_unique<Writer>(temp, std::move(fd), path(digest), digest, expected_size);

@@ -57,7 +57,8 @@ class BlobStore {
   std::vector<std::string> list() const;
 
  private:
-  explicit BlobStore(std::string dir, std::string temp_tag = "") : dir_(std::move(dir)), temp_tag_(std::move(temp_tag)) {}
+  explicit BlobStore(std::string dir, std::string temp_tag = "")
+      : dir_(std::move(dir)), temp_tag_(std::move(temp_tag)) {}
   std::string dir_;
   std::string temp_tag_;
 };

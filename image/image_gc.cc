@@ -29,19 +29,24 @@ std::vector<std::string> ImageManager::Impl::collect_garbage_locked() {
   std::vector<std::string> trashed;
   auto to_trash = [&](const std::string& path, const std::string& what) {
     std::string dest = trash_dir() + "/" + std::to_string(trash_serial++);
-    if (::rename(path.c_str(), dest.c_str()) == 0) trashed.push_back(dest);
-    else if (errno != ENOENT) spdlog::warn("images: cannot move {} {} to the trash: {}", what, path, std::strerror(errno));
+    if (::rename(path.c_str(), dest.c_str()) == 0)
+      trashed.push_back(dest);
+    else if (errno != ENOENT)
+      spdlog::warn("images: cannot move {} {} to the trash: {}", what, path, std::strerror(errno));
   };
   // Manifests of live images are kept too: they are small and name their config and layers. Only
   // blobs that look like one are read: a layer read "to see" once cost berthd 12 MiB of RSS that
   // the rpc thread's malloc arena kept (RemoveImage of a 100 MiB image).
   for (const auto& digest : blobs->list()) {
     if (live.count(digest)) continue;
-    auto body = blobs->looks_like_document(digest, 4 << 20) ? blobs->read(digest, 4 << 20) : Result<std::string>(Status(Code::not_found, "not a document"));
+    auto body = blobs->looks_like_document(digest, 4 << 20)
+                    ? blobs->read(digest, 4 << 20)
+                    : Result<std::string>(Status(Code::not_found, "not a document"));
     if (body.ok()) {
       auto m = parse_manifest(*body, "", digest);
-      if (m.ok() && (live.count(m->config.digest) ||
-                     std::any_of(m->manifests.begin(), m->manifests.end(), [&](const Descriptor& d) { return live.count(d.digest) > 0; })))
+      if (m.ok() &&
+          (live.count(m->config.digest) || std::any_of(m->manifests.begin(), m->manifests.end(),
+                                                       [&](const Descriptor& d) { return live.count(d.digest) > 0; })))
         continue;
     }
     to_trash(blobs->path(digest), "blob");

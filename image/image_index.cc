@@ -66,8 +66,10 @@ Status ImageIndex::load() {
     if (!is_sha256_digest(r.id)) continue;
     // Checked when pulled; a config that no longer reads only loses its defaults, not the image.
     auto summary = summarise_image_config(r.config_json);
-    if (summary.ok()) r.config = std::move(*summary);
-    else spdlog::warn("{}: image {}: its config: {}", what, r.id, summary.status().message());
+    if (summary.ok())
+      r.config = std::move(*summary);
+    else
+      spdlog::warn("{}: image {}: its config: {}", what, r.id, summary.status().message());
     if (is_removed) removed.insert(r.id);
     images.push_back(std::move(r));
   }
@@ -79,8 +81,9 @@ Status ImageIndex::load() {
 Status ImageIndex::save() const {
   json arr = json::array();
   for (const auto& r : images_) {
-    json e{{"id", r.id}, {"repo_tags", r.repo_tags}, {"repo_digests", r.repo_digests}, {"size", r.size},
-           {"layers", r.layers}, {"config", r.config_json}, {"pinned", r.pinned}};
+    json e{{"id", r.id},        {"repo_tags", r.repo_tags}, {"repo_digests", r.repo_digests},
+           {"size", r.size},    {"layers", r.layers},       {"config", r.config_json},
+           {"pinned", r.pinned}};
     if (is_removed(r.id)) e["removed"] = true;
     arr.push_back(std::move(e));
   }

@@ -15,6 +15,7 @@
 #include "berth/image_reference.h"
 #include "berth/atomic_file.h"
 #include "berth/fault_point.h"
+#include "berth/mutex.h"
 #include "berth/private_dir.h"
 #include "image_store_state.h"
 
@@ -28,7 +29,7 @@ ImageManager::~ImageManager() = default;
 void ImageManager::set_registry_hosts(std::map<std::string, RegistryHostSettings> hosts) {
   auto next = std::make_shared<RegistryOptions>(*impl_->registry());
   next->hosts = std::move(hosts);
-  std::lock_guard lock(impl_->registry_mu);
+  MutexLock lock(impl_->registry_mu);
   impl_->registry_now = std::move(next);
 }
 
@@ -44,16 +45,21 @@ Result<std::unique_ptr<ImageManager>> ImageManager::open(ImageManagerOptions opt
   // Unpacks a crash interrupted.
   for (const auto& e : fs::directory_iterator(impl->opt.dir + "/snapshots", ec))
     if (e.path().filename().string().find(".unpacking") != std::string::npos) {
-      if (Status r = remove_tree(e.path()); !r.ok()) spdlog::warn("images: {}", r.message());
-      else spdlog::info("images: removed {}, a layer unpack cut short", e.path().string());
+      if (Status r = remove_tree(e.path()); !r.ok())
+        spdlog::warn("images: {}", r.message());
+      else
+        spdlog::info("images: removed {}, a layer unpack cut short", e.path().string());
     }
   auto blobs = BlobStore::open(impl->opt.dir);
   if (!blobs.ok()) return blobs.status();
   impl->blobs = std::move(*blobs);
   for (const auto& t : remove_atomic_write_leftovers(impl->opt.dir))
     spdlog::info("images: removed {}, an index write cut short", t);
-  if (Status s = impl->index.load(); !s.ok()) return s;
-  impl->unrecovered = impl->index.removed();
+  {
+    MutexLock lock(impl->mu);  // not shared yet: taken for what it guards
+    if (Status s = impl->index.load(); !s.ok()) return s;
+    impl->unrecovered = impl->index.removed();
+  }
   // Both trees can be large already: their first walk is the refresh thread's, not that of
   // kubelet's first ImageFsInfo.
   if (impl->opt.usage_cache) {
@@ -64,13 +70,13 @@ Result<std::unique_ptr<ImageManager>> ImageManager::open(ImageManagerOptions opt
 }
 
 std::optional<ImageRecord> ImageManager::find(const std::string& reference) const {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   const ImageRecord* r = impl_->index.find(reference);
   return r ? std::optional<ImageRecord>(*r) : std::nullopt;
 }
 
 std::vector<ImageRecord> ImageManager::list() const {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   return impl_->index.images();
 }
 
@@ -85,7 +91,7 @@ Status ImageManager::Impl::pin_locked(const std::string& id) {
 }
 
 Status ImageManager::pin(const std::string& id) {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   return impl_->pin_locked(id);
 }
 
@@ -97,7 +103,7 @@ Status ImageManager::remove(const std::string& reference) {
 }
 
 Status ImageManager::remove_locked(const std::string& reference, std::vector<std::string>* trash) {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   const ImageRecord* found = impl_->index.find(reference);
   if (!found) return ok_status();
   ImageRecord* r = impl_->index.mutable_find_id(found->id);
@@ -107,8 +113,10 @@ Status ImageManager::remove_locked(const std::string& reference, std::vector<std
   if (by_tag && r->repo_tags.size() > 1) {
     std::erase(r->repo_tags, ref->string());
   } else {
-    if (impl_->holds.count(r->id)) impl_->index.mark_removed(r->id);
-    else impl_->index.erase(r->id);
+    if (impl_->holds.count(r->id))
+      impl_->index.mark_removed(r->id);
+    else
+      impl_->index.erase(r->id);
     *trash = impl_->collect_garbage_locked();
   }
   return impl_->index.save().context("remove image " + reference);
@@ -121,7 +129,7 @@ std::vector<std::string> ImageManager::snapshot_dirs(const ImageRecord& image) c
 }
 
 void ImageManager::hold(const std::string& image_id) {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   impl_->hold_locked(image_id);
 }
 
@@ -131,7 +139,7 @@ void ImageManager::Impl::hold_locked(const std::string& image_id) {
 }
 
 Result<ImageHold> ImageManager::acquire(const std::string& reference) {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   const ImageRecord* r = impl_->index.find(reference);
   if (!r) return not_found("image " + reference + " not found");
   impl_->hold_locked(r->id);
@@ -145,7 +153,7 @@ ImageHold::~ImageHold() {
 void ImageManager::release(const std::string& image_id) {
   std::vector<std::string> trash;
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     auto it = impl_->holds.find(image_id);
     if (it == impl_->holds.end() || --it->second > 0) return;
     impl_->holds.erase(it);
@@ -168,7 +176,7 @@ Status ImageManager::finish_recovery() {
 }
 
 Status ImageManager::finish_recovery_locked(std::vector<std::string>* trash) {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   std::set<std::string> unrecovered = std::move(impl_->unrecovered);
   impl_->unrecovered.clear();
   bool erased = false;

@@ -16,6 +16,7 @@
 #include "berth/fault_point.h"
 #include "berth/file_tree.h"
 #include "berth/image_reference.h"
+#include "berth/mutex.h"
 #include "image_store_state.h"
 #include "pull_libraries.h"
 #include "pull_worker.h"
@@ -50,10 +51,12 @@ class PromiseKeeper {
 // (their client holds a reference), whatever a config reload does meanwhile.
 class RegistryHeldSteps final : public PullSteps {
  public:
-  RegistryHeldSteps(std::shared_ptr<const RegistryOptions> registry, const ImageReference& ref, const RegistryCredentials& creds,
-                    BlobStore& blobs, PullStopCheck stop)
+  RegistryHeldSteps(std::shared_ptr<const RegistryOptions> registry, const ImageReference& ref,
+                    const RegistryCredentials& creds, BlobStore& blobs, PullStopCheck stop)
       : registry_(std::move(registry)), steps_(in_process_pull_steps(*registry_, ref, creds, blobs, std::move(stop))) {}
-  Result<FetchedManifest> get_manifest(const std::string& tag_or_digest) override { return steps_->get_manifest(tag_or_digest); }
+  Result<FetchedManifest> get_manifest(const std::string& tag_or_digest) override {
+    return steps_->get_manifest(tag_or_digest);
+  }
   Status fetch_blob(const Descriptor& d, const std::string& what) override { return steps_->fetch_blob(d, what); }
   Status unpack(const std::string& blob_path, const std::string& dest, const std::string& what) override {
     return steps_->unpack(blob_path, dest, what);
@@ -80,8 +83,9 @@ size_t ImageManager::Impl::mountable_layers() const {
   return page > fixed ? (page - fixed) / (snapshot + 1) : 0;
 }
 
-Result<std::unique_ptr<PullSteps>> ImageManager::Impl::open_steps(const ImageReference& ref, const RegistryCredentials& creds,
-                                                                 const StopCheck& stop) {
+Result<std::unique_ptr<PullSteps>> ImageManager::Impl::open_steps(const ImageReference& ref,
+                                                                  const RegistryCredentials& creds,
+                                                                  const StopCheck& stop) {
   if (opt.pull_helper.empty()) {
     // libcurl and libarchive are loaded (and curl's TLS set up) at the first pull, not at start
     // (pull_libraries.cc).
@@ -90,8 +94,10 @@ Result<std::unique_ptr<PullSteps>> ImageManager::Impl::open_steps(const ImageRef
     return std::unique_ptr<PullSteps>(std::make_unique<RegistryHeldSteps>(registry(), ref, creds, *blobs, stop));
   }
   auto registry_options = registry();
-  auto w = PullWorker::start(opt.pull_helper, {.store = opt.dir, .reference = ref.string(), .registry = *registry_options, .credentials = creds},
-                             registry_options->on_bytes, stop);
+  auto w = PullWorker::start(
+      opt.pull_helper,
+      {.store = opt.dir, .reference = ref.string(), .registry = *registry_options, .credentials = creds},
+      registry_options->on_bytes, stop);
   if (!w.ok()) return w.status();
   return std::unique_ptr<PullSteps>(std::move(*w));
 }
@@ -103,7 +109,8 @@ Status ImageManager::Impl::fetch_blob(PullSteps& steps, const Descriptor& d, con
   return s;
 }
 
-Status ImageManager::Impl::ensure_layer(const StepsSource& source, const Descriptor& d, const std::string& what, const StopCheck& stop) {
+Status ImageManager::Impl::ensure_layer(const StepsSource& source, const Descriptor& d, const std::string& what,
+                                        const StopCheck& stop) {
   std::string snap = snapshot_dir(d.digest);
   struct stat st {};
   if (::stat(snap.c_str(), &st) == 0) return ok_status();
@@ -135,7 +142,7 @@ Status ImageManager::Impl::ensure_layer_once(const StepsSource& steps, const Des
     std::shared_future<Status> shared;
     bool owner = false;
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       auto it = layer_work.find(d.digest);
       if (it != layer_work.end()) {
         shared = it->second;
@@ -164,7 +171,7 @@ Status ImageManager::Impl::ensure_layer_once(const StepsSource& steps, const Des
       }
       keeper.set(s);
     }
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     layer_work.erase(d.digest);
     return s;
   }
@@ -176,10 +183,10 @@ Status ImageManager::Impl::ensure_layer_once(const StepsSource& steps, const Des
 Status ImageManager::Impl::fetch_layers(PullSteps& own, const ImageReference& ref, const RegistryCredentials& creds,
                                         const std::vector<Descriptor>& layers, const StopCheck& stop) {
   std::atomic<size_t> next{0};
-  std::mutex error_mu;
+  Mutex error_mu;
   Status first_error;
   auto failed = [&] {
-    std::lock_guard lock(error_mu);
+    MutexLock lock(error_mu);
     return !first_error.ok();
   };
   auto work = [&](bool pool_thread) {
@@ -203,11 +210,12 @@ Status ImageManager::Impl::fetch_layers(PullSteps& own, const ImageReference& re
         s = internal_error("layer " + layers[i].digest + ": " + e.what());
       }
       if (s.ok()) continue;
-      std::lock_guard lock(error_mu);
+      MutexLock lock(error_mu);
       if (first_error.ok()) first_error = s;
     }
   };
-  size_t helpers = std::min<size_t>(layers.size(), static_cast<size_t>(std::clamp(opt.max_parallel_layer_fetches, 1, 64))) - 1;
+  size_t helpers =
+      std::min<size_t>(layers.size(), static_cast<size_t>(std::clamp(opt.max_parallel_layer_fetches, 1, 64))) - 1;
   std::vector<std::thread> pool;
   for (size_t i = 0; i < helpers; ++i) {
     try {
@@ -225,8 +233,8 @@ Status ImageManager::Impl::fetch_layers(PullSteps& own, const ImageReference& re
 // A failed pull takes back what it stored that nothing else uses: manifests, config, layer blobs
 // and the snapshots of the layers that did finish. Another pull's lease or an image keeps what it
 // shares with them.
-Result<ImageRecord> ImageManager::Impl::pull_and_record(const ImageReference& ref, const RegistryCredentials& creds, bool pin,
-                                                        const StopCheck& stop) {
+Result<ImageRecord> ImageManager::Impl::pull_and_record(const ImageReference& ref, const RegistryCredentials& creds,
+                                                        bool pin, const StopCheck& stop) {
   PullLease lease(*this);
   Result<ImageRecord> r = internal_error("pull " + ref.string() + ": not done");
   try {
@@ -237,8 +245,8 @@ Result<ImageRecord> ImageManager::Impl::pull_and_record(const ImageReference& re
   if (!r.ok()) {
     std::vector<std::string> trash;
     {
-      std::lock_guard lock(mu);
-      lease.end_locked();
+      MutexLock lock(mu);
+      lease.end_locked(*this);
       trash = collect_garbage_locked();
     }
     empty_trash(trash);
@@ -271,12 +279,14 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
   // (or than berth.toml allows), or a config no image has.
   const size_t max_layers = std::min<size_t>(mountable_layers(), static_cast<size_t>(std::max(opt.max_layers, 1)));
   if (parsed->layers.size() > max_layers)
-    return Status(Code::failed_precondition, what + ": the image has " + std::to_string(parsed->layers.size()) +
-                                                 " layers; berth runs images of at most " + std::to_string(max_layers) +
-                                                 " (max_image_layers, and what one overlay mount of its store can stack)");
+    return Status(Code::failed_precondition,
+                  what + ": the image has " + std::to_string(parsed->layers.size()) +
+                      " layers; berth runs images of at most " + std::to_string(max_layers) +
+                      " (max_image_layers, and what one overlay mount of its store can stack)");
   if (parsed->config.size > kMaxConfigBytes)
-    return invalid_argument(what + ": config " + parsed->config.digest + " claims " + std::to_string(parsed->config.size) +
-                            " bytes; an image config is at most " + std::to_string(kMaxConfigBytes >> 20) + " MiB");
+    return invalid_argument(what + ": config " + parsed->config.digest + " claims " +
+                            std::to_string(parsed->config.size) + " bytes; an image config is at most " +
+                            std::to_string(kMaxConfigBytes >> 20) + " MiB");
   lease.keep(image_manifest.digest);
   lease.keep(top->digest);
   lease.keep(parsed->config.digest);
@@ -309,9 +319,9 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
   r.config_json = *config;
   r.config = std::move(*summary);
   r.pinned = pin;
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   bool changed = index.upsert(r);
-  lease.end_locked();  // the record keeps it all live from here
+  lease.end_locked(*this);  // the record keeps it all live from here
   if (changed)
     if (Status s = index.save(); !s.ok()) return s.context(what);
   fault_point(FaultPoint::pull_image_recorded);
@@ -334,14 +344,15 @@ Result<ImageRecord> ImageManager::pull(const std::string& reference, const Regis
   std::shared_ptr<PullJob> job;
   bool owner = false;
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     auto it = impl_->pulls.find(job_key);
     if (it != impl_->pulls.end()) {
       job = it->second;
     } else {
       job = std::make_shared<PullJob>();
       job->done = mine.get_future().share();
-      if (impl_->opt.pull_timeout.count() > 0) job->deadline = std::chrono::steady_clock::now() + impl_->opt.pull_timeout;
+      if (impl_->opt.pull_timeout.count() > 0)
+        job->deadline = std::chrono::steady_clock::now() + impl_->opt.pull_timeout;
       impl_->pulls.emplace(job_key, job);
       owner = true;
     }
@@ -363,7 +374,7 @@ Result<ImageRecord> ImageManager::pull(const std::string& reference, const Regis
     --job->waiting;
     auto r = job->done.get();
     if (r.ok() && pin) {
-      std::lock_guard lock(impl_->mu);
+      MutexLock lock(impl_->mu);
       if (Status s = impl_->pin_locked(r->id); !s.ok()) return s;
       r->pinned = true;
     }
@@ -377,20 +388,23 @@ Result<ImageRecord> ImageManager::pull(const std::string& reference, const Regis
       leave_if_cancelled();
       Status s = job->should_stop();
       if (s.code() == Code::deadline_exceeded)
-        return Status(Code::deadline_exceeded, "pull " + key + ": gave up after " + std::to_string(impl_->opt.pull_timeout.count()) +
+        return Status(Code::deadline_exceeded, "pull " + key + ": gave up after " +
+                                                   std::to_string(impl_->opt.pull_timeout.count()) +
                                                    "s (image_pull_timeout_seconds)");
       return s.ok() ? s : Status(s.code(), "pull " + key + ": " + s.message());
     });
     keeper.set(r);
   }
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     if (auto it = impl_->pulls.find(job_key); it != impl_->pulls.end() && it->second == job) impl_->pulls.erase(it);
   }
   if (!left) --job->waiting;
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (r.ok()) spdlog::info("pulled {} as {} ({} bytes) in {:.2f}s", key, r->id, r->size, secs);
-  else spdlog::warn("pull {} failed after {:.2f}s: {}", key, secs, r.status().message());
+  if (r.ok())
+    spdlog::info("pulled {} as {} ({} bytes) in {:.2f}s", key, r->id, r->size, secs);
+  else
+    spdlog::warn("pull {} failed after {:.2f}s: {}", key, secs, r.status().message());
   if (left) return gone;
   return r;
 }

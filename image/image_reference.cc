@@ -10,7 +10,8 @@ namespace berth {
 bool is_sha256_digest(const std::string& s) {
   if (s.size() != 71 || s.rfind("sha256:", 0) != 0) return false;
   for (size_t i = 7; i < s.size(); ++i)
-    if (!std::isxdigit(static_cast<unsigned char>(s[i])) || std::isupper(static_cast<unsigned char>(s[i]))) return false;
+    if (!std::isxdigit(static_cast<unsigned char>(s[i])) || std::isupper(static_cast<unsigned char>(s[i])))
+      return false;
   return true;
 }
 
@@ -25,10 +26,14 @@ bool valid_component(const std::string& c) {
     while (i < c.size() && alnum(c[i])) ++i;
     if (i == c.size()) return true;
     size_t sep = i;
-    if (c[i] == '.') ++i;
-    else if (c[i] == '_') i += (i + 1 < c.size() && c[i + 1] == '_') ? 2 : 1;
-    else if (c[i] == '-') while (i < c.size() && c[i] == '-') ++i;
-    else return false;
+    if (c[i] == '.')
+      ++i;
+    else if (c[i] == '_')
+      i += (i + 1 < c.size() && c[i + 1] == '_') ? 2 : 1;
+    else if (c[i] == '-')
+      while (i < c.size() && c[i] == '-') ++i;
+    else
+      return false;
     if (i == sep || i == c.size()) return false;  // a separator must sit between alphanumerics
   }
   return !c.empty();
@@ -92,13 +97,15 @@ Result<ImageReference> parse_image_reference(const std::string& text) {
     ref.repository = rest;
   }
   if (ref.domain == "index.docker.io") ref.domain = "docker.io";
-  if (ref.domain == "docker.io" && ref.repository.find('/') == std::string::npos) ref.repository = "library/" + ref.repository;
+  if (ref.domain == "docker.io" && ref.repository.find('/') == std::string::npos)
+    ref.repository = "library/" + ref.repository;
   size_t start = 0;
   while (start <= ref.repository.size()) {
     size_t end = ref.repository.find('/', start);
     std::string comp = ref.repository.substr(start, end == std::string::npos ? std::string::npos : end - start);
     if (!valid_component(comp))
-      return bad("repository component '" + comp + "' must be lowercase letters and digits separated by '.', '_' or '-'");
+      return bad("repository component '" + comp +
+                 "' must be lowercase letters and digits separated by '.', '_' or '-'");
     if (end == std::string::npos) break;
     start = end + 1;
   }

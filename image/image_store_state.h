@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "berth/image_manager.h"
+#include "berth/mutex.h"
 #include "blob_store.h"
 #include "image_index.h"
 #include "manifest.h"
@@ -40,29 +41,32 @@ struct PullJob {
 struct ImageManager::Impl {
   ImageManagerOptions opt;
   std::unique_ptr<BlobStore> blobs;
-  mutable std::mutex mu;
-  ImageIndex index;
-  std::map<std::string, std::shared_ptr<PullJob>> pulls;                  // by reference and credentials_key
-  std::map<std::string, std::shared_future<Status>> layer_work;           // by layer digest
-  std::map<std::string, int> holds;                                       // by image id
-  std::map<std::string, std::vector<std::string>> held_layers;            // by image id
-  std::map<std::string, int> leased;  // digest -> in-flight pulls that fetched, unpacked or reuse it
+  mutable Mutex mu;
+  ImageIndex index BERTH_GUARDED_BY(mu);
+  std::map<std::string, std::shared_ptr<PullJob>> pulls BERTH_GUARDED_BY(mu);  // by reference and credentials_key
+  std::map<std::string, std::shared_future<Status>> layer_work BERTH_GUARDED_BY(mu);  // by layer digest
+  std::map<std::string, int> holds BERTH_GUARDED_BY(mu);                              // by image id
+  std::map<std::string, std::vector<std::string>> held_layers BERTH_GUARDED_BY(mu);   // by image id
+  // digest -> in-flight pulls that fetched, unpacked or reuse it
+  std::map<std::string, int> leased BERTH_GUARDED_BY(mu);
   // Removed records loaded at open whose holders may not have been recovered yet: kept until
   // finish_recovery even when their hold count drops to zero meanwhile.
-  std::set<std::string> unrecovered;
+  std::set<std::string> unrecovered BERTH_GUARDED_BY(mu);
   std::counting_semaphore<64> fetch_slots;
   std::atomic<uint64_t> trash_serial{0};
 
   // The registry settings pulls start with (opt.registry until set_registry_hosts replaces them at a
   // config reload); a running pull keeps the ones it started with.
-  mutable std::mutex registry_mu;
-  std::shared_ptr<const RegistryOptions> registry_now;
+  mutable Mutex registry_mu;
+  std::shared_ptr<const RegistryOptions> registry_now BERTH_GUARDED_BY(registry_mu);
 
   explicit Impl(ImageManagerOptions o)
-      : opt(std::move(o)), index(opt.dir + "/index.json"), fetch_slots(std::clamp(opt.max_parallel_layer_fetches, 1, 64)),
+      : opt(std::move(o)),
+        index(opt.dir + "/index.json"),
+        fetch_slots(std::clamp(opt.max_parallel_layer_fetches, 1, 64)),
         registry_now(std::make_shared<const RegistryOptions>(opt.registry)) {}
   std::shared_ptr<const RegistryOptions> registry() const {
-    std::lock_guard lock(registry_mu);
+    MutexLock lock(registry_mu);
     return registry_now;
   }
 
@@ -76,8 +80,10 @@ struct ImageManager::Impl {
   using StopCheck = PullStopCheck;
   // The registry and unpack steps of one pull (or of one of its layer threads): a berth-pull
   // helper when opt.pull_helper is set (berthd), else in this process.
-  Result<std::unique_ptr<PullSteps>> open_steps(const ImageReference& ref, const RegistryCredentials& creds, const StopCheck& stop);
-  Result<ImageRecord> pull_and_record(const ImageReference& ref, const RegistryCredentials& creds, bool pin, const StopCheck& stop);
+  Result<std::unique_ptr<PullSteps>> open_steps(const ImageReference& ref, const RegistryCredentials& creds,
+                                                const StopCheck& stop);
+  Result<ImageRecord> pull_and_record(const ImageReference& ref, const RegistryCredentials& creds, bool pin,
+                                      const StopCheck& stop);
   Result<ImageRecord> do_pull(const ImageReference& ref, const RegistryCredentials& creds, bool pin, PullLease& lease,
                               const StopCheck& stop);
   // `steps` serves this thread; the pool's other threads open their own (lazily, when a layer
@@ -87,13 +93,14 @@ struct ImageManager::Impl {
   Status fetch_blob(PullSteps& steps, const Descriptor& d, const std::string& what);
   using StepsSource = std::function<Result<PullSteps*>()>;
   Status ensure_layer(const StepsSource& steps, const Descriptor& d, const std::string& what, const StopCheck& stop);
-  Status ensure_layer_once(const StepsSource& steps, const Descriptor& d, const std::string& what, const StopCheck& stop);
+  Status ensure_layer_once(const StepsSource& steps, const Descriptor& d, const std::string& what,
+                           const StopCheck& stop);
   // With mu held: moves what no image, hold or lease uses into the trash; returns the paths there.
-  std::vector<std::string> collect_garbage_locked();
+  std::vector<std::string> collect_garbage_locked() BERTH_REQUIRES(mu);
   // Without mu: deletes what collect_garbage_locked moved aside.
   void empty_trash(const std::vector<std::string>& paths) const;
-  Status pin_locked(const std::string& id);
-  void hold_locked(const std::string& image_id);
+  Status pin_locked(const std::string& id) BERTH_REQUIRES(mu);
+  void hold_locked(const std::string& image_id) BERTH_REQUIRES(mu);
 };
 
 // The blobs and snapshots one pull uses stay live for collect_garbage until the pull has recorded
@@ -104,28 +111,29 @@ class ImageManager::Impl::PullLease {
  public:
   explicit PullLease(Impl& impl) : impl_(impl) {}
   ~PullLease() {
-    std::lock_guard lock(impl_.mu);
-    end_locked();
+    MutexLock lock(impl_.mu);
+    end_locked(impl_);
   }
   PullLease(const PullLease&) = delete;
   PullLease& operator=(const PullLease&) = delete;
 
   void keep(const std::string& digest) {
-    std::lock_guard lock(impl_.mu);
+    MutexLock lock(impl_.mu);
     if (std::find(digests_.begin(), digests_.end(), digest) != digests_.end()) return;
     digests_.push_back(digest);
     ++impl_.leased[digest];
   }
-  // With mu held: once the image is in the index (or the pull gave up), it no longer needs this.
-  void end_locked() {
+  // Once the image is in the index (or the pull gave up), it no longer needs this. `impl` is the
+  // lease's own (named here so that the analysis sees the caller's mu is the one held).
+  void end_locked(Impl& impl) BERTH_REQUIRES(impl.mu) {
     for (const auto& d : digests_)
-      if (auto it = impl_.leased.find(d); it != impl_.leased.end() && --it->second == 0) impl_.leased.erase(it);
+      if (auto it = impl.leased.find(d); it != impl.leased.end() && --it->second == 0) impl.leased.erase(it);
     digests_.clear();
   }
 
  private:
   Impl& impl_;
-  std::vector<std::string> digests_;  // guarded by impl_.mu
+  std::vector<std::string> digests_;  // under impl_.mu
 };
 
 }  // namespace berth

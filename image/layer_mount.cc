@@ -14,7 +14,8 @@ Result<std::string> overlay_lowerdir(const std::vector<std::string>& layers, siz
   for (auto it = layers.rbegin(); it != layers.rend(); ++it) lower += (lower.empty() ? "" : ":") + *it;
   std::string opt = "lowerdir=" + lower;
   if (opt.size() + extra >= static_cast<size_t>(::sysconf(_SC_PAGESIZE)))
-    return invalid_argument("the image has too many layers for one overlay mount (" + std::to_string(layers.size()) + ")");
+    return invalid_argument("the image has too many layers for one overlay mount (" + std::to_string(layers.size()) +
+                            ")");
   return opt;
 }
 

@@ -83,13 +83,16 @@ Status apply_whiteout(int root_fd, const std::string& parent, const std::string&
   auto dir = open_dir_beneath(root_fd, parent);
   if (!dir.ok()) return dir.status();
   if (base == ".wh..wh..opq") {
-    if (::fsetxattr(dir->get(), "trusted.overlay.opaque", "y", 1, 0) != 0) return errno_status(errno, "mark " + parent + " opaque");
+    if (::fsetxattr(dir->get(), "trusted.overlay.opaque", "y", 1, 0) != 0)
+      return errno_status(errno, "mark " + parent + " opaque");
     return ok_status();
   }
   std::string name = base.substr(4);
   if (name.empty() || name == "." || name == "..") return invalid_argument("whiteout '" + base + "' names no entry");
-  if (::unlinkat(dir->get(), name.c_str(), 0) != 0 && errno == EISDIR) ::unlinkat(dir->get(), name.c_str(), AT_REMOVEDIR);
-  if (::mknodat(dir->get(), name.c_str(), S_IFCHR | 0, makedev(0, 0)) != 0) return errno_status(errno, "whiteout " + name);
+  if (::unlinkat(dir->get(), name.c_str(), 0) != 0 && errno == EISDIR)
+    ::unlinkat(dir->get(), name.c_str(), AT_REMOVEDIR);
+  if (::mknodat(dir->get(), name.c_str(), S_IFCHR | 0, makedev(0, 0)) != 0)
+    return errno_status(errno, "whiteout " + name);
   return ok_status();
 }
 
@@ -111,8 +114,8 @@ Status unpack_layer(const std::string& blob_path, const std::string& dest, const
     return internal_error(what + ": open: " + api.error_string(in.get()));
   std::unique_ptr<archive, WriteFree> out(api.write_disk_new(), WriteFree{&api});
   api.write_disk_set_options(out.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_OWNER |
-                                                ARCHIVE_EXTRACT_XATTR | ARCHIVE_EXTRACT_ACL | ARCHIVE_EXTRACT_UNLINK |
-                                                ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT);
+                                            ARCHIVE_EXTRACT_XATTR | ARCHIVE_EXTRACT_ACL | ARCHIVE_EXTRACT_UNLINK |
+                                            ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT);
   api.write_disk_set_standard_lookup(out.get());
   UniqueFd root_fd;  // opened at the first whiteout
 
@@ -134,7 +137,8 @@ Status unpack_layer(const std::string& blob_path, const std::string& dest, const
       }
       if (Status s = apply_whiteout(root_fd.get(), parent, base); !s.ok()) {
         if (s.code() == Code::invalid_argument)
-          return invalid_argument(what + ": whiteout '" + raw + "' escapes the layer root: " + s.message() + "; layer refused");
+          return invalid_argument(what + ": whiteout '" + raw + "' escapes the layer root: " + s.message() +
+                                  "; layer refused");
         return s.context(what);
       }
       continue;
@@ -142,7 +146,8 @@ Status unpack_layer(const std::string& blob_path, const std::string& dest, const
     if (const char* link = api.entry_hardlink(entry)) {
       auto target = normalise(link);
       if (!target || target->empty())
-        return invalid_argument(what + ": hardlink '" + raw + "' -> '" + link + "' escapes the layer root; layer refused");
+        return invalid_argument(what + ": hardlink '" + raw + "' -> '" + link +
+                                "' escapes the layer root; layer refused");
       api.entry_set_hardlink(entry, (dest + "/" + *target).c_str());
     }
     api.entry_set_pathname(entry, (dest + "/" + *rel).c_str());
@@ -164,7 +169,8 @@ Status unpack_layer(const std::string& blob_path, const std::string& dest, const
     if (api.write_finish_entry(out.get()) < ARCHIVE_WARN)
       return internal_error(what + ": finish " + *rel + ": " + api.error_string(out.get()));
   }
-  if (api.write_close(out.get()) < ARCHIVE_WARN) return internal_error(what + ": close: " + api.error_string(out.get()));
+  if (api.write_close(out.get()) < ARCHIVE_WARN)
+    return internal_error(what + ": close: " + api.error_string(out.get()));
   return ok_status();
 }
 

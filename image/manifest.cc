@@ -30,7 +30,8 @@ Result<Descriptor> parse_descriptor(const nlohmann::json& j, const std::string& 
     d.platform = {pf.string("os"), pf.string("architecture"), pf.string("variant")};
   }
   if (!f.ok()) return f.status().context(what);
-  if (!is_sha256_digest(d.digest)) return invalid_argument(what + ": descriptor digest '" + d.digest + "' is not a sha256 digest");
+  if (!is_sha256_digest(d.digest))
+    return invalid_argument(what + ": descriptor digest '" + d.digest + "' is not a sha256 digest");
   if (d.size < 0) return invalid_argument(what + ": descriptor " + d.digest + " has no size");
   return d;
 }
@@ -47,7 +48,8 @@ Result<ParsedManifest> parse_manifest(const std::string& body, const std::string
   const nlohmann::json* layers = f.array("layers");
   if (!f.ok()) return f.status().context(what);
   if (schema == 1 || mt.rfind("application/vnd.docker.distribution.manifest.v1", 0) == 0)
-    return invalid_argument(what + ": Docker schema 1 manifests are not supported; push the image with a current client");
+    return invalid_argument(what +
+                            ": Docker schema 1 manifests are not supported; push the image with a current client");
   ParsedManifest m;
   bool index = mt == kOciIndex || mt == kDockerList || (mt.empty() && f.member("manifests"));
   if (index) {
@@ -103,8 +105,8 @@ Result<Descriptor> select_platform(const ParsedManifest& index, const Platform& 
   if (best) return *best;
   std::string offered;
   for (const auto& d : index.manifests) offered += (offered.empty() ? "" : ", ") + d.platform.string();
-  return Status(Code::not_found, what + ": no image for " + want.string() + " (the index offers: " +
-                                     (offered.empty() ? "nothing" : offered) + ")");
+  return Status(Code::not_found, what + ": no image for " + want.string() +
+                                     " (the index offers: " + (offered.empty() ? "nothing" : offered) + ")");
 }
 
 }  // namespace berth

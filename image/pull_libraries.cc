@@ -9,6 +9,8 @@
 
 #include <mutex>
 
+#include "berth/mutex.h"
+
 namespace berth {
 
 namespace {
@@ -16,7 +18,8 @@ namespace {
 constexpr const char* kCurlSoname = "libcurl.so.4";
 constexpr const char* kArchiveSoname = "libarchive.so.13";
 static_assert(LIBCURL_VERSION_MAJOR == 7 || LIBCURL_VERSION_MAJOR == 8, "libcurl.so.4 is curl 7 and 8");
-static_assert(ARCHIVE_VERSION_NUMBER >= 3000000 && ARCHIVE_VERSION_NUMBER < 4000000, "libarchive.so.13 is libarchive 3");
+static_assert(ARCHIVE_VERSION_NUMBER >= 3000000 && ARCHIVE_VERSION_NUMBER < 4000000,
+              "libarchive.so.13 is libarchive 3");
 
 // dlopen()s `soname` and fills each function pointer by its symbol name.
 class Binder {
@@ -91,10 +94,10 @@ std::string load_archive(ArchiveLibrary& a) {
 }  // namespace
 
 Result<const PullLibraries*> pull_libraries() {
-  static std::mutex mu;
+  static Mutex mu;
   static PullLibraries libs;
   static bool curl_loaded = false, archive_loaded = false;
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   if (!curl_loaded) {
     if (std::string e = load_curl(libs.curl); !e.empty()) return failed_precondition("image pulls need libcurl: " + e);
     curl_loaded = true;

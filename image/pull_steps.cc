@@ -13,7 +13,9 @@ class InProcessPullSteps final : public PullSteps {
                      BlobStore& blobs, PullStopCheck stop)
       : client_(registry, ref, creds, std::move(stop)), blobs_(blobs) {}
 
-  Result<FetchedManifest> get_manifest(const std::string& tag_or_digest) override { return client_.get_manifest(tag_or_digest); }
+  Result<FetchedManifest> get_manifest(const std::string& tag_or_digest) override {
+    return client_.get_manifest(tag_or_digest);
+  }
 
   Status fetch_blob(const Descriptor& d, const std::string& what) override {
     Status last;
@@ -41,7 +43,8 @@ class InProcessPullSteps final : public PullSteps {
 }  // namespace
 
 std::unique_ptr<PullSteps> in_process_pull_steps(const RegistryOptions& registry, const ImageReference& ref,
-                                                 const RegistryCredentials& creds, BlobStore& blobs, PullStopCheck stop) {
+                                                 const RegistryCredentials& creds, BlobStore& blobs,
+                                                 PullStopCheck stop) {
   return std::make_unique<InProcessPullSteps>(registry, ref, creds, blobs, std::move(stop));
 }
 

@@ -33,6 +33,7 @@ using PullStopCheck = std::function<Status()>;
 
 // The steps run in this process. `blobs` must outlive them; `stop` is asked during transfers.
 std::unique_ptr<PullSteps> in_process_pull_steps(const RegistryOptions& registry, const ImageReference& ref,
-                                                 const RegistryCredentials& creds, BlobStore& blobs, PullStopCheck stop);
+                                                 const RegistryCredentials& creds, BlobStore& blobs,
+                                                 PullStopCheck stop);
 
 }  // namespace berth

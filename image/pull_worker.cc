@@ -48,13 +48,16 @@ Status send_all(int fd, const std::string& bytes) {
 Result<std::unique_ptr<PullWorker>> PullWorker::start(const std::string& binary, const proto::Hello& hello,
                                                       std::function<void(size_t)> on_bytes, PullStopCheck stop) {
   int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return errno_status(errno, "start berth-pull: socketpair");
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return errno_status(errno, "start berth-pull: socketpair");
   UniqueFd mine(sv[0]), theirs(sv[1]);
   // stdout is stderr too: the protocol has the socket to itself, whatever the helper prints.
-  auto pid = spawn_process({.argv = {binary}, .stdio = {theirs.get(), STDERR_FILENO, STDERR_FILENO}, .die_with_parent = true});
+  auto pid =
+      spawn_process({.argv = {binary}, .stdio = {theirs.get(), STDERR_FILENO, STDERR_FILENO}, .die_with_parent = true});
   if (!pid.ok()) return pid.status().context("start " + binary);
   theirs.reset();
-  std::unique_ptr<PullWorker> w(new PullWorker(*pid, std::move(mine), hello.store, std::move(on_bytes), std::move(stop)));
+  std::unique_ptr<PullWorker> w(
+      new PullWorker(*pid, std::move(mine), hello.store, std::move(on_bytes), std::move(stop)));
   if (Status s = send_all(w->sock_.get(), proto::frame(proto::encode_hello(hello))); !s.ok()) {
     std::string how = w->end(true);
     return Status(Code::internal, "start " + binary + ": " + s.message() + " (" + how + ")");
@@ -62,8 +65,13 @@ Result<std::unique_ptr<PullWorker>> PullWorker::start(const std::string& binary,
   return w;
 }
 
-PullWorker::PullWorker(pid_t pid, UniqueFd sock, std::string store, std::function<void(size_t)> on_bytes, PullStopCheck stop)
-    : pid_(pid), sock_(std::move(sock)), store_(std::move(store)), on_bytes_(std::move(on_bytes)), stop_(std::move(stop)) {}
+PullWorker::PullWorker(pid_t pid, UniqueFd sock, std::string store, std::function<void(size_t)> on_bytes,
+                       PullStopCheck stop)
+    : pid_(pid),
+      sock_(std::move(sock)),
+      store_(std::move(store)),
+      on_bytes_(std::move(on_bytes)),
+      stop_(std::move(stop)) {}
 
 PullWorker::~PullWorker() {
   if (!reaped_) {
@@ -83,7 +91,8 @@ std::string PullWorker::end(bool kill_it) {
     while ((r = ::poll(&p, 1, kExitGraceMs)) < 0 && errno == EINTR) {
     }
     if (r == 0) {
-      spdlog::warn("images: berth-pull {} did not exit within {} ms of its last request; killing it", pid_, kExitGraceMs);
+      spdlog::warn("images: berth-pull {} did not exit within {} ms of its last request; killing it", pid_,
+                   kExitGraceMs);
       ::kill(pid_, SIGKILL);
     }
   }
@@ -148,7 +157,8 @@ Result<proto::Reply> PullWorker::call(const proto::Request& request, std::string
 
 Result<FetchedManifest> PullWorker::get_manifest(const std::string& tag_or_digest) {
   FetchedManifest m;
-  auto r = call({.op = proto::Request::Op::manifest, .ref = tag_or_digest, .what = "manifest " + tag_or_digest}, &m.body);
+  auto r =
+      call({.op = proto::Request::Op::manifest, .ref = tag_or_digest, .what = "manifest " + tag_or_digest}, &m.body);
   if (!r.ok()) return r.status();
   if (!r->status.ok()) return r->status;
   // Hashed here, not taken from the helper: the digest is what the store and the index trust.
@@ -160,8 +170,7 @@ Result<FetchedManifest> PullWorker::get_manifest(const std::string& tag_or_diges
 }
 
 Status PullWorker::fetch_blob(const Descriptor& d, const std::string& what) {
-  auto r = call({.op = proto::Request::Op::blob, .digest = d.digest, .size = d.size, .what = what},
-                nullptr);
+  auto r = call({.op = proto::Request::Op::blob, .digest = d.digest, .size = d.size, .what = what}, nullptr);
   if (!r.ok()) return r.status().context(what);
   return r->status;
 }

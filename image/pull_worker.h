@@ -22,7 +22,7 @@ class PullWorker final : public PullSteps {
   // Starts `binary` and sends it the hello. `on_bytes` (may be unset) gets the registry bytes
   // the helper reports; `stop` is asked about every 200 ms while a step is under way.
   static Result<std::unique_ptr<PullWorker>> start(const std::string& binary, const pull_protocol::Hello& hello,
-                                                  std::function<void(size_t)> on_bytes, PullStopCheck stop);
+                                                   std::function<void(size_t)> on_bytes, PullStopCheck stop);
   // Closes the connection (the helper exits) and reaps it; a helper that does not go within a
   // few seconds is killed. Temp blob files it left are removed.
   ~PullWorker() override;

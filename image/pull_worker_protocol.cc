@@ -37,7 +37,8 @@ std::string frame(std::string_view payload) {
 Result<std::optional<std::string>> take_frame(std::string& buffer) {
   if (buffer.size() < 4) return std::optional<std::string>();
   uint32_t n = 0;
-  for (int i = 0; i < 4; ++i) n |= static_cast<uint32_t>(static_cast<unsigned char>(buffer[static_cast<size_t>(i)])) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    n |= static_cast<uint32_t>(static_cast<unsigned char>(buffer[static_cast<size_t>(i)])) << (8 * i);
   if (n > kMaxFrameBytes)
     return internal_error("berth-pull sent a frame of " + std::to_string(n) + " bytes; at most " +
                           std::to_string(kMaxFrameBytes) + " are allowed");
@@ -50,7 +51,9 @@ Result<std::optional<std::string>> take_frame(std::string& buffer) {
 std::string encode_hello(const Hello& h) {
   json hosts = json::object();
   for (const auto& [domain, s] : h.registry.hosts)
-    hosts[domain] = {{"mirrors", s.mirrors}, {"insecure", s.insecure}, {"ca_file", s.ca_file},
+    hosts[domain] = {{"mirrors", s.mirrors},
+                     {"insecure", s.insecure},
+                     {"ca_file", s.ca_file},
                      {"mirror_credentials", s.mirror_credentials}};
   return json{{"store", h.store},
               {"reference", h.reference},
@@ -85,7 +88,8 @@ Result<Hello> decode_hello(const std::string& payload) {
   }
   if (const json* c = f.object("credentials")) {
     JsonFields cf = f.nested(*c, "credentials");
-    h.credentials = {cf.string("username"), cf.string("password"), cf.string("identity_token"), cf.string("registry_token")};
+    h.credentials = {cf.string("username"), cf.string("password"), cf.string("identity_token"),
+                     cf.string("registry_token")};
   }
   if (Status s = fields_status(f, "hello"); !s.ok()) return s;
   return h;
@@ -94,15 +98,9 @@ Result<Hello> decode_hello(const std::string& payload) {
 std::string encode_request(const Request& r) {
   json j;
   switch (r.op) {
-    case Request::Op::manifest:
-      j = {{"op", "manifest"}, {"ref", r.ref}};
-      break;
-    case Request::Op::blob:
-      j = {{"op", "blob"}, {"digest", r.digest}, {"size", r.size}};
-      break;
-    case Request::Op::unpack:
-      j = {{"op", "unpack"}, {"blob", r.blob_path}, {"dest", r.dest}};
-      break;
+    case Request::Op::manifest: j = {{"op", "manifest"}, {"ref", r.ref}}; break;
+    case Request::Op::blob: j = {{"op", "blob"}, {"digest", r.digest}, {"size", r.size}}; break;
+    case Request::Op::unpack: j = {{"op", "unpack"}, {"blob", r.blob_path}, {"dest", r.dest}}; break;
   }
   j["what"] = r.what;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -152,7 +150,8 @@ Result<Reply> decode_reply(const std::string& payload) {
   r.registry_bytes = f.integer<uint64_t>("registry_bytes", 0);
   r.media_type = f.string("media_type");
   if (Status s = fields_status(f, "berth-pull reply"); !s.ok()) return s;
-  if (code != 0) r.status = Status(static_cast<Code>(code), message.empty() ? "berth-pull failed without a message" : message);
+  if (code != 0)
+    r.status = Status(static_cast<Code>(code), message.empty() ? "berth-pull failed without a message" : message);
   return r;
 }
 

@@ -26,8 +26,8 @@ std::string frame(std::string_view payload);
 Result<std::optional<std::string>> take_frame(std::string& buffer);
 
 struct Hello {
-  std::string store;      // the blob store's directory
-  std::string reference;  // the image reference being pulled
+  std::string store;         // the blob store's directory
+  std::string reference;     // the image reference being pulled
   RegistryOptions registry;  // on_bytes is not sent
   RegistryCredentials credentials;
 };
@@ -38,9 +38,9 @@ struct Request {
   enum class Op { manifest, blob, unpack } op = Op::manifest;
   std::string ref;  // manifest: tag or digest
   std::string digest;
-  int64_t size = -1;  // blob
+  int64_t size = -1;            // blob
   std::string blob_path, dest;  // unpack
-  std::string what;  // names the object in errors
+  std::string what;             // names the object in errors
 };
 std::string encode_request(const Request& request);
 Result<Request> decode_request(const std::string& payload);
@@ -48,7 +48,7 @@ Result<Request> decode_request(const std::string& payload);
 struct Reply {
   Status status;
   uint64_t registry_bytes = 0;  // body bytes received from registries for this request
-  std::string media_type;  // manifest (its digest berthd computes itself)
+  std::string media_type;       // manifest (its digest berthd computes itself)
 };
 std::string encode_reply(const Reply& reply);
 // The helper's answer; an unreadable one is an internal error naming the helper.

@@ -13,21 +13,25 @@
 
 #include "bearer_realm.h"
 #include "berth/json_fields.h"
+#include "berth/mutex.h"
 #include "pull_libraries.h"
 #include "registry_error.h"
 #include "sha256.h"
 
 namespace berth {
 
+// The layer threads of one pull share its endpoints: what a request learns (the scheme a loopback
+// registry answers in, a challenge's answer) is kept under mu for the next request.
 struct RegistryClient::Endpoint {
-  std::string base;  // scheme://host[:port][/prefix], no trailing slash
-  std::string host;  // for messages
+  Mutex mu;
+  std::string base BERTH_GUARDED_BY(mu);  // scheme://host[:port][/prefix], no trailing slash
+  std::string host;                       // for messages
   bool mirror = false;
   bool gets_credentials = true;  // the pull's credentials may answer its challenges
-  bool may_fall_back_to_http = false;
+  bool may_fall_back_to_http BERTH_GUARDED_BY(mu) = false;
   std::string ca_file;
-  std::string ca_pem;  // ca_file's bytes, when they were read beforehand
-  std::string authorization;  // "Bearer …" / "Basic …" once a challenge was answered
+  std::string ca_pem;                              // ca_file's bytes, when they were read beforehand
+  std::string authorization BERTH_GUARDED_BY(mu);  // "Bearer …" / "Basic …" once a challenge was answered
 };
 
 struct RegistryClient::Response {
@@ -81,7 +85,8 @@ std::string base64(const std::string& in) {
 std::string url_escape(const std::string& s) {
   std::string out;
   for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += static_cast<char>(c);
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
+      out += static_cast<char>(c);
     else {
       char buf[4];
       std::snprintf(buf, sizeof buf, "%%%02X", c);
@@ -126,9 +131,12 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
     std::string value = line.substr(colon + 1);
     while (!value.empty() && (value.front() == ' ')) value.erase(0, 1);
     while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.pop_back();
-    if (key == "content-type") t->resp->content_type = value;
-    else if (key == "docker-content-digest") t->resp->docker_digest = value;
-    else if (key == "www-authenticate") t->resp->www_authenticate = value;
+    if (key == "content-type")
+      t->resp->content_type = value;
+    else if (key == "docker-content-digest")
+      t->resp->docker_digest = value;
+    else if (key == "www-authenticate")
+      t->resp->www_authenticate = value;
   }
   return size * n;
 }
@@ -174,7 +182,8 @@ int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   t->api->easy_getinfo(t->curl, t->tls ? CURLINFO_APPCONNECT_TIME_T : CURLINFO_CONNECT_TIME_T, &connected_us);
   // Past the connect timeout it is connected whatever the timer says (curl would have given up
   // otherwise): a timer that stays 0 must not leave a transfer without an idle limit.
-  bool connected = connected_us > 0 || t->received > 0 || now - t->started >= std::chrono::seconds(kConnectTimeoutSeconds);
+  bool connected =
+      connected_us > 0 || t->received > 0 || now - t->started >= std::chrono::seconds(kConnectTimeoutSeconds);
   if (!t->idle.stalled(connected, t->received, now)) return 0;
   t->idle_expired = true;
   return 1;  // aborts the transfer (CURLE_ABORTED_BY_CALLBACK)
@@ -229,14 +238,20 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
   for (int attempt = 0; attempt < 3; ++attempt) {
     std::string url, auth;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(ep.mu);
       url = ep.base + "/v2/" + ref_.repository + path;
       auth = ep.authorization;
     }
     Response resp;
     CURL* curl = api.easy_init();
     if (!curl) return internal_error("registry " + ep.host + ": cannot create a curl handle");
-    Transfer t{&resp, sink, &api, curl, ok_status(), &options_.on_bytes, IdleWatch(std::chrono::seconds(options_.idle_timeout_seconds))};
+    Transfer t{&resp,
+               sink,
+               &api,
+               curl,
+               ok_status(),
+               &options_.on_bytes,
+               IdleWatch(std::chrono::seconds(options_.idle_timeout_seconds))};
     t.tls = url.rfind("https://", 0) == 0;
     t.started = IdleWatch::Clock::now();
     t.stop = &stop_;
@@ -281,20 +296,26 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
       // speak TLS but whose certificate failed is one we must not trust, so that is an error.
       bool not_tls = rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING;
       bool untrusted = rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
-                       rc == CURLE_SSL_ISSUER_ERROR || rc == CURLE_SSL_CRL_BADFILE || rc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
+                       rc == CURLE_SSL_ISSUER_ERROR || rc == CURLE_SSL_CRL_BADFILE ||
+                       rc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
       if (untrusted)
         return Status(Code::unavailable, "registry " + ep.host + ": TLS certificate not trusted: " +
                                              (detail[0] ? detail : api.easy_strerror(rc)) +
                                              " (a ca_file in the registry's settings names the CA to trust)");
-      if (ep.may_fall_back_to_http && url.rfind("https://", 0) == 0 && not_tls) {
-        std::lock_guard lock(mu_);
-        ep.base = "http://" + ep.host;  // docker's rule for loopback registries
-        ep.may_fall_back_to_http = false;
-        continue;
+      if (url.rfind("https://", 0) == 0 && not_tls) {
+        MutexLock lock(ep.mu);
+        // docker's rule for loopback registries; another layer thread may have fallen back
+        // meanwhile, and this one then retries as well.
+        if (ep.may_fall_back_to_http || ep.base.rfind("http://", 0) == 0) {
+          ep.base = "http://" + ep.host;
+          ep.may_fall_back_to_http = false;
+          continue;
+        }
       }
       if (t.idle_expired)
         return Status(Code::deadline_exceeded, "registry " + ep.host + ": received no data for " +
-                                                   std::to_string(options_.idle_timeout_seconds) + "s; transfer aborted");
+                                                   std::to_string(options_.idle_timeout_seconds) +
+                                                   "s; transfer aborted");
       if (rc == CURLE_OPERATION_TIMEDOUT)  // only connecting has a time limit
         return Status(Code::unavailable, "registry " + ep.host + " unreachable: no connection within " +
                                              std::to_string(kConnectTimeoutSeconds) + "s");
@@ -318,25 +339,31 @@ Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
   // answers as for an anonymous pull, and the next endpoint is tried.
   static const RegistryCredentials kNone;
   const RegistryCredentials& creds = ep.gets_credentials ? creds_ : kNone;
-  std::string basic = creds.username.empty() && creds.password.empty()
-                          ? ""
-                          : "Basic " + base64(creds.username + ":" + creds.password);
+  std::string basic =
+      creds.username.empty() && creds.password.empty() ? "" : "Basic " + base64(creds.username + ":" + creds.password);
   if (scheme == "basic") {
-    if (basic.empty()) return Status(Code::unauthenticated, "registry " + ep.host + ": 401 unauthorized: credentials required");
-    std::lock_guard lock(mu_);
+    if (basic.empty())
+      return Status(Code::unauthenticated, "registry " + ep.host + ": 401 unauthorized: credentials required");
+    MutexLock lock(ep.mu);
     ep.authorization = basic;
     return ok_status();
   }
-  if (scheme != "bearer") return Status(Code::unauthenticated, "registry " + ep.host + ": unsupported auth scheme '" + scheme + "'");
+  if (scheme != "bearer")
+    return Status(Code::unauthenticated, "registry " + ep.host + ": unsupported auth scheme '" + scheme + "'");
   if (!creds.registry_token.empty()) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(ep.mu);
     ep.authorization = "Bearer " + creds.registry_token;
     return ok_status();
   }
   auto params = challenge_params(challenge);
   std::string realm = params["realm"];
   if (realm.empty()) return Status(Code::unauthenticated, "registry " + ep.host + ": bearer challenge without a realm");
-  if (Status s = check_bearer_realm(ep.base, ep.host, realm, !basic.empty() || !creds.identity_token.empty()); !s.ok())
+  std::string base;
+  {
+    MutexLock lock(ep.mu);
+    base = ep.base;
+  }
+  if (Status s = check_bearer_realm(base, ep.host, realm, !basic.empty() || !creds.identity_token.empty()); !s.ok())
     return s;
   std::string scope = params.count("scope") ? params["scope"] : "repository:" + ref_.repository + ":pull";
   std::string form = "service=" + url_escape(params["service"]) + "&scope=" + url_escape(scope);
@@ -351,7 +378,8 @@ Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
   std::string url = realm;
   if (!creds.identity_token.empty()) {
     // OAuth2 refresh-token grant, as docker does with an identity token.
-    std::string post = form + "&grant_type=refresh_token&client_id=berth&refresh_token=" + url_escape(creds.identity_token);
+    std::string post =
+        form + "&grant_type=refresh_token&client_id=berth&refresh_token=" + url_escape(creds.identity_token);
     api.easy_setopt(curl, CURLOPT_COPYPOSTFIELDS, post.c_str());
   } else {
     url += (url.find('?') == std::string::npos ? "?" : "&") + form;
@@ -365,12 +393,13 @@ Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
   api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutSeconds);
   api.easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
   trust_ca_file(api, curl, ep);
-  api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* u) -> size_t {
-    auto* b = static_cast<std::string*>(u);
-    if (b->size() + s * n > kMaxTokenAnswerBytes) return 0;  // aborts: no token answer is that large
-    b->append(d, s * n);
-    return s * n;
-  });
+  api.easy_setopt(
+      curl, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* u) -> size_t {
+        auto* b = static_cast<std::string*>(u);
+        if (b->size() + s * n > kMaxTokenAnswerBytes) return 0;  // aborts: no token answer is that large
+        b->append(d, s * n);
+        return s * n;
+      });
   api.easy_setopt(curl, CURLOPT_WRITEDATA, &body);
   CURLcode rc = api.easy_perform(curl);
   api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
@@ -378,21 +407,24 @@ Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
   api.easy_cleanup(curl);
   std::string realm_host = realm.substr(0, realm.find('?'));
   if (rc != CURLE_OK)
-    return Status(Code::unavailable, "registry " + ep.host + ": token service " + realm_host + " unreachable: " + api.easy_strerror(rc));
+    return Status(Code::unavailable,
+                  "registry " + ep.host + ": token service " + realm_host + " unreachable: " + api.easy_strerror(rc));
   if (code == 401 || code == 403)
-    return Status(Code::unauthenticated, "registry " + ep.host + ": token service " + realm_host + " refused the credentials (" +
-                                             std::to_string(code) + ")");
-  if (code != 200) return Status(Code::unavailable, "registry " + ep.host + ": token service answered " + std::to_string(code));
+    return Status(Code::unauthenticated, "registry " + ep.host + ": token service " + realm_host +
+                                             " refused the credentials (" + std::to_string(code) + ")");
+  if (code != 200)
+    return Status(Code::unavailable, "registry " + ep.host + ": token service answered " + std::to_string(code));
   auto j = nlohmann::json::parse(body, nullptr, false);
   std::string token;
   if (j.is_object()) {
     JsonFields f(j);
     token = f.string("token", f.string("access_token"));
     if (!f.ok())
-      return Status(Code::unavailable, "registry " + ep.host + ": token service " + realm_host + " answer: " + f.status().message());
+      return Status(Code::unavailable,
+                    "registry " + ep.host + ": token service " + realm_host + " answer: " + f.status().message());
   }
   if (token.empty()) return Status(Code::unauthenticated, "registry " + ep.host + ": token service returned no token");
-  std::lock_guard lock(mu_);
+  MutexLock lock(ep.mu);
   ep.authorization = "Bearer " + token;
   return ok_status();
 }
@@ -401,8 +433,10 @@ static Status http_error(const std::string& host, const std::string& what, long 
   std::string detail = registry_error_text(body);
   std::string msg = "registry " + host + ": " + what + ": " + std::to_string(code);
   if (!detail.empty()) msg += " (" + detail + ")";
-  Code c = code == 404 ? Code::not_found : (code == 401 || code == 403) ? Code::unauthenticated
-                                          : code == 429 ? Code::resource_exhausted : Code::unavailable;
+  Code c = code == 404                    ? Code::not_found
+           : (code == 401 || code == 403) ? Code::unauthenticated
+           : code == 429                  ? Code::resource_exhausted
+                                          : Code::unavailable;
   return Status(c, msg);
 }
 
@@ -423,11 +457,13 @@ Result<FetchedManifest> RegistryClient::get_manifest(const std::string& tag_or_d
     m.media_type = m.media_type.substr(0, m.media_type.find(';'));
     m.digest = Sha256::of(m.body);
     if (is_sha256_digest(tag_or_digest) && m.digest != tag_or_digest) {
-      last = internal_error("registry " + ep->host + ": manifest " + tag_or_digest + ": digest mismatch: content hashes to " + m.digest);
+      last = internal_error("registry " + ep->host + ": manifest " + tag_or_digest +
+                            ": digest mismatch: content hashes to " + m.digest);
       continue;
     }
     // Blobs come from where the manifest came from first.
-    if (ep != endpoints_.front()) std::rotate(endpoints_.begin(), std::find(endpoints_.begin(), endpoints_.end(), ep), endpoints_.end());
+    if (ep != endpoints_.front())
+      std::rotate(endpoints_.begin(), std::find(endpoints_.begin(), endpoints_.end(), ep), endpoints_.end());
     return m;
   }
   return last;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "berth/image_reference.h"
+#include "berth/mutex.h"
 #include "berth/registry_settings.h"
 #include "berth/status.h"
 
@@ -69,7 +70,6 @@ class RegistryClient {
   RegistryCredentials creds_;
   std::function<Status()> stop_;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;  // mirrors then upstream
-  std::mutex mu_;
 };
 
 }  // namespace berth

@@ -50,7 +50,8 @@ std::string credentials_key(const RegistryCredentials& creds) {
   if (creds.empty()) return "";
   Sha256 h;
   // Each part with its length first, so no two different sets of parts read alike.
-  for (const std::string* part : {&process_key(), &creds.username, &creds.password, &creds.identity_token, &creds.registry_token}) {
+  for (const std::string* part :
+       {&process_key(), &creds.username, &creds.password, &creds.identity_token, &creds.registry_token}) {
     uint64_t n = part->size();
     h.update(&n, sizeof n);
     h.update(part->data(), part->size());

@@ -55,8 +55,10 @@ std::vector<std::string> JsonFields::strings(const char* key) {
   const nlohmann::json* a = array(key);
   for (size_t i = 0; a && i < a->size(); ++i) {
     const nlohmann::json& v = (*a)[i];
-    if (v.is_string()) out.push_back(v.get<std::string>());
-    else wrong_type(std::string(key) + "[" + std::to_string(i) + "]", "string", v);
+    if (v.is_string())
+      out.push_back(v.get<std::string>());
+    else
+      wrong_type(std::string(key) + "[" + std::to_string(i) + "]", "string", v);
   }
   return out;
 }
@@ -66,8 +68,10 @@ std::map<std::string, std::string> JsonFields::string_map(const char* key) {
   const nlohmann::json* o = object(key);
   if (!o) return out;
   for (const auto& [k, v] : o->items()) {
-    if (v.is_string()) out[k] = v.get<std::string>();
-    else wrong_type(std::string(key) + "." + k, "string", v);
+    if (v.is_string())
+      out[k] = v.get<std::string>();
+    else
+      wrong_type(std::string(key) + "." + k, "string", v);
   }
   return out;
 }

@@ -29,7 +29,10 @@ constexpr int kMaxConnections = 16;
 class Exchange : public std::enable_shared_from_this<Exchange> {
  public:
   Exchange(tcp::socket socket, const MetricsRegistry& registry, std::atomic<int>& connections)
-      : connections_(connections), stream_(std::move(socket)), registry_(registry), buffer_(kMaxHeaderBytes + kMaxBodyBytes) {
+      : connections_(connections),
+        stream_(std::move(socket)),
+        registry_(registry),
+        buffer_(kMaxHeaderBytes + kMaxBodyBytes) {
     ++connections_;
   }
   ~Exchange() { --connections_; }

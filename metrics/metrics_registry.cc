@@ -1,6 +1,7 @@
 // Prometheus text exposition: "# HELP", "# TYPE", then one sample per line; label values escape
 // backslash, double quote and newline; histograms as cumulative _bucket{le=…}, _sum and _count.
 #include "berth/metrics_registry.h"
+#include "berth/mutex.h"
 
 #include <charconv>
 #include <cmath>
@@ -19,10 +20,14 @@ std::string format_number(double v) {
 
 void append_escaped(std::string& out, const std::string& s, bool quote_too) {
   for (char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else if (c == '"' && quote_too) out += "\\\"";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '"' && quote_too)
+      out += "\\\"";
+    else
+      out += c;
   }
 }
 
@@ -59,19 +64,19 @@ CounterFamily::CounterFamily(std::string name, std::string help, std::vector<std
 
 void CounterFamily::add(const LabelValues& values, double amount) {
   if (amount < 0) return;  // counters only go up
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   values_[values] += amount;
 }
 
 double CounterFamily::value(const LabelValues& values) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = values_.find(values);
   return it == values_.end() ? 0 : it->second;
 }
 
 void CounterFamily::render(std::string& out) const {
   append_header(out, name_, help_, "counter");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [labels, v] : values_) {
     out += name_;
     append_labels(out, labels_, labels);
@@ -92,7 +97,7 @@ HistogramFamily::HistogramFamily(std::string name, std::string help, std::vector
     : name_(std::move(name)), help_(std::move(help)), labels_(std::move(labels)), bounds_(std::move(upper_bounds)) {}
 
 void HistogramFamily::observe(const LabelValues& values, double v) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Series& s = series_[values];
   if (s.buckets.empty()) s.buckets.assign(bounds_.size() + 1, 0);
   size_t i = 0;
@@ -103,14 +108,14 @@ void HistogramFamily::observe(const LabelValues& values, double v) {
 }
 
 uint64_t HistogramFamily::count(const LabelValues& values) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = series_.find(values);
   return it == series_.end() ? 0 : it->second.count;
 }
 
 void HistogramFamily::render(std::string& out) const {
   append_header(out, name_, help_, "histogram");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [labels, s] : series_) {
     uint64_t cumulative = 0;
     for (size_t i = 0; i <= bounds_.size(); ++i) {
@@ -132,7 +137,7 @@ CounterFamily& MetricsRegistry::counter(const std::string& name, const std::stri
                                         std::vector<std::string> labels) {
   auto f = std::make_unique<CounterFamily>(name, help, std::move(labels));
   auto& ref = *f;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   families_.push_back(std::move(f));
   return ref;
 }
@@ -141,19 +146,19 @@ HistogramFamily& MetricsRegistry::histogram(const std::string& name, const std::
                                             std::vector<std::string> labels, std::vector<double> upper_bounds) {
   auto f = std::make_unique<HistogramFamily>(name, help, std::move(labels), std::move(upper_bounds));
   auto& ref = *f;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   families_.push_back(std::move(f));
   return ref;
 }
 
 void MetricsRegistry::gauge(const std::string& name, const std::string& help, std::function<double()> read) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   families_.push_back(std::make_unique<CallbackGauge>(name, help, std::move(read)));
 }
 
 std::string MetricsRegistry::render() const {
   std::string out;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& f : families_) f->render(out);
   return out;
 }

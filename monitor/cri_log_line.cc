@@ -67,8 +67,8 @@ void format_rfc3339_nano(int64_t unix_ns, char* out) {
   out[29] = 'Z';
 }
 
-size_t format_cri_log_line(int64_t unix_ns, const char* stream, bool partial, const char* data,
-                           size_t len, char* out, size_t cap) {
+size_t format_cri_log_line(int64_t unix_ns, const char* stream, bool partial, const char* data, size_t len, char* out,
+                           size_t cap) {
   size_t stream_len = strlen(stream);
   size_t total = kTimestampLength + 1 + stream_len + 3 + len + 1;
   if (cap < len + kCriLogHeaderMax || total > cap) return 0;

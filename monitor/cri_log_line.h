@@ -15,8 +15,8 @@ inline constexpr size_t kCriLogHeaderMax = kTimestampLength + sizeof(" stdout P 
 void format_rfc3339_nano(int64_t unix_ns, char* out);
 
 // One log line into out; returns its length, or 0 when cap < len + kCriLogHeaderMax.
-size_t format_cri_log_line(int64_t unix_ns, const char* stream, bool partial, const char* data,
-                           size_t len, char* out, size_t cap);
+size_t format_cri_log_line(int64_t unix_ns, const char* stream, bool partial, const char* data, size_t len, char* out,
+                           size_t cap);
 
 // Splits one stream into CRI log records. Bytes are read straight into the splitter's buffer
 // (space/commit), so each byte is copied once. A line longer than line_max goes out as P records of
@@ -51,7 +51,7 @@ class CriLineSplitter {
   size_t line_max_;
   Emit emit_;
   void* ctx_;
-  size_t len_ = 0;      // bytes held, none of them '\n'
+  size_t len_ = 0;  // bytes held, none of them '\n'
 };
 
 }  // namespace berth

@@ -21,7 +21,8 @@ Result<ExitInfo> read_exit_file(const std::string& path) {
     n += static_cast<size_t>(r);
   }
   ExitRecord rec;
-  if (!parse_exit_record(text, n, &rec)) return internal_error("read exit file " + path + ": not a version 1 exit record");
+  if (!parse_exit_record(text, n, &rec))
+    return internal_error("read exit file " + path + ": not a version 1 exit record");
   return ExitInfo{rec.exit_code, rec.signal, rec.exited_at_ns, rec.reason};
 }
 

@@ -21,8 +21,7 @@ size_t format_exit_record(const ExitRecord& r, char* out, size_t cap) {
 bool parse_exit_record(const char* text, size_t len, ExitRecord* out) {
   JsonField f;
   long long v;
-  if (!find_json_field(text, len, "version", &f) || !json_int_value(f, &v) || v != kExitFileVersion)
-    return false;
+  if (!find_json_field(text, len, "version", &f) || !json_int_value(f, &v) || v != kExitFileVersion) return false;
   if (!find_json_field(text, len, "exit_code", &f) || !json_int_value(f, &v)) return false;
   out->exit_code = static_cast<int>(v);
   if (!find_json_field(text, len, "signal", &f) || !json_int_value(f, &v)) return false;

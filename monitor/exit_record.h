@@ -11,10 +11,10 @@ namespace berth {
 inline constexpr int kExitFileVersion = 1;
 
 struct ExitRecord {
-  int exit_code = -1;         // 128 + signal when killed; -1 when the container was never created
+  int exit_code = -1;  // 128 + signal when killed; -1 when the container was never created
   int signal = 0;
   int64_t exited_at_ns = 0;
-  char reason[1024] = {};     // NUL-terminated
+  char reason[1024] = {};  // NUL-terminated
 };
 
 // JSON text plus '\n'; returns its length (reasons too long for cap are cut).

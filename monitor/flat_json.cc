@@ -45,9 +45,7 @@ const char* skip_value(const char* p, const char* end) {
     }
     return nullptr;
   }
-  while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\t' && *p != '\n' &&
-         *p != '\r')
-    ++p;
+  while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') ++p;
   return p;
 }
 
@@ -161,10 +159,14 @@ size_t escape_json(const char* s, size_t n, char* out, size_t cap) {
     char tmp[6];
     size_t k = 2;
     tmp[0] = '\\';
-    if (c == '"' || c == '\\') tmp[1] = static_cast<char>(c);
-    else if (c == '\n') tmp[1] = 'n';
-    else if (c == '\t') tmp[1] = 't';
-    else if (c == '\r') tmp[1] = 'r';
+    if (c == '"' || c == '\\')
+      tmp[1] = static_cast<char>(c);
+    else if (c == '\n')
+      tmp[1] = 'n';
+    else if (c == '\t')
+      tmp[1] = 't';
+    else if (c == '\r')
+      tmp[1] = 'r';
     else if (c < 0x20) {
       memcpy(tmp, "\\u00", 4);
       tmp[4] = hex[c >> 4];

@@ -15,7 +15,9 @@ using monitor_connection::Clock;
 namespace {
 
 Status connect_error(int err, const std::string& what) {
-  Code code = err == ENOENT || err == ECONNREFUSED ? Code::not_found : err == EAGAIN ? Code::unavailable : Code::internal;
+  Code code = err == ENOENT || err == ECONNREFUSED ? Code::not_found
+              : err == EAGAIN                      ? Code::unavailable
+                                                   : Code::internal;
   return errno_status(err, what + ": connect to berth-monitor", code);
 }
 
@@ -31,7 +33,8 @@ Result<MonitorHello> monitor_hello(const std::string& socket_path, std::chrono::
   s = monitor_connection::receive_reply(conn.get(), Clock::now() + timeout, &reply, what);
   if (!s.ok()) return s.code() == Code::unavailable ? Status(Code::not_found, s.message()) : s;
   proto::HelloReply h;
-  if (reply.type != proto::Type::hello_reply || reply.fixed_len < sizeof h) return internal_error(what + ": unexpected reply from berth-monitor");
+  if (reply.type != proto::Type::hello_reply || reply.fixed_len < sizeof h)
+    return internal_error(what + ": unexpected reply from berth-monitor");
   memcpy(&h, reply.fixed, sizeof h);
   return MonitorHello{h.monitor_pid, h.container_pid};
 }
@@ -90,7 +93,8 @@ Result<ExitInfo> AttachSession::wait_exit(std::chrono::milliseconds timeout) {
   Status s = monitor_connection::receive_reply(conn_.get(), Clock::now() + timeout, &reply, what);
   if (!s.ok()) return s;
   ExitInfo info;
-  if (!monitor_connection::exit_info_from(reply, &info)) return internal_error(what + ": unexpected message from berth-monitor");
+  if (!monitor_connection::exit_info_from(reply, &info))
+    return internal_error(what + ": unexpected message from berth-monitor");
   return info;
 }
 

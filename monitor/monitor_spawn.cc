@@ -40,14 +40,22 @@ int pidfd_kill(int pidfd) { return static_cast<int>(syscall(SYS_pidfd_send_signa
 std::vector<std::string> monitor_argv(const MonitorSpawnOptions& o, const std::string& binary) {
   auto abs = [](const std::string& p) { return std::filesystem::absolute(p).lexically_normal().string(); };
   std::vector<std::string> a{binary,
-                             "--id", o.id,
-                             "--bundle", abs(o.bundle),
-                             "--runtime", o.runtime_path,
-                             "--runtime-root", abs(o.runtime_root),
-                             "--socket", abs(o.socket_path),
-                             "--exit-file", abs(o.exit_file),
-                             "--log-path", abs(o.log_path),
-                             "--log-line-max", std::to_string(o.log_line_max)};
+                             "--id",
+                             o.id,
+                             "--bundle",
+                             abs(o.bundle),
+                             "--runtime",
+                             o.runtime_path,
+                             "--runtime-root",
+                             abs(o.runtime_root),
+                             "--socket",
+                             abs(o.socket_path),
+                             "--exit-file",
+                             abs(o.exit_file),
+                             "--log-path",
+                             abs(o.log_path),
+                             "--log-line-max",
+                             std::to_string(o.log_line_max)};
   if (!o.log_dir.empty()) a.insert(a.end(), {"--log-dir", abs(o.log_dir)});
   if (o.systemd_cgroup) a.push_back("--systemd-cgroup");
   if (o.tty) a.push_back("--tty");
@@ -59,8 +67,8 @@ std::vector<std::string> monitor_argv(const MonitorSpawnOptions& o, const std::s
 
 // Runs in the forked child: never returns.
 [[noreturn]] void become_monitor(int report, int devnull, int diag, const char* path, char* const* argv,
-                                 char* const* envp, unsigned char* spawned, size_t spawned_len,
-                                 unsigned char* failed, size_t failed_len) {
+                                 char* const* envp, unsigned char* spawned, size_t spawned_len, unsigned char* failed,
+                                 size_t failed_len) {
   setsid();
   pid_t pid = fork();
   if (pid != 0) {
@@ -112,9 +120,11 @@ void wait_gone(int pidfd, pid_t pgid, std::chrono::milliseconds grace) {
 
 Result<MonitorStarted> spawn_monitor(const MonitorSpawnOptions& o) {
   const std::string what = "create " + o.id;
-  if (o.id.empty() || o.bundle.empty() || o.runtime_path.empty() || o.runtime_root.empty() ||
-      o.socket_path.empty() || o.exit_file.empty() || o.log_path.empty() || o.monitor_path.empty())
-    return invalid_argument(what + ": spawn monitor: id, bundle, runtime, runtime root, socket, exit file, log path and monitor path are required");
+  if (o.id.empty() || o.bundle.empty() || o.runtime_path.empty() || o.runtime_root.empty() || o.socket_path.empty() ||
+      o.exit_file.empty() || o.log_path.empty() || o.monitor_path.empty())
+    return invalid_argument(what +
+                            ": spawn monitor: id, bundle, runtime, runtime root, socket, exit file, log path and "
+                            "monitor path are required");
   if (std::filesystem::absolute(o.socket_path).string().size() >= sizeof(sockaddr_un::sun_path))
     return invalid_argument(what + ": monitor socket path " + o.socket_path + " is too long for a unix socket");
   auto binary = find_executable(o.monitor_path);
@@ -146,13 +156,14 @@ Result<MonitorStarted> spawn_monitor(const MonitorSpawnOptions& o) {
   size_t spawned_len = proto::encode(proto::Type::spawned, &sp, sizeof sp, nullptr, 0, spawned);
   const std::string exec_text = "start berth-monitor " + *binary;
   proto::CreateFailed cf{0};
-  size_t failed_len = proto::encode(proto::Type::create_failed, &cf, sizeof cf, exec_text.data(), exec_text.size(), failed);
+  size_t failed_len =
+      proto::encode(proto::Type::create_failed, &cf, sizeof cf, exec_text.data(), exec_text.size(), failed);
 
   pid_t child = fork();
   if (child < 0) return errno_status(errno, what + ": fork");
   if (child == 0)
-    become_monitor(theirs.get(), devnull.get(), diag.get(), binary->c_str(), argv.data(), environ, spawned,
-                   spawned_len, failed, failed_len);
+    become_monitor(theirs.get(), devnull.get(), diag.get(), binary->c_str(), argv.data(), environ, spawned, spawned_len,
+                   failed, failed_len);
   theirs.reset();
   fault_point(FaultPoint::start_container_monitor_forked);
   while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {

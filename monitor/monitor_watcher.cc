@@ -1,5 +1,6 @@
 // MonitorWatcher: one epoll thread over a subscribed connection per monitor; see monitor_watcher.h.
 #include "berth/monitor_watcher.h"
+#include "berth/mutex.h"
 
 #include <errno.h>
 #include <sys/epoll.h>
@@ -52,14 +53,14 @@ struct MonitorWatcher::State {
   };
 
   OnExit on_exit;
-  std::mutex mu;
+  Mutex mu;
   UniqueFd epoll_fd, wake_fd;
-  std::unordered_map<uint64_t, Watch> watches;
-  std::unordered_map<std::string, uint64_t> serial_of;
-  std::deque<uint64_t> gone;  // watches whose monitor had already exited when watched
-  uint64_t next_serial = 1;
-  bool stopping = false;
-  Status start_error;
+  std::unordered_map<uint64_t, Watch> watches BERTH_GUARDED_BY(mu);
+  std::unordered_map<std::string, uint64_t> serial_of BERTH_GUARDED_BY(mu);
+  std::deque<uint64_t> gone BERTH_GUARDED_BY(mu);  // watches whose monitor had already exited when watched
+  uint64_t next_serial BERTH_GUARDED_BY(mu) = 1;
+  bool stopping BERTH_GUARDED_BY(mu) = false;
+  Status start_error;  // set before the watcher is shared
   std::thread thread;
 
   void wake() {
@@ -69,7 +70,7 @@ struct MonitorWatcher::State {
   }
 
   // Removes the watch (under mu) and hands it back to be reported.
-  bool take(uint64_t serial, Watch* out) {
+  bool take(uint64_t serial, Watch* out) BERTH_REQUIRES(mu) {
     auto it = watches.find(serial);
     if (it == watches.end()) return false;
     *out = std::move(it->second);
@@ -89,7 +90,7 @@ struct MonitorWatcher::State {
   // Reads what the monitor sent; reports the exit once it arrives or the monitor is gone.
   void on_readable(uint64_t serial) {
     for (;;) {
-      std::unique_lock lock(mu);
+      MutexLock lock(mu);
       auto it = watches.find(serial);
       if (it == watches.end()) return;
       unsigned char buf[proto::kMaxPacket];
@@ -136,7 +137,7 @@ struct MonitorWatcher::State {
         if (read(wake_fd.get(), &count, sizeof count) < 0) {
         }
         for (;;) {
-          std::unique_lock lock(mu);
+          MutexLock lock(mu);
           if (stopping) return;
           if (gone.empty()) break;
           uint64_t serial = gone.front();
@@ -173,7 +174,7 @@ MonitorWatcher::MonitorWatcher(OnExit on_exit) : state_(std::make_unique<State>(
 
 MonitorWatcher::~MonitorWatcher() {
   {
-    std::lock_guard lock(state_->mu);
+    MutexLock lock(state_->mu);
     state_->stopping = true;
   }
   state_->wake();
@@ -189,11 +190,12 @@ Status MonitorWatcher::watch(const std::string& id, const std::string& socket_pa
   if (err && !gone) return errno_status(err, "watch " + id + ": connect to berth-monitor at " + socket_path);
   if (!gone) {
     Status sent = monitor_connection::send_request(conn.get(), proto::Type::hello, nullptr, 0, "watch " + id);
-    if (sent.ok()) sent = monitor_connection::send_request(conn.get(), proto::Type::subscribe_exit, nullptr, 0, "watch " + id);
+    if (sent.ok())
+      sent = monitor_connection::send_request(conn.get(), proto::Type::subscribe_exit, nullptr, 0, "watch " + id);
     // A monitor exiting right now closes on us: its exit file tells the rest.
     if (!sent.ok()) gone = true;
   }
-  std::lock_guard lock(s.mu);
+  MutexLock lock(s.mu);
   if (auto old = s.serial_of.find(id); old != s.serial_of.end()) {
     s.watches.erase(old->second);
     s.serial_of.erase(old);
@@ -222,7 +224,7 @@ Status MonitorWatcher::watch(const std::string& id, const std::string& socket_pa
 }
 
 void MonitorWatcher::unwatch(const std::string& id) {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   auto it = state_->serial_of.find(id);
   if (it == state_->serial_of.end()) return;
   state_->watches.erase(it->second);  // closing the connection also drops it from the epoll set

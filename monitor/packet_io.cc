@@ -7,8 +7,8 @@
 
 namespace berth::monitor_protocol {
 
-int send_packet(int sock, Type type, const void* fixed, size_t fixed_len, const char* text,
-                size_t text_len, const int* fds, int nfds, int flags) {
+int send_packet(int sock, Type type, const void* fixed, size_t fixed_len, const char* text, size_t text_len,
+                const int* fds, int nfds, int flags) {
   unsigned char packet[kMaxPacket];
   size_t n = encode(type, fixed, fixed_len, text, text_len, packet);
   if (n == 0) return EMSGSIZE;
@@ -55,8 +55,10 @@ ssize_t recv_packet(int sock, void* buf, int* fds, int* nfds, int flags) {
     for (int i = 0; i < count; ++i) {
       int fd;
       memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      if (*nfds < kMaxFds) fds[(*nfds)++] = fd;
-      else close(fd);
+      if (*nfds < kMaxFds)
+        fds[(*nfds)++] = fd;
+      else
+        close(fd);
     }
   }
   if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {

@@ -9,8 +9,8 @@
 namespace berth::monitor_protocol {
 
 // Returns 0 or an errno. MSG_NOSIGNAL is always added to `flags` (e.g. MSG_DONTWAIT).
-int send_packet(int sock, Type type, const void* fixed, size_t fixed_len, const char* text,
-                size_t text_len, const int* fds = nullptr, int nfds = 0, int flags = 0);
+int send_packet(int sock, Type type, const void* fixed, size_t fixed_len, const char* text, size_t text_len,
+                const int* fds = nullptr, int nfds = 0, int flags = 0);
 
 // Receives one packet into buf (kMaxPacket bytes). Returns its size, 0 at end of stream, or
 // -errno (-EMSGSIZE for a packet too big for the protocol). Received fds (close-on-exec) go to

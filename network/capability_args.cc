@@ -20,10 +20,17 @@ Result<unsigned long long> parse_bandwidth(const std::string& q) {
   if (end == q.c_str() || errno != 0 || !(number > 0))
     return invalid_argument("\"" + q + "\" is not a positive quantity");
   std::string suffix(end);
-  static const std::pair<const char*, double> kSuffixes[] = {
-      {"", 1},       {"k", 1e3},          {"M", 1e6},          {"G", 1e9},
-      {"T", 1e12},   {"P", 1e15},         {"Ki", 1024.0},      {"Mi", 1048576.0},
-      {"Gi", 1073741824.0}, {"Ti", 1099511627776.0}, {"Pi", 1125899906842624.0}};
+  static const std::pair<const char*, double> kSuffixes[] = {{"", 1},
+                                                             {"k", 1e3},
+                                                             {"M", 1e6},
+                                                             {"G", 1e9},
+                                                             {"T", 1e12},
+                                                             {"P", 1e15},
+                                                             {"Ki", 1024.0},
+                                                             {"Mi", 1048576.0},
+                                                             {"Gi", 1073741824.0},
+                                                             {"Ti", 1099511627776.0},
+                                                             {"Pi", 1125899906842624.0}};
   for (const auto& [s, factor] : kSuffixes) {
     if (suffix == s) {
       double bits = std::round(number * factor);
@@ -65,7 +72,8 @@ Result<nlohmann::json> capability_args(const PodNetworkRequest& r, const nlohman
   nlohmann::json ports = nlohmann::json::array();
   for (const auto& m : r.port_mappings) {
     if (m.host_port <= 0) continue;  // only published ports become host port rules
-    nlohmann::json p = {{"hostPort", m.host_port}, {"containerPort", m.container_port},
+    nlohmann::json p = {{"hostPort", m.host_port},
+                        {"containerPort", m.container_port},
                         {"protocol", m.protocol.empty() ? "tcp" : m.protocol}};
     if (!m.host_ip.empty()) p["hostIP"] = m.host_ip;
     ports.push_back(std::move(p));
@@ -76,9 +84,8 @@ Result<nlohmann::json> capability_args(const PodNetworkRequest& r, const nlohman
   // must not fail to start on a network that would ignore it anyway.
   nlohmann::json bandwidth = nlohmann::json::object();
   const bool shaped = wants_capability(plugins, "bandwidth");
-  for (auto [annotation, rate, burst] :
-       {std::tuple{"kubernetes.io/ingress-bandwidth", "ingressRate", "ingressBurst"},
-        std::tuple{"kubernetes.io/egress-bandwidth", "egressRate", "egressBurst"}}) {
+  for (auto [annotation, rate, burst] : {std::tuple{"kubernetes.io/ingress-bandwidth", "ingressRate", "ingressBurst"},
+                                         std::tuple{"kubernetes.io/egress-bandwidth", "egressRate", "egressBurst"}}) {
     auto it = r.annotations.find(annotation);
     if (!shaped || it == r.annotations.end()) continue;
     auto bits = parse_bandwidth(it->second);

@@ -15,6 +15,7 @@
 
 #include "berth/atomic_file.h"
 #include "berth/fault_point.h"
+#include "berth/mutex.h"
 #include "capability_args.h"
 #include "cni_result.h"
 #include "conf_dir_watcher.h"
@@ -30,14 +31,14 @@ using namespace cni;
 struct CniManager::State {
   CniOptions opt;
   ResultCache cache;
-  mutable std::mutex mu;
-  std::shared_ptr<const NetworkConfigList> network;  // the conf dir's pick; null when none
-  std::string conf_error;                            // why there is none
-  mutable NetworkReadiness last_readiness;           // the last answer, to log only its changes
-  std::string pod_cidr;
+  mutable Mutex mu;
+  std::shared_ptr<const NetworkConfigList> network BERTH_GUARDED_BY(mu);  // the conf dir's pick; null when none
+  std::string conf_error BERTH_GUARDED_BY(mu);                            // why there is none
+  mutable NetworkReadiness last_readiness BERTH_GUARDED_BY(mu);           // the last answer, to log only its changes
+  std::string pod_cidr BERTH_GUARDED_BY(mu);
   std::unique_ptr<ConfDirWatcher> watcher;
   ExecObserver observer;
-  std::set<std::string> orphans;  // sandbox ids gone with their network still set up (guarded by mu)
+  std::set<std::string> orphans BERTH_GUARDED_BY(mu);  // sandbox ids gone with their network still set up
 
   // DEL of every orphan but `skip`; one stays an orphan until its DEL succeeds.
   void retry_orphans(const std::string& skip);
@@ -46,21 +47,28 @@ struct CniManager::State {
   // DEL after a failed or unusable ADD, with the entry ADD used; an orphan when it fails too.
   void undo_add(CacheEntry& e, const nlohmann::json& prev);
   std::shared_ptr<const NetworkConfigList> current_network() const {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     return network;
   }
 
-  explicit State(CniOptions o) : opt(std::move(o)), cache(opt.cache_dir), observer{opt.on_plugin_run, opt.on_busy_retry} {}
+  explicit State(CniOptions o)
+      : opt(std::move(o)),
+        cache(opt.cache_dir),
+        observer{opt.on_plugin_run, opt.on_busy_retry},
+        conf_dir_now(opt.conf_dir),
+        plugin_dirs_now(opt.plugin_dirs) {}
   ExecSettings exec() const { return {plugin_dirs(), opt.exec_timeout, opt.busy_retry_budget, &observer}; }
-  // opt.conf_dir and opt.plugin_dirs change at a config reload (set_dirs): read them through these.
-  mutable std::mutex dirs_mu;
+  // The dirs change at a config reload (set_dirs); opt keeps the ones berthd started with.
+  mutable Mutex dirs_mu;
+  std::string conf_dir_now BERTH_GUARDED_BY(dirs_mu);
+  std::vector<std::string> plugin_dirs_now BERTH_GUARDED_BY(dirs_mu);
   std::string conf_dir() const {
-    std::lock_guard lock(dirs_mu);
-    return opt.conf_dir;
+    MutexLock lock(dirs_mu);
+    return conf_dir_now;
   }
   std::vector<std::string> plugin_dirs() const {
-    std::lock_guard lock(dirs_mu);
-    return opt.plugin_dirs;
+    MutexLock lock(dirs_mu);
+    return plugin_dirs_now;
   }
 };
 
@@ -68,23 +76,27 @@ CniManager::CniManager(CniOptions options) : state_(std::make_unique<State>(std:
   std::error_code ec;
   std::filesystem::create_directories(state_->opt.conf_dir, ec);
   reload();
-  if (state_->opt.watch_conf_dir) state_->watcher = std::make_unique<ConfDirWatcher>(state_->opt.conf_dir, [this] { reload(); });
+  if (state_->opt.watch_conf_dir)
+    state_->watcher = std::make_unique<ConfDirWatcher>(state_->opt.conf_dir, [this] { reload(); });
 }
 
 CniManager::~CniManager() { state_->watcher.reset(); }
 
 CniOptions CniManager::options() const {
-  std::lock_guard lock(state_->dirs_mu);
-  return state_->opt;
+  MutexLock lock(state_->dirs_mu);
+  CniOptions o = state_->opt;
+  o.conf_dir = state_->conf_dir_now;
+  o.plugin_dirs = state_->plugin_dirs_now;
+  return o;
 }
 
 void CniManager::set_dirs(const std::string& conf_dir, const std::vector<std::string>& plugin_dirs) {
   bool conf_dir_changed = false;
   {
-    std::lock_guard lock(state_->dirs_mu);
-    conf_dir_changed = state_->opt.conf_dir != conf_dir;
-    state_->opt.conf_dir = conf_dir;
-    state_->opt.plugin_dirs = plugin_dirs;
+    MutexLock lock(state_->dirs_mu);
+    conf_dir_changed = state_->conf_dir_now != conf_dir;
+    state_->conf_dir_now = conf_dir;
+    state_->plugin_dirs_now = plugin_dirs;
   }
   if (conf_dir_changed) {
     std::error_code ec;
@@ -101,7 +113,7 @@ void CniManager::reload() {
   ConfDirScan scan = scan_conf_dir(state_->conf_dir());
   for (const auto& s : scan.skipped) spdlog::warn("cni: skipping {}", s);
   {
-    std::lock_guard lock(state_->mu);
+    MutexLock lock(state_->mu);
     state_->network = scan.network ? std::make_shared<const NetworkConfigList>(std::move(*scan.network)) : nullptr;
     state_->conf_error = scan.error;
   }
@@ -114,7 +126,7 @@ NetworkReadiness CniManager::readiness() const {
   std::shared_ptr<const NetworkConfigList> network;
   std::string conf_error;
   {
-    std::lock_guard lock(state_->mu);
+    MutexLock lock(state_->mu);
     network = state_->network;
     conf_error = state_->conf_error;
   }
@@ -136,19 +148,22 @@ NetworkReadiness CniManager::readiness() const {
       r.reason = "NetworkPluginNotReady";
       std::string dirs;
       for (const auto& d : plugin_dirs) dirs += (dirs.empty() ? "" : ":") + d;
-      r.message = "network " + r.network_name + " (" + r.config_file + ") needs plugins not found in " + dirs + ": " + missing;
+      r.message =
+          "network " + r.network_name + " (" + r.config_file + ") needs plugins not found in " + dirs + ": " + missing;
     }
   }
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   NetworkReadiness& last = state_->last_readiness;
-  if (r.ready != last.ready || r.message != last.message) spdlog::info("cni: {}", r.ready ? r.message : "not ready: " + r.message);
+  if (r.ready != last.ready || r.message != last.message)
+    spdlog::info("cni: {}", r.ready ? r.message : "not ready: " + r.message);
   last = r;
   return r;
 }
 
 // The config one plugin of the list gets: its own object plus the list's name and version, the
 // previous plugin's result and the capability arguments it asked for.
-static json plugin_config(const NetworkConfigList& network, size_t i, const json& prev, const json& caps, bool with_prev) {
+static json plugin_config(const NetworkConfigList& network, size_t i, const json& prev, const json& caps,
+                          bool with_prev) {
   json conf = network.plugins()[i];
   conf["name"] = network.name;
   conf["cniVersion"] = network.cni_version;
@@ -158,7 +173,8 @@ static json plugin_config(const NetworkConfigList& network, size_t i, const json
   return conf;
 }
 
-static Status run_chain(const ExecSettings& exec, const CacheEntry& e, const std::string& command, const std::string& netns) {
+static Status run_chain(const ExecSettings& exec, const CacheEntry& e, const std::string& command,
+                        const std::string& netns) {
   // Read again through the parser: the entry's config is the one ADD used, from disk for a DEL
   // after a restart (the cache checked it when it read the file).
   auto network = network_config_from_json(e.config, "");
@@ -184,11 +200,12 @@ void CniManager::State::undo_add(CacheEntry& e, const json& prev) {
   Status undo = run_chain(exec(), e, "DEL", e.netns);
   if (undo.ok()) {
     // A stale entry only costs a harmless DEL at the next start (it belongs to no sandbox).
-    if (Status s = cache.remove(e); !s.ok()) spdlog::error("cni: undo of a failed ADD of {}: {}", e.container_id, s.message());
+    if (Status s = cache.remove(e); !s.ok())
+      spdlog::error("cni: undo of a failed ADD of {}: {}", e.container_id, s.message());
     return;
   }
   spdlog::error("cni: DEL after a failed ADD of {}: {}; retried on the next teardown", e.container_id, undo.message());
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   orphans.insert(e.container_id);
 }
 
@@ -211,7 +228,8 @@ Result<PodNetworkStatus> CniManager::setup(const PodNetworkRequest& req) {
   if (req.netns_ready.valid()) {
     if (Status made = req.netns_ready.get(); !made.ok()) {
       // Nothing was ADDed; an entry left behind would only cost a harmless DEL at teardown.
-      if (Status s = state_->cache.remove(e); !s.ok()) spdlog::warn("cni: setup of {} called off: {}", e.container_id, s.message());
+      if (Status s = state_->cache.remove(e); !s.ok())
+        spdlog::warn("cni: setup of {} called off: {}", e.container_id, s.message());
       return made.context("network setup of " + e.container_id);
     }
   }
@@ -225,7 +243,7 @@ Result<PodNetworkStatus> CniManager::setup(const PodNetworkRequest& req) {
     PluginCall call{"ADD", types[i], e.container_id, e.netns, e.ifname, e.cni_args, conf.dump()};
     auto out = exec_plugin(state_->exec(), call);
     json result = out.ok() ? json::parse(*out, nullptr, false) : json();
-    Status failed = !out.ok() ? out.status()
+    Status failed = !out.ok()               ? out.status()
                     : result.is_discarded() ? internal_error("plugin " + call.type + " printed no JSON result")
                                             : ok_status();
     if (!failed.ok()) {
@@ -259,7 +277,8 @@ static std::string netns_for_del(const std::string& path) {
   if (path.empty()) return path;
   struct statfs fs {};
   if (::statfs(path.c_str(), &fs) != 0) return "";
-  if (fs.f_type == static_cast<decltype(fs.f_type)>(NSFS_MAGIC) || fs.f_type == static_cast<decltype(fs.f_type)>(PROC_SUPER_MAGIC))
+  if (fs.f_type == static_cast<decltype(fs.f_type)>(NSFS_MAGIC) ||
+      fs.f_type == static_cast<decltype(fs.f_type)>(PROC_SUPER_MAGIC))
     return path;
   spdlog::warn("cni: {} is not a network namespace (filesystem magic {:x}); DEL runs without one", path,
                static_cast<unsigned long>(fs.f_type));
@@ -296,7 +315,8 @@ Status CniManager::State::teardown_entry(const std::string& sandbox_id, const st
   e.cni_args = "IgnoreUnknown=1;K8S_POD_INFRA_CONTAINER_ID=" + sandbox_id;
   e.capability_args = json::object();
   std::string netns = netns_for_del(netns_path);
-  spdlog::warn("cni: DEL of {} with the current network {} instead of its corrupt cache entry", sandbox_id, network->name);
+  spdlog::warn("cni: DEL of {} with the current network {} instead of its corrupt cache entry", sandbox_id,
+               network->name);
   if (Status s = run_chain(exec(), e, "DEL", netns); !s.ok()) return s.context("DEL without a readable cache entry");
   return cache.remove_matching(sandbox_id, "eth0");
 }
@@ -304,7 +324,7 @@ Status CniManager::State::teardown_entry(const std::string& sandbox_id, const st
 void CniManager::State::retry_orphans(const std::string& skip) {
   std::set<std::string> todo;
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     todo = orphans;
   }
   todo.erase(skip);
@@ -314,14 +334,14 @@ void CniManager::State::retry_orphans(const std::string& skip) {
       continue;
     }
     spdlog::info("cni: released the network of gone sandbox {}", id);
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     orphans.erase(id);
   }
 }
 
 void CniManager::adopt_orphans(const std::vector<std::string>& live) {
   std::set<std::string> alive(live.begin(), live.end());
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   for (const auto& t : remove_atomic_write_leftovers(state_->cache.dir()))
     spdlog::info("cni: removed {}, a cache write cut short", t);
   for (const auto& id : state_->cache.container_ids())
@@ -356,12 +376,12 @@ Result<PodNetworkStatus> CniManager::status(const std::string& sandbox_id) const
 }
 
 void CniManager::set_pod_cidr(const std::string& cidr) {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   state_->pod_cidr = cidr;
 }
 
 std::string CniManager::pod_cidr() const {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   return state_->pod_cidr;
 }
 
@@ -371,7 +391,8 @@ Status validate_pod_cidr(const std::string& cidr) {
     size_t end = cidr.find(',', start);
     std::string one = cidr.substr(start, end == std::string::npos ? std::string::npos : end - start);
     size_t slash = one.find('/');
-    if (one.empty() || slash == std::string::npos) return invalid_argument("runtime_config.network_config.pod_cidr: '" + cidr + "' is not CIDR notation");
+    if (one.empty() || slash == std::string::npos)
+      return invalid_argument("runtime_config.network_config.pod_cidr: '" + cidr + "' is not CIDR notation");
     std::string ip = one.substr(0, slash), bits = one.substr(slash + 1);
     bool v6 = ip.find(':') != std::string::npos;
     int max = v6 ? 128 : 32;

@@ -15,8 +15,8 @@
 namespace berth::cni {
 namespace {
 
-constexpr uint32_t kEvents = IN_CREATE | IN_DELETE | IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO |
-                             IN_MOVED_FROM | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF;
+constexpr uint32_t kEvents = IN_CREATE | IN_DELETE | IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM |
+                             IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF;
 
 }  // namespace
 

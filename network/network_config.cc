@@ -25,7 +25,8 @@ Status check_plugin(const nlohmann::json& p, size_t index) {
   f.object("capabilities");
   if (!f.ok()) return f.status();
   if (type.empty() || type.find('/') != std::string::npos || type == "." || type == "..")
-    return invalid_argument("field 'plugins[" + std::to_string(index) + "].type': \"" + type + "\" must be a plain file name");
+    return invalid_argument("field 'plugins[" + std::to_string(index) + "].type': \"" + type +
+                            "\" must be a plain file name");
   return {};
 }
 
@@ -104,7 +105,8 @@ Result<NetworkConfigList> parse_network_config_file(const std::string& bytes, co
   if (doc.is_discarded()) return invalid_argument("not valid JSON");
   const bool has_plugins = JsonFields(doc).member("plugins") != nullptr;
   if (ends_with(file, ".conflist") && !has_plugins) return invalid_argument("a .conflist needs \"plugins\"");
-  if (ends_with(file, ".conf") && has_plugins) return invalid_argument("a .conf holds one plugin; use .conflist for a list");
+  if (ends_with(file, ".conf") && has_plugins)
+    return invalid_argument("a .conf holds one plugin; use .conflist for a list");
   return network_config_from_json(doc, file);
 }
 
@@ -142,8 +144,7 @@ ConfDirScan scan_conf_dir(const std::string& dir) {
     scan.network = std::move(parsed.value());
     return scan;
   }
-  scan.error = names.empty() ? "no network config found in " + dir
-                             : "no valid network config in " + dir;
+  scan.error = names.empty() ? "no network config found in " + dir : "no valid network config in " + dir;
   return scan;
 }
 

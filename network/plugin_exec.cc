@@ -73,23 +73,21 @@ Result<std::string> exec_plugin(const ExecSettings& settings, const PluginCall& 
       auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
       if (elapsed >= settings.busy_retry_budget) {
         return Status(Code::unavailable,
-                      what + ": " + *path + " is still busy (text file busy) after " +
-                          std::to_string(attempt) + " tries over " + std::to_string(elapsed.count()) +
-                          "ms; the plugin did not run",
+                      what + ": " + *path + " is still busy (text file busy) after " + std::to_string(attempt) +
+                          " tries over " + std::to_string(elapsed.count()) + "ms; the plugin did not run",
                       ETXTBSY);
       }
       auto wait = std::min(backoff, settings.busy_retry_budget - elapsed);
       if (obs && obs->busy_retry) obs->busy_retry(call.type);
-      spdlog::warn("cni: {} for {}: exec {}: text file busy, retry {} in {}ms", what, call.container_id,
-                   *path, attempt, wait.count());
+      spdlog::warn("cni: {} for {}: exec {}: text file busy, retry {} in {}ms", what, call.container_id, *path, attempt,
+                   wait.count());
       std::this_thread::sleep_for(wait);
       backoff = std::min(backoff * 2, std::chrono::milliseconds(320));
       continue;
     }
     const CommandResult& r = *run;
     if (r.timed_out)
-      return deadline_exceeded(what + ": timed out after " + std::to_string(settings.timeout.count()) +
-                               "ms; killed");
+      return deadline_exceeded(what + ": timed out after " + std::to_string(settings.timeout.count()) + "ms; killed");
     if (!r.success()) {
       if (std::string cni_error = cni_error_json(r.out); !cni_error.empty()) {
         if (!trim(r.err).empty()) spdlog::debug("cni: {} for {} stderr: {}", what, call.container_id, trim(r.err));

@@ -28,7 +28,7 @@ struct PluginCall {
   std::string command;  // ADD, DEL, CHECK
   std::string type;     // the plugin binary's name
   std::string container_id;
-  std::string netns;    // may be empty for DEL
+  std::string netns;  // may be empty for DEL
   std::string ifname;
   std::string cni_args;
   std::string stdin_config;

@@ -27,9 +27,14 @@ namespace {
 constexpr int kFormatVersion = 1;
 
 nlohmann::json entry_to_json(const CacheEntry& e) {
-  return {{"containerId", e.container_id}, {"ifName", e.ifname},       {"networkName", e.network_name},
-          {"config", e.config},            {"cniArgs", e.cni_args},    {"capabilityArgs", e.capability_args},
-          {"netns", e.netns},              {"result", e.result}};
+  return {{"containerId", e.container_id},
+          {"ifName", e.ifname},
+          {"networkName", e.network_name},
+          {"config", e.config},
+          {"cniArgs", e.cni_args},
+          {"capabilityArgs", e.capability_args},
+          {"netns", e.netns},
+          {"result", e.result}};
 }
 
 Result<CacheEntry> entry_from_json(const nlohmann::json& j) {
@@ -79,7 +84,8 @@ Result<CacheEntry> read_entry(const std::string& path) {
   const nlohmann::json file = read_json_file(path);
   JsonFields f(file);
   const nlohmann::json* entry = f.member("entry");
-  if (!f.ok() || !entry || !f.member("sha256")) return Status(Code::internal, "cni cache: " + path + ": not a cache file");
+  if (!f.ok() || !entry || !f.member("sha256"))
+    return Status(Code::internal, "cni cache: " + path + ": not a cache file");
   if (f.required_integer<int>("version") != kFormatVersion || !f.ok())
     return Status(Code::internal, "cni cache: " + path + ": unknown format version");
   if (f.string("sha256") != sha256_hex(entry->dump()) || !f.ok())

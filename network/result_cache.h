@@ -15,7 +15,7 @@ namespace berth::cni {
 
 struct CacheEntry {
   std::string container_id, ifname, network_name;
-  nlohmann::json config;           // the network config list as used
+  nlohmann::json config;  // the network config list as used
   std::string cni_args;
   nlohmann::json capability_args;  // everything offered; each plugin got its own subset
   std::string netns;               // the netns ADD ran in

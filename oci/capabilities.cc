@@ -15,17 +15,18 @@ namespace berth {
 
 const std::vector<std::string>& default_capabilities() {
   static const std::vector<std::string> caps = {
-      "CAP_CHOWN",  "CAP_DAC_OVERRIDE", "CAP_FSETID",           "CAP_FOWNER",      "CAP_MKNOD",
-      "CAP_NET_RAW", "CAP_SETGID",      "CAP_SETUID",           "CAP_SETFCAP",     "CAP_SETPCAP",
-      "CAP_NET_BIND_SERVICE",           "CAP_SYS_CHROOT",       "CAP_KILL",        "CAP_AUDIT_WRITE"};
+      "CAP_CHOWN",   "CAP_DAC_OVERRIDE", "CAP_FSETID",           "CAP_FOWNER",
+      "CAP_MKNOD",   "CAP_NET_RAW",      "CAP_SETGID",           "CAP_SETUID",
+      "CAP_SETFCAP", "CAP_SETPCAP",      "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT",
+      "CAP_KILL",    "CAP_AUDIT_WRITE"};
   return caps;
 }
 
 const std::vector<std::string>& default_masked_paths() {
   static const std::vector<std::string> paths = {
-      "/proc/asound",      "/proc/acpi",        "/proc/kcore",       "/proc/keys",
-      "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
-      "/proc/scsi",        "/proc/sysrq-trigger", "/sys/firmware",  "/sys/devices/virtual/powercap"};
+      "/proc/asound",        "/proc/acpi",          "/proc/kcore",       "/proc/keys",
+      "/proc/latency_stats", "/proc/timer_list",    "/proc/timer_stats", "/proc/sched_debug",
+      "/proc/scsi",          "/proc/sysrq-trigger", "/sys/firmware",     "/sys/devices/virtual/powercap"};
   return paths;
 }
 
@@ -61,14 +62,18 @@ std::string cap_name(int number) {
 }
 
 // A zero bounding set is one that could not be read: no limit is known.
-bool grantable(int cap, uint64_t bounding) { return bounding == 0 || (cap >= 0 && cap < 64 && ((bounding >> cap) & 1)); }
+bool grantable(int cap, uint64_t bounding) {
+  return bounding == 0 || (cap >= 0 && cap < 64 && ((bounding >> cap) & 1));
+}
 
-Status check_names(const std::vector<std::string>& names, const char* field, uint64_t bounding, bool must_be_grantable) {
+Status check_names(const std::vector<std::string>& names, const char* field, uint64_t bounding,
+                   bool must_be_grantable) {
   for (const auto& n : names) {
     if (is_all(n)) continue;
     int num = cap_number(n);
     if (num < 0)
-      return invalid_argument(std::string("linux.security_context.capabilities.") + field + ": unknown capability '" + n + "'");
+      return invalid_argument(std::string("linux.security_context.capabilities.") + field + ": unknown capability '" +
+                              n + "'");
     if (must_be_grantable && !grantable(num, bounding))
       return invalid_argument(std::string("linux.security_context.capabilities.") + field + ": " + cap_name(num) +
                               " is not in berthd's bounding set, so no container on this host can hold it");
@@ -108,7 +113,8 @@ Result<CapabilitySet> resolve_capabilities(const CapabilityRequest& req) {
   CapabilitySet out;
   for (const auto& [num, on] : set) out.caps.push_back(cap_name(num));
   for (const auto& n : req.ambient) {
-    if (is_all(n)) return invalid_argument("linux.security_context.capabilities.add_ambient_capabilities: ALL is not allowed");
+    if (is_all(n))
+      return invalid_argument("linux.security_context.capabilities.add_ambient_capabilities: ALL is not allowed");
     int num = cap_number(n);
     if (!set.count(num))
       return invalid_argument("linux.security_context.capabilities.add_ambient_capabilities: '" + n +

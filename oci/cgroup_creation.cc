@@ -45,7 +45,8 @@ Status create_levels(const std::string& mount, const std::string& dir, std::stri
       // What the parent offers, handed down so limits can be written below it.
       std::string offered = trimmed(read_text_file(parent + "/cgroup.controllers")), wanted;
       for (const char* c : {"cpu", "cpuset", "memory", "pids", "io", "hugetlb"})
-        if ((" " + offered + " ").find(std::string(" ") + c + " ") != std::string::npos) wanted += std::string(wanted.empty() ? "+" : " +") + c;
+        if ((" " + offered + " ").find(std::string(" ") + c + " ") != std::string::npos)
+          wanted += std::string(wanted.empty() ? "+" : " +") + c;
       if (!wanted.empty()) (void)write_text(parent + "/cgroup.subtree_control", wanted);
     }
     if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return errno_status(errno, "create cgroup " + path);

@@ -13,12 +13,14 @@ Result<std::string> cgroups_path_for(const std::string& parent, const std::strin
   if (systemd) {
     std::string slice = parent.empty() ? "system.slice" : parent;
     if (slice.size() < 7 || slice.substr(slice.size() - 6) != ".slice" || slice.find('/') != std::string::npos)
-      return invalid_argument("linux.cgroup_parent: '" + parent + "' is not a systemd slice (the systemd cgroup driver is configured)");
+      return invalid_argument("linux.cgroup_parent: '" + parent +
+                              "' is not a systemd slice (the systemd cgroup driver is configured)");
     return slice + ":berth:" + id;
   }
   std::string p = parent.empty() ? "/berth" : parent;
   if (p[0] != '/' || p.find("..") != std::string::npos)
-    return invalid_argument("linux.cgroup_parent: '" + parent + "' is not an absolute cgroupfs path (the cgroupfs driver is configured)");
+    return invalid_argument("linux.cgroup_parent: '" + parent +
+                            "' is not an absolute cgroupfs path (the cgroupfs driver is configured)");
   while (p.size() > 1 && p.back() == '/') p.pop_back();
   return (p == "/" ? "" : p) + "/" + id;
 }
@@ -27,7 +29,8 @@ std::string cgroup_dir_of(const std::string& cgroups_path, bool systemd) {
   if (!systemd) return cgroups_path;
   size_t a = cgroups_path.find(':'), b = cgroups_path.find(':', a + 1);
   if (a == std::string::npos || b == std::string::npos) return cgroups_path;
-  std::string slice = cgroups_path.substr(0, a), prefix = cgroups_path.substr(a + 1, b - a - 1), name = cgroups_path.substr(b + 1);
+  std::string slice = cgroups_path.substr(0, a), prefix = cgroups_path.substr(a + 1, b - a - 1),
+              name = cgroups_path.substr(b + 1);
   std::string dir;
   if (slice != "-.slice") {
     std::string stem = slice.substr(0, slice.size() - 6);  // without ".slice"

@@ -119,7 +119,8 @@ Status OciRuntime::kill(const std::string& id, int signal) const {
   return run({"kill", id, std::to_string(signal)}, "kill " + id);
 }
 
-Status OciRuntime::update(const std::string& id, const std::string& resources_json, const std::string& scratch_dir) const {
+Status OciRuntime::update(const std::string& id, const std::string& resources_json,
+                          const std::string& scratch_dir) const {
   std::string file = scratch_dir + "/update-resources.json";
   if (Status w = write_file_atomically(file, resources_json, 0600, false); !w.ok()) return w.context("update " + id);
   Status s = run({"update", "--resources", file, id}, "update " + id);
@@ -133,7 +134,8 @@ Status OciRuntime::remove_stopped(const std::string& id) const { return remove_w
 
 Status OciRuntime::remove_with(const std::vector<std::string>& args, const std::string& id) const {
   Status s = run(args, "delete " + id);
-  if (!s.ok() && (s.message().find("does not exist") != std::string::npos || s.message().find("not exist") != std::string::npos)) {
+  if (!s.ok() &&
+      (s.message().find("does not exist") != std::string::npos || s.message().find("not exist") != std::string::npos)) {
     // A create killed before it wrote its state leaves a directory the runtime does not know.
     if (id.find('/') != std::string::npos || id.empty() || id == "." || id == "..") return ok_status();
     return remove_tree(root_ + "/" + id).context("delete " + id + ": the runtime's leftover state");

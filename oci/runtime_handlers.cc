@@ -1,5 +1,6 @@
 // The runtime handler table: a short list searched by name (a node configures a handful), and the
 // runtimes' answers cached against their binaries' identity (see runtime_handlers.h).
+#include "berth/mutex.h"
 #include "berth/runtime_handlers.h"
 
 #include <map>
@@ -27,8 +28,8 @@ struct RuntimeHandlers::FeatureCache {
     return BinaryKey{*path, *file};
   }
 
-  std::mutex mu;
-  std::map<std::string, std::pair<BinaryKey, RuntimeFeatures>> by_handler;
+  Mutex mu;
+  std::map<std::string, std::pair<BinaryKey, RuntimeFeatures>> by_handler BERTH_GUARDED_BY(mu);
 };
 
 RuntimeHandlers::RuntimeHandlers() : cache_(std::make_shared<FeatureCache>()) {}
@@ -68,7 +69,7 @@ HandlerFeatures RuntimeHandlers::features(const std::string& handler) const {
   RuntimeFeatures runtime;
   bool cached = false;
   {
-    std::lock_guard lock(cache_->mu);
+    MutexLock lock(cache_->mu);
     if (auto it = cache_->by_handler.find(h->name); it != cache_->by_handler.end() && it->second.first == *key) {
       runtime = it->second.second;
       cached = true;
@@ -78,7 +79,7 @@ HandlerFeatures RuntimeHandlers::features(const std::string& handler) const {
     // Asked without the lock, so a slow runtime holds up no other handler's callers (callers that
     // meet the same new binary at once may each ask it).
     runtime = ask_runtime_features(key->path);
-    std::lock_guard lock(cache_->mu);
+    MutexLock lock(cache_->mu);
     cache_->by_handler[h->name] = {*key, runtime};
   }
   out.runtime_found = runtime.responds;

@@ -1,4 +1,5 @@
 // Finds the OCI runtime binary and asks it for its version, re-asking only when the file changed.
+#include "berth/mutex.h"
 #include "berth/runtime_probe.h"
 
 #include "berth/command.h"
@@ -6,12 +7,13 @@
 namespace berth {
 
 RuntimeProbeResult RuntimeProbe::check() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto path = find_executable(configured_);
   if (!path) {
     probed_ = false;
-    return {false, "", "", "OCI runtime \"" + configured_ + "\" not found (not an executable file" +
-                               (configured_.find('/') == std::string::npos ? " in PATH)" : ")")};
+    return {false, "", "",
+            "OCI runtime \"" + configured_ + "\" not found (not an executable file" +
+                (configured_.find('/') == std::string::npos ? " in PATH)" : ")")};
   }
   std::optional<FileIdentity> id = file_identity(*path);
   if (probed_ && *path == last_path_ && id == last_id_) return last_;

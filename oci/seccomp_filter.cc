@@ -1,6 +1,7 @@
 // compile_seccomp_filter: libseccomp builds and exports the program (as runc's own build does, so
 // the same section gives the same filter); the ENOSYS prefix is written here by hand because
 // libseccomp has no rule for "any syscall above N" and runc adds the same prefix itself.
+#include "berth/mutex.h"
 #include "berth/seccomp_filter.h"
 
 #include <linux/audit.h>
@@ -24,7 +25,9 @@ namespace {
 
 using nlohmann::json;
 
-Status unsupported(const std::string& what) { return Status(Code::unimplemented, "seccomp: " + what + " is not compiled by berth"); }
+Status unsupported(const std::string& what) {
+  return Status(Code::unimplemented, "seccomp: " + what + " is not compiled by berth");
+}
 
 // An action name and its errno (for ERRNO and TRACE; EPERM when the section gives none).
 Result<uint32_t> action_of(const std::string& name, std::optional<unsigned> errno_ret) {
@@ -40,10 +43,13 @@ Result<uint32_t> action_of(const std::string& name, std::optional<unsigned> errn
 }
 
 Result<scmp_compare> operator_of(const std::string& op) {
-  static const std::map<std::string, scmp_compare> ops = {
-      {"SCMP_CMP_NE", SCMP_CMP_NE}, {"SCMP_CMP_LT", SCMP_CMP_LT}, {"SCMP_CMP_LE", SCMP_CMP_LE},
-      {"SCMP_CMP_EQ", SCMP_CMP_EQ}, {"SCMP_CMP_GE", SCMP_CMP_GE}, {"SCMP_CMP_GT", SCMP_CMP_GT},
-      {"SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ}};
+  static const std::map<std::string, scmp_compare> ops = {{"SCMP_CMP_NE", SCMP_CMP_NE},
+                                                          {"SCMP_CMP_LT", SCMP_CMP_LT},
+                                                          {"SCMP_CMP_LE", SCMP_CMP_LE},
+                                                          {"SCMP_CMP_EQ", SCMP_CMP_EQ},
+                                                          {"SCMP_CMP_GE", SCMP_CMP_GE},
+                                                          {"SCMP_CMP_GT", SCMP_CMP_GT},
+                                                          {"SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ}};
   auto it = ops.find(op);
   if (it == ops.end()) return unsupported("operator '" + op + "'");
   return it->second;
@@ -116,13 +122,16 @@ Result<SeccompProgram> compile_seccomp_filter(const json& section) {
     if (c.has("errnoRet")) errno_ret = c.integer<unsigned>("errnoRet", EPERM);
     const json* args = c.array("args");
     for (size_t k = 0; args && k < args->size(); ++k) {
-      if (!(*args)[k].is_object()) return invalid_argument("seccomp." + where + ".args[" + std::to_string(k) + "]: not an object");
+      if (!(*args)[k].is_object())
+        return invalid_argument("seccomp." + where + ".args[" + std::to_string(k) + "]: not an object");
       JsonFields a = c.nested((*args)[k], "args[" + std::to_string(k) + "]");
       unsigned index = a.required_integer<unsigned>("index");
       uint64_t value = a.integer<uint64_t>("value", 0), two = a.integer<uint64_t>("valueTwo", 0);
       std::string op = a.required_string("op");
       if (!f.ok()) break;
-      if (index > 5) return invalid_argument("seccomp." + where + ".args[" + std::to_string(k) + "].index: " + std::to_string(index) + " is above 5");
+      if (index > 5)
+        return invalid_argument("seccomp." + where + ".args[" + std::to_string(k) +
+                                "].index: " + std::to_string(index) + " is above 5");
       auto cmp = operator_of(op);
       if (!cmp.ok()) return cmp.status();
       r.args.push_back({index, *cmp, value, two});
@@ -153,16 +162,20 @@ Result<SeccompProgram> compile_seccomp_filter(const json& section) {
     std::vector<scmp_arg_cmp> together;
     std::vector<std::vector<scmp_arg_cmp>> sets;
     for (const auto& a : r.args) {
-      if (per_index[a.arg] > 1) sets.push_back({a});
-      else together.push_back(a);
+      if (per_index[a.arg] > 1)
+        sets.push_back({a});
+      else
+        together.push_back(a);
     }
     if (!together.empty() || r.args.empty()) sets.push_back(together);
     for (const auto& name : r.names) {
       int nr = seccomp_syscall_resolve_name(name.c_str());
       if (nr == __NR_SCMP_ERROR) continue;  // not a syscall this libseccomp knows: runc skips it too
       for (const auto& set : sets) {
-        int rc = seccomp_rule_add_array(ctx.get(), r.action, nr, static_cast<unsigned>(set.size()), set.empty() ? nullptr : set.data());
-        if (rc != 0) return Status(Code::invalid_argument, "seccomp: rule for " + name + ": " + std::strerror(-rc), -rc);
+        int rc = seccomp_rule_add_array(ctx.get(), r.action, nr, static_cast<unsigned>(set.size()),
+                                        set.empty() ? nullptr : set.data());
+        if (rc != 0)
+          return Status(Code::invalid_argument, "seccomp: rule for " + name + ": " + std::strerror(-rc), -rc);
       }
     }
   }
@@ -182,7 +195,8 @@ Result<SeccompProgram> compile_seccomp_filter(const json& section) {
   }
 
   // runc's prefix: none when the default already allows or already answers ENOSYS.
-  bool prefix = *default_action != SCMP_ACT_ALLOW && *default_action != SCMP_ACT_LOG && *default_action != SCMP_ACT_ERRNO(ENOSYS);
+  bool prefix =
+      *default_action != SCMP_ACT_ALLOW && *default_action != SCMP_ACT_LOG && *default_action != SCMP_ACT_ERRNO(ENOSYS);
   std::vector<sock_filter> stub;
   if (prefix) {
     struct Abi {
@@ -193,25 +207,27 @@ Result<SeccompProgram> compile_seccomp_filter(const json& section) {
       if (seccomp_arch_exist(ctx.get(), abi.token) != 0) continue;
       int last = -1;
       for (const Rule& r : rules)
-        for (const auto& name : r.names) last = std::max(last, seccomp_syscall_resolve_name_arch(abi.token, name.c_str()));
+        for (const auto& name : r.names)
+          last = std::max(last, seccomp_syscall_resolve_name_arch(abi.token, name.c_str()));
       if (last >= 0) append_enosys_check(stub, abi.audit, static_cast<uint32_t>(last), abi.x32_bit);
     }
   }
   program.bpf.assign(reinterpret_cast<const char*>(stub.data()), stub.size() * sizeof(sock_filter));
   program.bpf += bpf;
-  if (program.bpf.size() / sizeof(sock_filter) > BPF_MAXINSNS) return invalid_argument("seccomp: the program is longer than the kernel takes");
+  if (program.bpf.size() / sizeof(sock_filter) > BPF_MAXINSNS)
+    return invalid_argument("seccomp: the program is longer than the kernel takes");
   return program;
 }
 
 Result<SeccompProgram> SeccompProgramCache::get(const json& section) {
   std::string key = section.dump();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = programs_.find(key); it != programs_.end()) return it->second;
   }
   auto compiled = compile_seccomp_filter(section);
   if (!compiled.ok()) return compiled.status();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (programs_.size() >= 64) programs_.clear();
   programs_.emplace(std::move(key), *compiled);
   return compiled;

@@ -53,7 +53,9 @@ nlohmann::json arg0(const char* op, uint64_t value, std::optional<uint64_t> valu
 }  // namespace
 
 nlohmann::json runtime_default_seccomp(const std::vector<std::string>& capabilities) {
-  auto has = [&](const char* cap) { return std::find(capabilities.begin(), capabilities.end(), cap) != capabilities.end(); };
+  auto has = [&](const char* cap) {
+    return std::find(capabilities.begin(), capabilities.end(), cap) != capabilities.end();
+  };
   const bool admin = has("CAP_SYS_ADMIN");
 
   // Sorted and without repeats: a name may come from two capabilities.
@@ -91,10 +93,11 @@ nlohmann::json runtime_default_seccomp(const std::vector<std::string>& capabilit
       rules.push_back(std::move(c3));
     }
   }
-  return {{"defaultAction", "SCMP_ACT_ERRNO"},
-          {"defaultErrnoRet", EPERM},
-          {"architectures", {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32", "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM"}},
-          {"syscalls", rules}};
+  return {
+      {"defaultAction", "SCMP_ACT_ERRNO"},
+      {"defaultErrnoRet", EPERM},
+      {"architectures", {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32", "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM"}},
+      {"syscalls", rules}};
 }
 
 Result<std::optional<nlohmann::json>> seccomp_section(const SeccompRequest& req) {
@@ -106,7 +109,8 @@ Result<std::optional<nlohmann::json>> seccomp_section(const SeccompRequest& req)
   if (req.localhost_path.empty() || req.localhost_path[0] != '/')
     return invalid_argument(req.field + ": localhost profile '" + req.localhost_path + "' is not an absolute path");
   // The path comes from the request: a FIFO or device there must not hold a gRPC thread.
-  auto text = read_regular_file(req.localhost_path, kLocalhostProfileMax, req.field + ": localhost profile " + req.localhost_path);
+  auto text = read_regular_file(req.localhost_path, kLocalhostProfileMax,
+                                req.field + ": localhost profile " + req.localhost_path);
   // A profile that is not there is a bad request, as any other unusable one.
   if (!text.ok()) return Status(Code::invalid_argument, text.status().message(), text.status().sys_errno());
   auto j = nlohmann::json::parse(*text, nullptr, false);
@@ -114,7 +118,8 @@ Result<std::optional<nlohmann::json>> seccomp_section(const SeccompRequest& req)
   // type is reported against the profile, not as the runtime's failure to start the container.
   JsonFields f(j);
   if (!f.member("defaultAction"))
-    return invalid_argument(req.field + ": localhost profile " + req.localhost_path + " is not a seccomp profile (no defaultAction)");
+    return invalid_argument(req.field + ": localhost profile " + req.localhost_path +
+                            " is not a seccomp profile (no defaultAction)");
   f.required_string("defaultAction");
   f.array("architectures");
   f.array("syscalls");

@@ -5,6 +5,8 @@
 
 namespace berth {
 
+// The lists keep the layout they are read in (clang-format would put one name per line).
+// clang-format off
 const std::vector<SyscallGroup>& runtime_default_syscalls() {
   static const std::vector<SyscallGroup> kGroups = {
       // Reading, writing and moving data between descriptors.
@@ -157,5 +159,6 @@ const std::vector<const char*>& runtime_default_never_allowed() {
   };
   return kNever;
 }
+// clang-format on
 
 }  // namespace berth

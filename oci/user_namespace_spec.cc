@@ -7,7 +7,8 @@ namespace {
 
 nlohmann::json spec_mappings(const std::vector<IdMapping>& ids) {
   nlohmann::json out = nlohmann::json::array();
-  for (const IdMapping& m : ids) out.push_back({{"containerID", m.container_id}, {"hostID", m.host_id}, {"size", m.length}});
+  for (const IdMapping& m : ids)
+    out.push_back({{"containerID", m.container_id}, {"hostID", m.host_id}, {"size", m.length}});
   return out;
 }
 

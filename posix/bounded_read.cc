@@ -31,7 +31,8 @@ Result<std::string> read_opened(int fd, size_t max_size, const std::string& what
     }
     text.append(buf, static_cast<size_t>(n));
     // The file may grow while read.
-    if (text.size() > max_size) return invalid_argument(what + " is larger than " + std::to_string(max_size) + " bytes");
+    if (text.size() > max_size)
+      return invalid_argument(what + " is larger than " + std::to_string(max_size) + " bytes");
   }
   return text;
 }

@@ -87,8 +87,10 @@ int child_main(void* raw) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  if (strchr(s.path, '/')) execve(s.path, s.argv, s.envp);
-  else execvpe(s.path, s.argv, s.envp);
+  if (strchr(s.path, '/'))
+    execve(s.path, s.argv, s.envp);
+  else
+    execvpe(s.path, s.argv, s.envp);
   fail(errno);
   return 127;
 }

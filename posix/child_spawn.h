@@ -11,10 +11,10 @@
 namespace berth {
 
 struct ChildSpec {
-  const char* path = nullptr;      // the program; searched in PATH when it has no '/'
+  const char* path = nullptr;  // the program; searched in PATH when it has no '/'
   char* const* argv = nullptr;
   char* const* envp = nullptr;
-  int stdio[3] = {-1, -1, -1};     // fds for 0, 1, 2 (already open; -1: leave as inherited)
+  int stdio[3] = {-1, -1, -1};  // fds for 0, 1, 2 (already open; -1: leave as inherited)
   // More fds for a helper that takes them by number: extra[i] becomes fd 3 + i.
   static constexpr int kMaxExtra = 4;
   int extra[kMaxExtra] = {-1, -1, -1, -1};

@@ -35,7 +35,6 @@ Result<Pipe> make_pipe() {
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
-
 // A child that exits without reading its stdin must not kill the caller with SIGPIPE, whether or
 // not the process ignores it: SIGPIPE is blocked on this thread for the write, and a pending one
 // is taken before it is unblocked.
@@ -87,7 +86,8 @@ std::string CommandResult::report_value(const std::string& key) const {
   for (size_t at = 0; at < report.size();) {
     size_t end = report.find('\n', at);
     if (end == std::string::npos) end = report.size();
-    if (report.compare(at, key.size() + 1, key + " ") == 0) return report.substr(at + key.size() + 1, end - at - key.size() - 1);
+    if (report.compare(at, key.size() + 1, key + " ") == 0)
+      return report.substr(at + key.size() + 1, end - at - key.size() - 1);
     at = end + 1;
   }
   return "";
@@ -107,7 +107,8 @@ Result<CommandResult> run_command(const Command& cmd) {
   if (!in.ok()) return in.status();
   if (!out.ok()) return out.status();
   if (!err.ok()) return err.status();
-  if (cmd.pass_fds.size() + cmd.capture_report > ChildSpec::kMaxExtra) return invalid_argument("run command: too many fds to pass");
+  if (cmd.pass_fds.size() + cmd.capture_report > ChildSpec::kMaxExtra)
+    return invalid_argument("run command: too many fds to pass");
   Pipe report;
   if (cmd.capture_report) {
     auto p = make_pipe();
@@ -165,11 +166,26 @@ Result<CommandResult> run_command(const Command& cmd) {
     pollfd fds[5];
     int n = 0;
     int out_i = -1, err_i = -1, rep_i = -1, in_i = -1, pid_i = -1;
-    if (out->read) { out_i = n; fds[n++] = {out->read.get(), POLLIN, 0}; }
-    if (err->read) { err_i = n; fds[n++] = {err->read.get(), POLLIN, 0}; }
-    if (report.read) { rep_i = n; fds[n++] = {report.read.get(), POLLIN, 0}; }
-    if (in->write) { in_i = n; fds[n++] = {in->write.get(), POLLOUT, 0}; }
-    if (!exited && pidfd) { pid_i = n; fds[n++] = {pidfd.get(), POLLIN, 0}; }
+    if (out->read) {
+      out_i = n;
+      fds[n++] = {out->read.get(), POLLIN, 0};
+    }
+    if (err->read) {
+      err_i = n;
+      fds[n++] = {err->read.get(), POLLIN, 0};
+    }
+    if (report.read) {
+      rep_i = n;
+      fds[n++] = {report.read.get(), POLLIN, 0};
+    }
+    if (in->write) {
+      in_i = n;
+      fds[n++] = {in->write.get(), POLLOUT, 0};
+    }
+    if (!exited && pidfd) {
+      pid_i = n;
+      fds[n++] = {pidfd.get(), POLLIN, 0};
+    }
     int wait_ms = -1;
     if (cmd.timeout.count() > 0) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -200,19 +216,20 @@ Result<CommandResult> run_command(const Command& cmd) {
     auto drain = [&](int idx, UniqueFd& fd, std::string& sink, bool& trunc) {
       if (idx < 0 || !(fds[idx].revents & (POLLIN | POLLHUP | POLLERR))) return;
       ssize_t r = read(fd.get(), buf, sizeof buf);
-      if (r > 0) append_capped(sink, buf, static_cast<size_t>(r), cmd.output_limit, trunc);
-      else if (r == 0 || (errno != EINTR && errno != EAGAIN)) fd.reset();
+      if (r > 0)
+        append_capped(sink, buf, static_cast<size_t>(r), cmd.output_limit, trunc);
+      else if (r == 0 || (errno != EINTR && errno != EAGAIN))
+        fd.reset();
     };
     drain(out_i, out->read, res.out, res.out_truncated);
     drain(err_i, err->read, res.err, res.err_truncated);
     bool report_truncated = false;
     drain(rep_i, report.read, res.report, report_truncated);
     if (in_i >= 0 && (fds[in_i].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      ssize_t w = write_no_sigpipe(in->write.get(), cmd.stdin_data.data() + stdin_off,
-                                   cmd.stdin_data.size() - stdin_off);
+      ssize_t w =
+          write_no_sigpipe(in->write.get(), cmd.stdin_data.data() + stdin_off, cmd.stdin_data.size() - stdin_off);
       if (w > 0) stdin_off += static_cast<size_t>(w);
-      if ((w < 0 && errno != EAGAIN && errno != EINTR) || stdin_off == cmd.stdin_data.size())
-        in->write.reset();
+      if ((w < 0 && errno != EAGAIN && errno != EINTR) || stdin_off == cmd.stdin_data.size()) in->write.reset();
     }
     if (!exited && (pid_i < 0 || fds[pid_i].revents != 0)) {
       if (Status s = reap(); !s.ok()) {
@@ -233,15 +250,13 @@ Result<CommandResult> run_command(const Command& cmd) {
   return res;
 }
 
-std::optional<std::string> find_executable(const std::string& name,
-                                           const std::vector<std::string>& dirs) {
+std::optional<std::string> find_executable(const std::string& name, const std::vector<std::string>& dirs) {
   auto runnable = [](const std::string& p) {
     struct stat st;
     return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
   };
   if (name.empty()) return std::nullopt;
-  if (name.find('/') != std::string::npos)
-    return runnable(name) ? std::optional<std::string>(name) : std::nullopt;
+  if (name.find('/') != std::string::npos) return runnable(name) ? std::optional<std::string>(name) : std::nullopt;
   std::vector<std::string> search = dirs;
   if (search.empty()) {
     const char* path = getenv("PATH");

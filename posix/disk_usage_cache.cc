@@ -18,7 +18,10 @@ Result<CachedDiskUsage> walk(const std::string& dir) {
 }  // namespace
 
 DiskUsageCache::DiskUsageCache(Options options)
-    : cache_({.refresh_interval = options.refresh_interval, .forget_after = options.forget_after, .thread_name = "disk usage"}, walk) {}
+    : cache_({.refresh_interval = options.refresh_interval,
+              .forget_after = options.forget_after,
+              .thread_name = "disk usage"},
+             walk) {}
 DiskUsageCache::DiskUsageCache() : DiskUsageCache(Options{}) {}
 DiskUsageCache::~DiskUsageCache() = default;
 

@@ -23,8 +23,8 @@ const char* const kNames[] = {
 constexpr int kCount = static_cast<int>(sizeof kNames / sizeof kNames[0]);
 
 struct Armed {
-  int point = -1;    // index into kNames, -1: none
-  long target = 1;   // die at this hit
+  int point = -1;   // index into kNames, -1: none
+  long target = 1;  // die at this hit
   std::atomic<long> hits{0};
 };
 

@@ -29,8 +29,8 @@ bool is_dot(const char* n) { return n[0] == '.' && (n[1] == 0 || (n[1] == '.' &&
 struct Level {
   dev_t dev;
   ino_t ino;
-  long resume = 0;    // telldir() after the entry we went down into (usage walk)
-  std::string name;   // its name in the parent (removal)
+  long resume = 0;   // telldir() after the entry we went down into (usage walk)
+  std::string name;  // its name in the parent (removal)
 };
 
 class DirStream {
@@ -82,7 +82,8 @@ constexpr size_t kMaxHardLinksRemembered = 1 << 20;
 
 Result<DiskUsage> measure_disk_usage(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return errno_status(errno, "measure disk usage of " + dir, errno == ENOENT ? Code::not_found : Code::internal);
+  if (fd < 0)
+    return errno_status(errno, "measure disk usage of " + dir, errno == ENOENT ? Code::not_found : Code::internal);
   struct stat top {};
   if (::fstat(fd, &top) != 0) {
     int err = errno;
@@ -122,7 +123,8 @@ Result<DiskUsage> measure_disk_usage(const std::string& dir) {
     path.pop_back();
     int parent = open_parent(d, path.back());
     if (parent < 0)
-      return errno_status(errno, "measure disk usage of " + dir + ": the tree changed during the walk", Code::failed_precondition);
+      return errno_status(errno, "measure disk usage of " + dir + ": the tree changed during the walk",
+                          Code::failed_precondition);
     if (!d.open(parent)) return errno_status(errno, "read a directory below " + dir);
     ::seekdir(d.get(), path.back().resume);
   }
@@ -158,11 +160,13 @@ Status remove_tree(const std::string& path) {
         return errno_status(errno, "remove " + where(e->d_name));
       }
       if (!S_ISDIR(st.st_mode)) {
-        if (::unlinkat(d.fd(), e->d_name, 0) != 0 && errno != ENOENT) return errno_status(errno, "remove " + where(e->d_name));
+        if (::unlinkat(d.fd(), e->d_name, 0) != 0 && errno != ENOENT)
+          return errno_status(errno, "remove " + where(e->d_name));
         continue;
       }
       if (st.st_dev != top.st_dev || is_mount_root(d.fd(), e->d_name))
-        return Status(Code::failed_precondition, "remove " + path + ": " + where(e->d_name) + " is a mount point; not crossing it");
+        return Status(Code::failed_precondition,
+                      "remove " + path + ": " + where(e->d_name) + " is a mount point; not crossing it");
       int child = open_dir_checked(d.fd(), e->d_name, st.st_dev, st.st_ino);
       if (child < 0 && errno == ENOENT) continue;
       if (child < 0 && errno == ESTALE)
@@ -177,7 +181,8 @@ Status remove_tree(const std::string& path) {
     Level done = stack.back();
     stack.pop_back();
     int parent = open_parent(d, stack.back());
-    if (parent < 0) return errno_status(errno, "remove " + path + ": the tree changed during the removal", Code::failed_precondition);
+    if (parent < 0)
+      return errno_status(errno, "remove " + path + ": the tree changed during the removal", Code::failed_precondition);
     d.reset();
     if (::unlinkat(parent, done.name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
       int err = errno;

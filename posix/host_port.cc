@@ -13,7 +13,8 @@ Result<HostPort> parse_host_port(const std::string& address, const std::string& 
   std::string port = address.substr(colon + 1);
   char* end = nullptr;
   unsigned long n = port.empty() ? 70000 : std::strtoul(port.c_str(), &end, 10);
-  if (port.empty() || *end != '\0' || n > 65535) return invalid_argument(what + " '" + address + "': port is not a number 0-65535");
+  if (port.empty() || *end != '\0' || n > 65535)
+    return invalid_argument(what + " '" + address + "': port is not a number 0-65535");
   return HostPort{host, static_cast<uint16_t>(n)};
 }
 

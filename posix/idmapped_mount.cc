@@ -54,17 +54,21 @@ Status probe_idmapped_overlay(const std::string& scratch_dir) {
   if (!f || ::fchown(f.get(), 0, 0) != 0) return errno_status(errno, "create " + scratch_dir + "/lower/file");
   auto userns = make_user_namespace({{0, kProbeHostId, 65536}}, {{0, kProbeHostId, 65536}});
   if (!userns.ok()) return userns.status();
-  if (Status s = attach_idmapped_mount(scratch_dir + "/lower", userns->get(), scratch_dir + "/mapped", false); !s.ok()) return s;
-  std::string opts = "lowerdir=" + scratch_dir + "/mapped,upperdir=" + scratch_dir + "/upper,workdir=" + scratch_dir + "/work";
+  if (Status s = attach_idmapped_mount(scratch_dir + "/lower", userns->get(), scratch_dir + "/mapped", false); !s.ok())
+    return s;
+  std::string opts =
+      "lowerdir=" + scratch_dir + "/mapped,upperdir=" + scratch_dir + "/upper,workdir=" + scratch_dir + "/work";
   if (::mount("overlay", (scratch_dir + "/merged").c_str(), "overlay", 0, opts.c_str()) != 0)
     return errno_status(errno, "overlay over an id-mapped lower layer");
   // The overlay keeps its own reference to the layer: the attached id-mapped mount can go at once.
-  if (::umount2((scratch_dir + "/mapped").c_str(), MNT_DETACH) != 0) return errno_status(errno, "detach the id-mapped layer");
+  if (::umount2((scratch_dir + "/mapped").c_str(), MNT_DETACH) != 0)
+    return errno_status(errno, "detach the id-mapped layer");
   struct stat st {};
   if (::stat((scratch_dir + "/merged/file").c_str(), &st) != 0) return errno_status(errno, "stat through the overlay");
   if (st.st_uid != kProbeHostId)
-    return Status(Code::failed_precondition, "a file of an id-mapped overlay layer shows uid " + std::to_string(st.st_uid) +
-                                                 ", not the mapped " + std::to_string(kProbeHostId));
+    return Status(Code::failed_precondition, "a file of an id-mapped overlay layer shows uid " +
+                                                 std::to_string(st.st_uid) + ", not the mapped " +
+                                                 std::to_string(kProbeHostId));
   return ok_status();
 }
 

@@ -74,7 +74,8 @@ int close_range_or_walk(int first, bool cloexec, int except) {
   const unsigned flags = cloexec ? CLOSE_RANGE_CLOEXEC : 0U;
   long rc = 0;
   if (except >= first) {
-    if (except > first) rc = syscall(SYS_close_range, static_cast<unsigned>(first), static_cast<unsigned>(except - 1), flags);
+    if (except > first)
+      rc = syscall(SYS_close_range, static_cast<unsigned>(first), static_cast<unsigned>(except - 1), flags);
     if (rc == 0) rc = syscall(SYS_close_range, static_cast<unsigned>(except + 1), ~0U, flags);
   } else {
     rc = syscall(SYS_close_range, static_cast<unsigned>(first), ~0U, flags);

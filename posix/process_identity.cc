@@ -37,7 +37,8 @@ bool process_in_cgroup_leaf(pid_t pid, const std::string& leaf) {
   std::istringstream in(read_text_file("/proc/" + std::to_string(pid) + "/cgroup"));
   const std::string suffix = "/" + leaf;
   for (std::string line; std::getline(in, line);) {
-    if (line.size() >= suffix.size() && line.compare(line.size() - suffix.size(), suffix.size(), suffix) == 0) return true;
+    if (line.size() >= suffix.size() && line.compare(line.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return true;
     // systemd driver: ".../<prefix>-<leaf>.scope"
     if (line.find("-" + leaf + ".scope") != std::string::npos) return true;
   }

@@ -99,10 +99,12 @@ Status validate_id_mappings(const std::vector<IdMapping>& ids, const std::string
     std::string at = field + "[" + std::to_string(i) + "]";
     if (m.length == 0) return invalid_argument(at + ": length is 0");
     if (uint64_t(m.container_id) + m.length > (1ull << 32) || uint64_t(m.host_id) + m.length > (1ull << 32))
-      return invalid_argument(at + ": " + std::to_string(m.length) + " ids from container id " + std::to_string(m.container_id) +
-                              " or host id " + std::to_string(m.host_id) + " run past 2^32");
+      return invalid_argument(at + ": " + std::to_string(m.length) + " ids from container id " +
+                              std::to_string(m.container_id) + " or host id " + std::to_string(m.host_id) +
+                              " run past 2^32");
     if (!allow_host_root && m.host_id == 0)
-      return invalid_argument(at + ": maps host id 0 (root on the node) into the pod; a user namespace must leave it out");
+      return invalid_argument(at +
+                              ": maps host id 0 (root on the node) into the pod; a user namespace must leave it out");
     if (m.container_id == 0) root = true;
     for (size_t j = 0; j < i; ++j) {
       if (overlaps(m.container_id, m.length, ids[j].container_id, ids[j].length))

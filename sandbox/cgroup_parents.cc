@@ -13,6 +13,7 @@
 #include "berth/cgroup_removal.h"
 #include "berth/file_text.h"
 #include "berth/json_fields.h"
+#include "berth/mutex.h"
 
 namespace berth {
 namespace {
@@ -46,7 +47,7 @@ Status CgroupParents::save_locked() {
 }
 
 Status CgroupParents::note_missing(const std::string& cgroup_dir) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   bool added = false;
   for (const auto& mount : cgroup_hierarchy_mounts())
     for (const auto& a : ancestors(cgroup_dir)) {
@@ -57,7 +58,7 @@ Status CgroupParents::note_missing(const std::string& cgroup_dir) {
 }
 
 bool CgroupParents::made(const std::string& dir) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto mounts = cgroup_hierarchy_mounts();
   if (mounts.empty()) return false;
   for (const auto& mount : mounts)
@@ -66,7 +67,7 @@ bool CgroupParents::made(const std::string& dir) {
 }
 
 void CgroupParents::release(const std::string& cgroup_dir) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   bool changed = false;
   auto up = ancestors(cgroup_dir);
   for (const auto& mount : cgroup_hierarchy_mounts())

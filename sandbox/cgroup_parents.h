@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "berth/mutex.h"
 #include "berth/status.h"
 
 namespace berth {
@@ -27,10 +28,10 @@ class CgroupParents {
   bool made(const std::string& dir);
 
  private:
-  Status save_locked();
-  std::mutex mu_;
+  Status save_locked() BERTH_REQUIRES(mu_);
+  Mutex mu_;
   std::string file_;
-  std::set<std::string> dirs_;
+  std::set<std::string> dirs_ BERTH_GUARDED_BY(mu_);
 };
 
 }  // namespace berth

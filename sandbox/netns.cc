@@ -34,11 +34,14 @@ Status bring_loopback_up() {
       nl_socket_free(s);
     }
   } g{sock};
-  if (int e = nl_connect(sock, NETLINK_ROUTE); e < 0) return internal_error(std::string("netlink connect: ") + nl_geterror(e));
-  if (int e = rtnl_link_get_kernel(sock, 0, "lo", &g.link); e < 0) return internal_error(std::string("netlink get lo: ") + nl_geterror(e));
+  if (int e = nl_connect(sock, NETLINK_ROUTE); e < 0)
+    return internal_error(std::string("netlink connect: ") + nl_geterror(e));
+  if (int e = rtnl_link_get_kernel(sock, 0, "lo", &g.link); e < 0)
+    return internal_error(std::string("netlink get lo: ") + nl_geterror(e));
   g.change = rtnl_link_alloc();
   rtnl_link_set_flags(g.change, IFF_UP);
-  if (int e = rtnl_link_change(sock, g.link, g.change, 0); e < 0) return internal_error(std::string("netlink set lo up: ") + nl_geterror(e));
+  if (int e = rtnl_link_change(sock, g.link, g.change, 0); e < 0)
+    return internal_error(std::string("netlink set lo up: ") + nl_geterror(e));
   return ok_status();
 }
 
@@ -80,8 +83,10 @@ Status create_pinned_userns_netns(const std::vector<IdMapping>& uids, const std:
     // berthd, root outside, holds every capability over the pod's user namespace and so over its
     // netns: a thread of its own joins it, sets lo up and ends.
     std::thread t([&] {
-      if (::setns(ns.get(), CLONE_NEWNET) != 0) result = errno_status(errno, "setns " + netns_pin);
-      else result = bring_loopback_up();
+      if (::setns(ns.get(), CLONE_NEWNET) != 0)
+        result = errno_status(errno, "setns " + netns_pin);
+      else
+        result = bring_loopback_up();
     });
     t.join();
   }

@@ -18,7 +18,9 @@ using nlohmann::json;
 
 namespace {
 
-Status unsupported(const std::string& what) { return Status(Code::unimplemented, "berth-pause-launch does not apply " + what); }
+Status unsupported(const std::string& what) {
+  return Status(Code::unimplemented, "berth-pause-launch does not apply " + what);
+}
 
 // The limits of the spec's linux.resources, as the runtime would write them.
 Result<CgroupLimits> limits_of(JsonFields& linux) {
@@ -36,7 +38,8 @@ Result<CgroupLimits> limits_of(JsonFields& linux) {
     l.cpuset_cpus = cpu.string("cpus");
     l.cpuset_mems = cpu.string("mems");
   }
-  if (const json* m = resources.object("memory")) l.memory = resources.nested(*m, "memory").integer<int64_t>("limit", 0);
+  if (const json* m = resources.object("memory"))
+    l.memory = resources.nested(*m, "memory").integer<int64_t>("limit", 0);
   return l;
 }
 
@@ -53,7 +56,8 @@ struct LaunchPlan {
 Status read_process(JsonFields& spec, LaunchPlan& plan) {
   const json* process = spec.required_object("process");
   if (!process) return ok_status();  // reported with the spec's other failures
-  static const std::set<std::string> process_keys = {"terminal", "user", "args", "env", "cwd", "capabilities", "noNewPrivileges", "oomScoreAdj"};
+  static const std::set<std::string> process_keys = {
+      "terminal", "user", "args", "env", "cwd", "capabilities", "noNewPrivileges", "oomScoreAdj"};
   for (const auto& item : process->items())
     if (!process_keys.count(item.key())) return unsupported("process." + item.key());
   JsonFields p = spec.nested(*process, "process");
@@ -68,9 +72,11 @@ Status read_process(JsonFields& spec, LaunchPlan& plan) {
     JsonFields user = p.nested(*u, "user");
     plan.args.insert(plan.args.end(), {"--uid", std::to_string(user.integer<uint32_t>("uid", 0)), "--gid",
                                        std::to_string(user.integer<uint32_t>("gid", 0))});
-    for (uint32_t g : user.integers<uint32_t>("additionalGids")) plan.args.insert(plan.args.end(), {"--group", std::to_string(g)});
+    for (uint32_t g : user.integers<uint32_t>("additionalGids"))
+      plan.args.insert(plan.args.end(), {"--group", std::to_string(g)});
   }
-  if (p.member("oomScoreAdj")) plan.args.insert(plan.args.end(), {"--oom", std::to_string(p.required_integer<int>("oomScoreAdj"))});
+  if (p.member("oomScoreAdj"))
+    plan.args.insert(plan.args.end(), {"--oom", std::to_string(p.required_integer<int>("oomScoreAdj"))});
   p.required_array("args");
   plan.command = p.strings("args");
   return ok_status();
@@ -102,7 +108,8 @@ Status read_linux(JsonFields& spec, bool has_mqueue, SeccompProgramCache& seccom
   const json* l = spec.required_object("linux");
   if (!l) return ok_status();
   // uidMappings and gidMappings go with a user namespace joined by path: they are its own maps.
-  static const std::set<std::string> linux_keys = {"namespaces", "cgroupsPath", "resources", "sysctl", "seccomp", "maskedPaths",
+  static const std::set<std::string> linux_keys = {"namespaces",    "cgroupsPath", "resources",
+                                                   "sysctl",        "seccomp",     "maskedPaths",
                                                    "readonlyPaths", "uidMappings", "gidMappings"};
   for (const auto& item : l->items())
     if (!linux_keys.count(item.key())) return unsupported("linux." + item.key());
@@ -136,7 +143,9 @@ Status read_linux(JsonFields& spec, bool has_mqueue, SeccompProgramCache& seccom
   if (!spec.ok()) return ok_status();
   if (const json* section = linux.member("seccomp")) {
     auto program = seccomp.get(*section);
-    if (!program.ok()) return program.status().code() == Code::unimplemented ? program.status() : program.status().context("pause spec linux.seccomp");
+    if (!program.ok())
+      return program.status().code() == Code::unimplemented ? program.status()
+                                                            : program.status().context("pause spec linux.seccomp");
     if (program->flags != 0) return unsupported("seccomp flags");
     plan.bpf = program->bpf;
   }
@@ -173,7 +182,8 @@ Result<LaunchPlan> plan_launch(const std::string& launcher, const json& spec, Se
 
 }  // namespace
 
-Result<pid_t> launch_pause(const std::string& launcher, const json& spec, bool systemd_cgroup, SeccompProgramCache& seccomp) {
+Result<pid_t> launch_pause(const std::string& launcher, const json& spec, bool systemd_cgroup,
+                           SeccompProgramCache& seccomp) {
   if (launcher.empty()) return unsupported("anything: no launcher is configured");
   if (systemd_cgroup) return unsupported("the systemd cgroup driver");
   auto plan = plan_launch(launcher, spec, seccomp);
@@ -201,7 +211,8 @@ Result<pid_t> launch_pause(const std::string& launcher, const json& spec, bool s
   if (std::string why = r->report_value("error"); !why.empty()) return internal_error("berth-pause-launch: " + why);
   pid_t pid = std::atoi(r->report_value("pid").c_str());
   if (!r->success() || pid <= 0)
-    return internal_error("berth-pause-launch: " + r->describe(command.timeout) + (r->err.empty() ? "" : ": " + r->err));
+    return internal_error("berth-pause-launch: " + r->describe(command.timeout) +
+                          (r->err.empty() ? "" : ": " + r->err));
   return pid;
 }
 

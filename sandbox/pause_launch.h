@@ -1,5 +1,5 @@
 // Starting the embedded berth-pause without the OCI runtime: berth-pause-launch
-// (program/pause_launch.cc) given everything the pause's OCI spec says, in a cgroup made here
+// (program/berth_pause_launch.cc) given everything the pause's OCI spec says, in a cgroup made here
 // (internal to sandbox/).
 #pragma once
 

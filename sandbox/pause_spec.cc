@@ -15,7 +15,8 @@ namespace {
 
 bool ipc_sysctl(const std::string& k) {
   return k == "kernel.shmall" || k == "kernel.shmmax" || k == "kernel.shmmni" || k == "kernel.shm_rmid_forced" ||
-         k == "kernel.msgmax" || k == "kernel.msgmnb" || k == "kernel.msgmni" || k == "kernel.sem" || k.rfind("fs.mqueue.", 0) == 0;
+         k == "kernel.msgmax" || k == "kernel.msgmnb" || k == "kernel.msgmni" || k == "kernel.sem" ||
+         k.rfind("fs.mqueue.", 0) == 0;
 }
 
 json resources_of(const v1::LinuxPodSandboxConfig& linux) {
@@ -41,19 +42,25 @@ Result<json> build_pause_spec(const v1::PodSandboxConfig& config, const PauseSpe
   const auto& sc = config.linux().security_context();
   const auto& ns = sc.namespace_options();
   for (auto [mode, field] : {std::pair{ns.network(), "network"}, {ns.pid(), "pid"}, {ns.ipc(), "ipc"}}) {
-    if (mode == v1::TARGET) return invalid_argument(std::string("linux.security_context.namespace_options.") + field + ": TARGET is for containers, not sandboxes");
+    if (mode == v1::TARGET)
+      return invalid_argument(std::string("linux.security_context.namespace_options.") + field +
+                              ": TARGET is for containers, not sandboxes");
     if (mode != v1::POD && mode != v1::CONTAINER && mode != v1::NODE)
       return invalid_argument(std::string("linux.security_context.namespace_options.") + field + ": unknown mode");
   }
-  if (ns.network() == v1::CONTAINER) return invalid_argument("linux.security_context.namespace_options.network: CONTAINER is not a sandbox network mode");
-  if (ns.ipc() == v1::CONTAINER) return invalid_argument("linux.security_context.namespace_options.ipc: CONTAINER is not a sandbox IPC mode");
+  if (ns.network() == v1::CONTAINER)
+    return invalid_argument(
+        "linux.security_context.namespace_options.network: CONTAINER is not a sandbox network mode");
+  if (ns.ipc() == v1::CONTAINER)
+    return invalid_argument("linux.security_context.namespace_options.ipc: CONTAINER is not a sandbox IPC mode");
   bool host_net = ns.network() == v1::NODE, host_ipc = ns.ipc() == v1::NODE, host_pid = ns.pid() == v1::NODE;
 
   json sysctl = json::object();
   for (const auto& [k, v] : config.linux().sysctls()) {
     bool net = k.rfind("net.", 0) == 0;
     if (!net && !ipc_sysctl(k)) return invalid_argument("linux.sysctls: '" + k + "' is not a namespaced sysctl");
-    if (net && host_net) return invalid_argument("linux.sysctls: '" + k + "' would change the host's network namespace");
+    if (net && host_net)
+      return invalid_argument("linux.sysctls: '" + k + "' would change the host's network namespace");
     if (!net && host_ipc) return invalid_argument("linux.sysctls: '" + k + "' would change the host's IPC namespace");
     sysctl[k] = v;
   }
@@ -70,7 +77,8 @@ Result<json> build_pause_spec(const v1::PodSandboxConfig& config, const PauseSpe
   if (sc.has_run_as_group() && !sc.has_run_as_user())
     return invalid_argument("linux.security_context.run_as_group: needs run_as_user");
   if (sc.has_run_as_user() && (sc.run_as_user().value() < 0 || sc.run_as_user().value() > 0xFFFFFFFEll))
-    return invalid_argument("linux.security_context.run_as_user: " + std::to_string(sc.run_as_user().value()) + " is not a valid uid");
+    return invalid_argument("linux.security_context.run_as_user: " + std::to_string(sc.run_as_user().value()) +
+                            " is not a valid uid");
   if (sc.supplemental_groups_size() > 0) {
     json gids = json::array();
     for (auto g : sc.supplemental_groups()) gids.push_back(g);
@@ -82,19 +90,38 @@ Result<json> build_pause_spec(const v1::PodSandboxConfig& config, const PauseSpe
     if (!all.ok()) return all.status();
     caps = all->caps;
   }
-  json process = {{"terminal", false}, {"user", user}, {"args", in.args}, {"env", {"PATH=/"}}, {"cwd", "/"},
+  json process = {{"terminal", false},
+                  {"user", user},
+                  {"args", in.args},
+                  {"env", {"PATH=/"}},
+                  {"cwd", "/"},
                   {"capabilities", {{"bounding", caps}, {"effective", caps}, {"permitted", caps}}},
-                  {"noNewPrivileges", !sc.privileged()}, {"oomScoreAdj", in.oom_score_adj}};
+                  {"noNewPrivileges", !sc.privileged()},
+                  {"oomScoreAdj", in.oom_score_adj}};
   json mounts = json::array({
       {{"destination", "/proc"}, {"type", "proc"}, {"source", "proc"}, {"options", {"nosuid", "noexec", "nodev"}}},
-      {{"destination", "/dev"}, {"type", "tmpfs"}, {"source", "tmpfs"}, {"options", {"nosuid", "strictatime", "mode=755", "size=65536k"}}},
-      {{"destination", "/dev/pts"}, {"type", "devpts"}, {"source", "devpts"},
+      {{"destination", "/dev"},
+       {"type", "tmpfs"},
+       {"source", "tmpfs"},
+       {"options", {"nosuid", "strictatime", "mode=755", "size=65536k"}}},
+      {{"destination", "/dev/pts"},
+       {"type", "devpts"},
+       {"source", "devpts"},
        {"options", {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}}},
-      {{"destination", "/dev/shm"}, {"type", "bind"}, {"source", in.shm_path}, {"options", {"rbind", "rprivate", "rw"}}},
-      {{"destination", "/sys"}, {"type", "sysfs"}, {"source", "sysfs"}, {"options", {"nosuid", "noexec", "nodev", "ro"}}},
+      {{"destination", "/dev/shm"},
+       {"type", "bind"},
+       {"source", in.shm_path},
+       {"options", {"rbind", "rprivate", "rw"}}},
+      {{"destination", "/sys"},
+       {"type", "sysfs"},
+       {"source", "sysfs"},
+       {"options", {"nosuid", "noexec", "nodev", "ro"}}},
   });
   if (!host_ipc)
-    mounts.push_back({{"destination", "/dev/mqueue"}, {"type", "mqueue"}, {"source", "mqueue"}, {"options", {"nosuid", "noexec", "nodev"}}});
+    mounts.push_back({{"destination", "/dev/mqueue"},
+                      {"type", "mqueue"},
+                      {"source", "mqueue"},
+                      {"options", {"nosuid", "noexec", "nodev"}}});
   json namespaces = json::array({{{"type", "mount"}}});
   if (in.cgroup_v2) namespaces.push_back({{"type", "cgroup"}});
   if (!host_pid) namespaces.push_back({{"type", "pid"}});
@@ -103,7 +130,8 @@ Result<json> build_pause_spec(const v1::PodSandboxConfig& config, const PauseSpe
     namespaces.push_back({{"type", "uts"}});
     namespaces.push_back({{"type", "network"}, {"path", in.netns_path}});
   }
-  json linux = {{"namespaces", namespaces}, {"cgroupsPath", in.cgroups_path}, {"resources", resources_of(config.linux())}};
+  json linux = {
+      {"namespaces", namespaces}, {"cgroupsPath", in.cgroups_path}, {"resources", resources_of(config.linux())}};
   if (!in.userns_path.empty()) add_user_namespace(linux, in.userns_path, in.uids, in.gids);
   if (!sysctl.empty()) linux["sysctl"] = sysctl;
   if (seccomp) linux["seccomp"] = *seccomp;
@@ -111,8 +139,11 @@ Result<json> build_pause_spec(const v1::PodSandboxConfig& config, const PauseSpe
     linux["maskedPaths"] = default_masked_paths();
     linux["readonlyPaths"] = default_readonly_paths();
   }
-  json spec = {{"ociVersion", "1.0.2"}, {"process", process}, {"root", {{"path", in.rootfs}, {"readonly", true}}},
-               {"mounts", mounts}, {"linux", linux}};
+  json spec = {{"ociVersion", "1.0.2"},
+               {"process", process},
+               {"root", {{"path", in.rootfs}, {"readonly", true}}},
+               {"mounts", mounts},
+               {"linux", linux}};
   if (!host_net && !config.hostname().empty()) spec["hostname"] = config.hostname();
   return spec;
 }

@@ -17,7 +17,7 @@ struct PauseSpecInputs {
   std::string rootfs;      // read-only dir holding /pause
   std::string netns_path;  // empty: host network
   std::string cgroups_path;
-  std::string shm_path;    // the pod's /dev/shm (a tmpfs its containers share), or the host's
+  std::string shm_path;  // the pod's /dev/shm (a tmpfs its containers share), or the host's
   int oom_score_adj = -998;
   bool cgroup_v2 = false;  // a cgroup namespace of its own, as containers get on cgroup v2
   std::vector<std::string> args = {"/pause"};
@@ -28,6 +28,5 @@ struct PauseSpecInputs {
 // Checks the parts of the config berth must refuse (non-namespaced sysctls, bad modes, unknown
 // seccomp profiles) and builds config.json's content.
 Result<nlohmann::json> build_pause_spec(const runtime::v1::PodSandboxConfig& config, const PauseSpecInputs& in);
-
 
 }  // namespace berth

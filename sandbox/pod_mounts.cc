@@ -14,7 +14,8 @@ namespace berth {
 Result<std::string> mount_image_rootfs(const PauseImage& image, const std::string& target) {
   if (image.layer_dirs.empty()) return invalid_argument("sandbox image has no layers");
   if (image.args.empty()) return invalid_argument("sandbox image has no Entrypoint or Cmd");
-  if (Status s = mount_layers_read_only(image.layer_dirs, target); !s.ok()) return s.context("mount sandbox image rootfs");
+  if (Status s = mount_layers_read_only(image.layer_dirs, target); !s.ok())
+    return s.context("mount sandbox image rootfs");
   return target;
 }
 

@@ -8,7 +8,13 @@
 
 namespace berth {
 
-Status write_resolv_conf(const std::string& path, const ResolvConfSettings& dns, const std::string& host_resolv) {
+PodDns pod_dns(const runtime::v1::DNSConfig& config) {
+  return {{config.servers().begin(), config.servers().end()},
+          {config.searches().begin(), config.searches().end()},
+          {config.options().begin(), config.options().end()}};
+}
+
+Status write_resolv_conf(const std::string& path, const PodDns& dns, const std::string& host_resolv) {
   std::string out;
   if (dns.servers.empty() && dns.searches.empty() && dns.options.empty()) {
     out = read_text_file(host_resolv);
@@ -33,8 +39,9 @@ Status write_hostname_file(const std::string& path, const std::string& hostname)
 }
 
 Status write_hosts_file(const std::string& path, const std::string& hostname) {
-  std::string out = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\n"
-                    "fe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n";
+  std::string out =
+      "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\n"
+      "fe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n";
   if (!hostname.empty()) out += "127.0.1.1\t" + hostname + "\n";
   return write_file_atomically(path, out, 0644, false).context("write hosts");
 }

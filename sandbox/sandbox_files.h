@@ -5,16 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "berth/sandbox_manager.h"
 #include "berth/status.h"
 
 namespace berth {
 
-struct ResolvConfSettings {
-  std::vector<std::string> servers, searches, options;
-};
-
 // With no servers, searches or options the host's resolv.conf is copied.
-Status write_resolv_conf(const std::string& path, const ResolvConfSettings& dns, const std::string& host_resolv = "/etc/resolv.conf");
+Status write_resolv_conf(const std::string& path, const PodDns& dns,
+                         const std::string& host_resolv = "/etc/resolv.conf");
 Status write_hostname_file(const std::string& path, const std::string& hostname);
 Status write_hosts_file(const std::string& path, const std::string& hostname);
 

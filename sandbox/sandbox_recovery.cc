@@ -7,6 +7,7 @@
 // checkpoint quarantined, or state from before checkpoints came first) are released, with the
 // cgroup their bundle's spec names, each with one log line.
 #include <filesystem>
+#include <set>
 #include <spdlog/spdlog.h>
 
 #include "berth/cgroup_removal.h"
@@ -29,7 +30,11 @@ std::shared_ptr<Sandbox> SandboxManager::Impl::recovered_sandbox(const SandboxCh
   s->bundle = bundles_dir + "/" + cp.id;
   s->shm_path = cp.ipc_mode == runtime::v1::NODE ? "/dev/shm" : s->bundle + "/shm";
   // Derived again, as at the start: stats and verbose status read the pod's cgroup by it.
-  if (auto cg = cgroups_path_for(cp.cgroup_parent, cp.id, opt.runtimes.systemd_cgroup()); cg.ok()) s->cgroups_path = *cg;
+  if (auto cg = cgroups_path_for(cp.cgroup_parent, cp.id, opt.runtimes.systemd_cgroup()); cg.ok())
+    s->cgroups_path = *cg;
+  // Not shared yet: its locks are taken for what they guard.
+  MutexLock op(s->op);
+  MutexLock lock(s->mu);
   switch (cp.phase) {
     case SandboxPhase::stopped:
       s->stopped = true;
@@ -65,26 +70,38 @@ void SandboxManager::Impl::recover() {
     if (Status st = names.reserve(sandbox_name_key(cp), cp.id, "sandbox"); !st.ok())
       spdlog::warn("sandbox {}: {}", cp.id, st.message());
     if (!cp.image_id.empty() && opt.images) opt.images->hold(cp.image_id);
-    ready += s->ready_locked();
+    {
+      MutexLock lock(s->mu);
+      ready += s->ready_locked();
+    }
     pending += cp.phase == SandboxPhase::creating;
+    MutexLock lock(mu);
     sandboxes[cp.id] = std::move(s);
   }
   if (!loaded.valid.empty())
-    spdlog::info("sandboxes: recovered {} from checkpoints: {} ready, {} cut short to undo", loaded.valid.size(), ready, pending);
+    spdlog::info("sandboxes: recovered {} from checkpoints: {} ready, {} cut short to undo", loaded.valid.size(), ready,
+                 pending);
   remove_leftovers();
 }
 
 void SandboxManager::Impl::remove_leftovers() {
+  std::set<std::string> known;
+  {
+    MutexLock lock(mu);
+    for (const auto& [id, s] : sandboxes) known.insert(id);
+  }
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(netns_dir, ec)) {
     std::string id = e.path().filename();
-    if (sandboxes.count(id)) continue;
-    if (Status s = remove_pinned_netns(e.path()); !s.ok()) spdlog::warn("sandboxes: cannot remove leftover netns pin {}: {}", e.path().string(), s.message());
-    else spdlog::info("sandboxes: removed leftover netns pin {} of no known sandbox", e.path().string());
+    if (known.count(id)) continue;
+    if (Status s = remove_pinned_netns(e.path()); !s.ok())
+      spdlog::warn("sandboxes: cannot remove leftover netns pin {}: {}", e.path().string(), s.message());
+    else
+      spdlog::info("sandboxes: removed leftover netns pin {} of no known sandbox", e.path().string());
   }
   for (const auto& e : fs::directory_iterator(bundles_dir, ec)) {
     std::string id = e.path().filename();
-    if (sandboxes.count(id)) continue;
+    if (known.count(id)) continue;
     // The spec names the cgroup the runtime made: it goes too (its runtime state goes with the
     // runtime-root sweep, which knows the containers' ids as well).
     const auto spec = nlohmann::json::parse(read_text_file(e.path() / "config.json"), nullptr, false);
@@ -101,8 +118,10 @@ void SandboxManager::Impl::remove_leftovers() {
     if (s.ok()) s = unmount_path(e.path() / "shm");
     if (s.ok() && !cgroups_path.empty()) s = remove_cgroup(cgroups_path, opt.runtimes.systemd_cgroup());
     if (s.ok()) s = remove_tree(e.path());
-    if (!s.ok()) spdlog::warn("sandboxes: cannot remove leftover bundle {}: {}", e.path().string(), s.message());
-    else spdlog::info("sandboxes: removed leftover bundle {} of no known sandbox", e.path().string());
+    if (!s.ok())
+      spdlog::warn("sandboxes: cannot remove leftover bundle {}: {}", e.path().string(), s.message());
+    else
+      spdlog::info("sandboxes: removed leftover bundle {} of no known sandbox", e.path().string());
   }
 }
 

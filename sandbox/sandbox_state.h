@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "berth/mutex.h"
 #include "berth/name_reservations.h"
 #include "cgroup_parents.h"
 #include "berth/oci_runtime.h"
@@ -25,25 +28,27 @@ struct Sandbox {
   // Set before the sandbox is shared, then read-only; cp.phase is changed under op and mu.
   SandboxCheckpoint cp;
   std::string bundle, cgroups_path, shm_path;
-  std::mutex op;
+  Mutex op;
 
-  mutable std::mutex mu;
+  mutable Mutex mu;
   std::condition_variable leases_released;
-  UniqueFd pidfd;        // the pause, while it is known to run; tells its death without /proc
-  int pid = 0;
-  bool stopped = false;  // every resource released (StopPodSandbox finished)
-  bool closing = false;  // stop or remove begun: no container may be created or started in it
-  bool removed = false;  // out of the index: a call that waited for op has nothing left to do
-  int leases = 0;
-  std::vector<std::string> ips;
-  // Whether the runtime may hold a container for it (guarded by op): unknown after a restart.
-  bool runtime_may_exist = true;
+  UniqueFd pidfd BERTH_GUARDED_BY(mu);  // the pause, while it is known to run; tells its death without /proc
+  int pid BERTH_GUARDED_BY(mu) = 0;
+  bool stopped BERTH_GUARDED_BY(mu) = false;  // every resource released (StopPodSandbox finished)
+  bool closing BERTH_GUARDED_BY(mu) = false;  // stop or remove begun: no container may be created or started in it
+  bool removed BERTH_GUARDED_BY(mu) = false;  // out of the index: a call that waited for op has nothing left to do
+  int leases BERTH_GUARDED_BY(mu) = 0;
+  std::vector<std::string> ips BERTH_GUARDED_BY(mu);
+  // Whether the runtime may hold a container for it: unknown after a restart.
+  bool runtime_may_exist BERTH_GUARDED_BY(op) = true;
 
   // Ready as far as the state says: a pause that started and no stop since (its liveness aside).
-  bool pause_expected_locked() const { return !stopped && cp.phase == SandboxPhase::ready && pid > 0; }
-  bool ready_locked() const;
+  bool pause_expected_locked() const BERTH_REQUIRES(mu) {
+    return !stopped && cp.phase == SandboxPhase::ready && pid > 0;
+  }
+  bool ready_locked() const BERTH_REQUIRES(mu);
   bool ready() const {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     return ready_locked();
   }
 };
@@ -53,17 +58,22 @@ struct SandboxManager::Impl {
   Status open_path_to_pod_root(const std::string& bundle, uint32_t root_gid);
   std::string pause_rootfs, netns_dir, userns_dir, bundles_dir, checkpoints_dir, quarantine_dir;
   std::once_flag oom_warning;
-  std::mutex mu;
-  std::map<std::string, std::shared_ptr<Sandbox>> sandboxes;
+  Mutex mu;
+  std::map<std::string, std::shared_ptr<Sandbox>> sandboxes BERTH_GUARDED_BY(mu);
   NameReservations names;
-  std::unique_ptr<CgroupParents> cgroup_parents;
-  SeccompProgramCache seccomp_programs;  // the pauses' filters, for berth-pause-launch  // cgroupfs parents made for pods (not with systemd)
+  std::unique_ptr<CgroupParents> cgroup_parents;  // cgroupfs parents made for pods (not with systemd)
+  SeccompProgramCache seccomp_programs;           // the pauses' filters, for berth-pause-launch
 
   Result<OciRuntime> runtime_for(const std::string& handler) const;
   int oom_score_adj(int wanted);
   std::shared_ptr<Sandbox> find(const std::string& id_or_prefix, Status* err);
   // The sandboxes a list filter selects, each with its readiness (read once, sandbox_views.cc).
   std::vector<std::pair<std::shared_ptr<Sandbox>, bool>> select(const runtime::v1::PodSandboxFilter& f);
+
+  // RunPodSandbox's last step (sandbox_run.cc): berth's own pause through berth-pause-launch where
+  // it applies, else the runtime's create and start; sb.pid and sb.pidfd set once it runs.
+  Status start_pause(Sandbox& sb, const nlohmann::json& spec, const std::string& handler, bool image_pause,
+                     OciRuntime& rt) BERTH_REQUIRES(sb.op);
 
   // Recovery (sandbox_recovery.cc).
   void recover();
@@ -72,12 +82,12 @@ struct SandboxManager::Impl {
 
   // Tear-down (sandbox_teardown.cc); call with s.op held.
   // Marks the sandbox closing and waits until no lease is held.
-  void close(Sandbox& s);
+  void close(Sandbox& s) BERTH_REQUIRES(s.op);
   // Releases every resource (network, runtime container, cgroup, netns, mounts); each step is
   // idempotent, so it also finishes a stop cut short or undoes a half-made sandbox.
-  Status release(Sandbox& s);
+  Status release(Sandbox& s) BERTH_REQUIRES(s.op);
   // release(), then the bundle, the checkpoint, the image hold, the index entry and the name.
-  Status destroy(Sandbox& s);
+  Status destroy(Sandbox& s) BERTH_REQUIRES(s.op);
 };
 
 std::string sandbox_name_key(const SandboxCheckpoint& cp);

@@ -22,6 +22,7 @@
 #include "berth/cgroups_path.h"
 #include "berth/fault_point.h"
 #include "berth/file_tree.h"
+#include "berth/mutex.h"
 #include "netns.h"
 #include "pod_mounts.h"
 #include "sandbox_state.h"
@@ -43,9 +44,9 @@ Status failed_step(const Sandbox& s, const char* step, const Status& st) {
 }
 
 // SIGKILL through the pidfd; true when it was sent or the pause had already ended (ESRCH).
-bool kill_through_pidfd(const Sandbox& s, int pidfd) {
+bool kill_through_pidfd(const Sandbox& s, pid_t pid, int pidfd) {
   if (::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0) == 0 || errno == ESRCH) return true;
-  spdlog::warn("sandbox {}: SIGKILL of the pause {} through its pidfd: {}; the runtime will kill it", s.cp.id, s.pid,
+  spdlog::warn("sandbox {}: SIGKILL of the pause {} through its pidfd: {}; the runtime will kill it", s.cp.id, pid,
                std::strerror(errno));
   return false;
 }
@@ -66,14 +67,15 @@ bool wait_ended(int pidfd, std::chrono::milliseconds timeout) {
 // pause ended (`killed`: the SIGKILL went through its pidfd); otherwise (no pidfd: a recovered
 // sandbox whose pause could not be identified, a create that never started) or when the plain
 // delete is refused, with the runtime's forced delete.
-Status delete_pause_container(const Sandbox& s, const OciRuntime& rt, bool killed) {
+Status delete_pause_container(const Sandbox& s, const OciRuntime& rt, bool killed, pid_t pid, int pidfd) {
   if (killed) {
-    if (wait_ended(s.pidfd.get(), kPauseExitWait)) {
+    if (wait_ended(pidfd, kPauseExitWait)) {
       Status st = rt.remove_stopped(s.cp.id);
       if (st.ok()) return st;
-      spdlog::warn("sandbox {}: the runtime refused to delete the ended pause: {}; deleting it by force", s.cp.id, st.message());
+      spdlog::warn("sandbox {}: the runtime refused to delete the ended pause: {}; deleting it by force", s.cp.id,
+                   st.message());
     } else {
-      spdlog::error("sandbox {}: the pause {} did not end within {}s of SIGKILL; deleting it by force", s.cp.id, s.pid,
+      spdlog::error("sandbox {}: the pause {} did not end within {}s of SIGKILL; deleting it by force", s.cp.id, pid,
                     kPauseExitWait.count());
     }
   }
@@ -83,9 +85,9 @@ Status delete_pause_container(const Sandbox& s, const OciRuntime& rt, bool kille
 }  // namespace
 
 void SandboxManager::Impl::close(Sandbox& s) {
-  std::unique_lock lock(s.mu);
+  MutexLock lock(s.mu);
   s.closing = true;
-  s.leases_released.wait(lock, [&] { return s.leases == 0; });
+  while (s.leases != 0) s.leases_released.wait(lock.native());
 }
 
 Status SandboxManager::Impl::release(Sandbox& s) {
@@ -98,29 +100,37 @@ Status SandboxManager::Impl::release(Sandbox& s) {
   // whole for kubelet's next StopPodSandbox.
   if (!cp.host_network && opt.network) {
     if (Status st = opt.network->teardown(cp.id, cp.netns_path); !st.ok()) return failed_step(s, "network", st);
-    std::lock_guard lock(s.mu);
+    MutexLock lock(s.mu);
     s.ips.clear();
   }
   fault_point(FaultPoint::stop_pod_sandbox_network_torn_down);
-  // (The pidfd is set and reset only under op, which the caller holds.)
-  bool killed = s.pidfd && kill_through_pidfd(s, s.pidfd.get());
+  // The pidfd is set and reset only under op, which the caller holds: it stays open past mu.
+  pid_t pid = 0;
+  int pidfd = -1;
+  {
+    MutexLock lock(s.mu);
+    pid = s.pid;
+    pidfd = s.pidfd.get();
+  }
+  bool killed = pidfd >= 0 && kill_through_pidfd(s, pid, pidfd);
   fault_point(FaultPoint::stop_pod_sandbox_pause_killed);
   // A pause berth-pause-launch started has no runtime state: its end is seen on the pidfd, and
   // the cgroup's removal below takes whatever is left.
-  if (!s.runtime_may_exist && killed && !wait_ended(s.pidfd.get(), kPauseExitWait))
-    spdlog::error("sandbox {}: the pause {} did not end within {}s of SIGKILL; its cgroup's removal kills it", s.cp.id, s.pid,
-                  kPauseExitWait.count());
+  if (!s.runtime_may_exist && killed && !wait_ended(pidfd, kPauseExitWait))
+    spdlog::error("sandbox {}: the pause {} did not end within {}s of SIGKILL; its cgroup's removal kills it", s.cp.id,
+                  pid, kPauseExitWait.count());
   if (s.runtime_may_exist) {
     auto rt = runtime_for(cp.runtime_handler);
     if (!rt.ok()) return failed_step(s, "runtime", rt.status());
-    if (Status st = delete_pause_container(s, *rt, killed); !st.ok()) return failed_step(s, "runtime", st);
+    if (Status st = delete_pause_container(s, *rt, killed, pid, pidfd); !st.ok()) return failed_step(s, "runtime", st);
     s.runtime_may_exist = false;
   }
   fault_point(FaultPoint::stop_pod_sandbox_runtime_deleted);
   // The runtime's delete removes the cgroup; one it lost (a create killed midway) is removed here,
   // with whatever process it still holds (a `runc init` blocked for good).
   if (!s.cgroups_path.empty()) {
-    if (Status st = remove_cgroup(s.cgroups_path, opt.runtimes.systemd_cgroup()); !st.ok()) return failed_step(s, "cgroup", st);
+    if (Status st = remove_cgroup(s.cgroups_path, opt.runtimes.systemd_cgroup()); !st.ok())
+      return failed_step(s, "cgroup", st);
     if (!opt.runtimes.systemd_cgroup()) cgroup_parents->release(cgroup_dir_of(s.cgroups_path, false));
   }
   fault_point(FaultPoint::stop_pod_sandbox_cgroup_removed);
@@ -131,7 +141,7 @@ Status SandboxManager::Impl::release(Sandbox& s) {
   if (cp.ipc_mode != runtime::v1::NODE)
     if (Status st = unmount_path(s.bundle + "/shm"); !st.ok()) return failed_step(s, "shm", st);
   fault_point(FaultPoint::stop_pod_sandbox_mounts_released);
-  std::lock_guard lock(s.mu);
+  MutexLock lock(s.mu);
   s.stopped = true;
   s.pidfd.reset();
   s.pid = 0;
@@ -142,14 +152,15 @@ Status SandboxManager::Impl::destroy(Sandbox& s) {
   close(s);
   bool stopped;
   {
-    std::lock_guard lock(s.mu);
+    MutexLock lock(s.mu);
     stopped = s.stopped;
   }
   if (!stopped)
     if (Status st = release(s); !st.ok()) return st;
   fault_point(FaultPoint::remove_pod_sandbox_stopped);
   // Its containers are gone now: parents made for the pod that they kept busy at stop can go.
-  if (!s.cgroups_path.empty() && !opt.runtimes.systemd_cgroup()) cgroup_parents->release(cgroup_dir_of(s.cgroups_path, false));
+  if (!s.cgroups_path.empty() && !opt.runtimes.systemd_cgroup())
+    cgroup_parents->release(cgroup_dir_of(s.cgroups_path, false));
   // Stopped in an earlier life of berthd: its mounts went then, but unmounting again is cheap and
   // is belt and braces: remove_tree refuses to cross a mount anyway.
   for (const char* m : {"/shm", "/rootfs"})
@@ -160,10 +171,10 @@ Status SandboxManager::Impl::destroy(Sandbox& s) {
   fault_point(FaultPoint::remove_pod_sandbox_checkpoint_removed);
   if (!s.cp.image_id.empty() && opt.images) opt.images->release(s.cp.image_id);
   {
-    std::lock_guard lock(s.mu);
+    MutexLock lock(s.mu);
     s.removed = true;
   }
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   if (auto it = sandboxes.find(s.cp.id); it != sandboxes.end() && it->second.get() == &s) sandboxes.erase(it);
   names.release(sandbox_name_key(s.cp), s.cp.id);
   return ok_status();
@@ -173,20 +184,23 @@ Status SandboxManager::stop(const std::string& id_or_prefix, const SandboxContai
   Status err;
   auto s = impl_->find(id_or_prefix, &err);
   if (!s) return err.code() == Code::not_found ? ok_status() : err;  // CRI: an unknown sandbox is stopped
-  std::lock_guard op(s->op);
-  if (s->removed) return ok_status();
+  MutexLock op(s->op);
+  {
+    MutexLock lock(s->mu);
+    if (s->removed) return ok_status();
+  }
   impl_->close(*s);
   if (containers)
     if (Status st = containers(s->cp.id); !st.ok()) return st.context("stop sandbox " + s->cp.id);
   fault_point(FaultPoint::stop_pod_sandbox_containers_stopped);
   {
-    std::lock_guard lock(s->mu);
+    MutexLock lock(s->mu);
     if (s->stopped) return ok_status();
   }
   if (Status st = impl_->release(*s); !st.ok()) return st;
   SandboxCheckpoint cp;
   {
-    std::lock_guard lock(s->mu);
+    MutexLock lock(s->mu);
     s->cp.phase = SandboxPhase::stopped;
     cp = s->cp;
   }
@@ -201,8 +215,11 @@ Status SandboxManager::remove(const std::string& id_or_prefix, const SandboxCont
   Status err;
   auto s = impl_->find(id_or_prefix, &err);
   if (!s) return err.code() == Code::not_found ? ok_status() : err;
-  std::lock_guard op(s->op);
-  if (s->removed) return ok_status();
+  MutexLock op(s->op);
+  {
+    MutexLock lock(s->mu);
+    if (s->removed) return ok_status();
+  }
   impl_->close(*s);
   if (containers)
     if (Status st = containers(s->cp.id); !st.ok()) return st.context("remove sandbox " + s->cp.id);

@@ -6,6 +6,7 @@
 
 #include "berth/file_text.h"
 #include "berth/lexical_path.h"
+#include "berth/mutex.h"
 #include "berth/sandbox_manager.h"
 #include "sandbox_state.h"
 
@@ -33,7 +34,7 @@ Status SandboxManager::status(const std::string& id_or_prefix, bool verbose, v1:
   int pid = 0;
   std::vector<std::string> ips;
   {
-    std::lock_guard lock(s->mu);
+    MutexLock lock(s->mu);
     ready = s->ready_locked();
     pid = ready ? s->pid : 0;
     ips = s->ips;
@@ -73,14 +74,16 @@ Status SandboxManager::status(const std::string& id_or_prefix, bool verbose, v1:
                            {"bundle", s->bundle},
                            {"cgroups_path", s->cgroups_path}};
     if (!cp.userns_path.empty())
-      info["userns"] = {{"path", cp.userns_path}, {"uid_map", id_map_text(cp.uid_mappings)}, {"gid_map", id_map_text(cp.gid_mappings)}};
+      info["userns"] = {{"path", cp.userns_path},
+                        {"uid_map", id_map_text(cp.uid_mappings)},
+                        {"gid_map", id_map_text(cp.gid_mappings)}};
     if (!cp.host_network && ready && impl_->opt.network) {
       Status check = impl_->opt.network->check(cp.id, cp.netns_path);
       info["network_check"] = check.ok() ? std::string("ok") : check.message();
     }
     std::string resources;
     {
-      std::lock_guard lock(s->mu);
+      MutexLock lock(s->mu);
       resources = s->cp.resources;
     }
     if (auto r = nlohmann::json::parse(resources, nullptr, false); r.is_object()) info["resources"] = r;
@@ -104,7 +107,7 @@ std::vector<bool> readiness(const std::vector<std::shared_ptr<Sandbox>>& all) {
   std::vector<size_t> polled;  // index in `all` of each fds entry
   for (size_t i = 0; i < all.size(); ++i) {
     const Sandbox& s = *all[i];
-    std::lock_guard lock(s.mu);
+    MutexLock lock(s.mu);
     if (s.pidfd && s.pause_expected_locked()) {
       fds.push_back({s.pidfd.get(), POLLIN, 0});
       polled.push_back(i);
@@ -119,7 +122,7 @@ std::vector<bool> readiness(const std::vector<std::shared_ptr<Sandbox>>& all) {
   }
   for (size_t k = 0; k < fds.size(); ++k) {
     const Sandbox& s = *all[polled[k]];
-    std::lock_guard lock(s.mu);
+    MutexLock lock(s.mu);
     ready[polled[k]] = s.pidfd.get() == fds[k].fd ? s.pause_expected_locked() && fds[k].revents == 0 : s.ready_locked();
   }
   return ready;
@@ -130,7 +133,7 @@ std::vector<bool> readiness(const std::vector<std::shared_ptr<Sandbox>>& all) {
 std::vector<std::pair<std::shared_ptr<Sandbox>, bool>> SandboxManager::Impl::select(const v1::PodSandboxFilter& f) {
   std::vector<std::shared_ptr<Sandbox>> all;
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     all.reserve(sandboxes.size());
     for (const auto& [id, s] : sandboxes)
       if (f.id().empty() || id.rfind(f.id(), 0) == 0) all.push_back(s);
@@ -184,7 +187,7 @@ std::vector<PodStatsSource> SandboxManager::stats_sources(const v1::PodSandboxFi
     p.host_network = cp.host_network;
     p.cgroups_path = s->cgroups_path;
     p.cgroup_parent = cp.cgroup_parent;
-    std::lock_guard lock(s->mu);
+    MutexLock lock(s->mu);
     p.pid = s->pid;
   }
   return out;
@@ -194,10 +197,18 @@ std::optional<SandboxInfo> SandboxManager::info(const std::string& id_or_prefix)
   auto s = impl_->find(id_or_prefix, nullptr);
   if (!s) return std::nullopt;
   const SandboxCheckpoint& cp = s->cp;
-  SandboxInfo info{cp.id, false, 0, cp.netns_path, s->cgroups_path, cp.cgroup_parent, s->bundle, s->shm_path,
-                   cp.runtime_handler, lexically_normal_dir(cp.log_directory)};  // checkpoints of older berthds kept it as asked
+  SandboxInfo info{cp.id,
+                   false,
+                   0,
+                   cp.netns_path,
+                   s->cgroups_path,
+                   cp.cgroup_parent,
+                   s->bundle,
+                   s->shm_path,
+                   cp.runtime_handler,
+                   lexically_normal_dir(cp.log_directory)};  // checkpoints of older berthds kept it as asked
   {
-    std::lock_guard lock(s->mu);
+    MutexLock lock(s->mu);
     info.ready = s->ready_locked();
     info.pid = s->pid;
     info.closing = s->closing;
@@ -227,7 +238,7 @@ Result<SandboxInfo> SandboxManager::lookup(const std::string& id_or_prefix) {
 size_t SandboxManager::ready_count() {
   std::vector<std::shared_ptr<Sandbox>> all;
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     for (const auto& [id, s] : impl_->sandboxes) all.push_back(s);
   }
   size_t n = 0;

@@ -32,7 +32,8 @@ Result<CallLimits::Slot> CallLimits::enter(CallClass c) {
   if (n.fetch_add(1) >= limit(c)) {
     n.fetch_sub(1);
     return Status(Code::resource_exhausted, std::string("too many ") + name_of(c) + " calls in progress (" +
-                                                std::to_string(limit(c)) + ", a share of max_concurrent_rpcs); retry later");
+                                                std::to_string(limit(c)) +
+                                                ", a share of max_concurrent_rpcs); retry later");
   }
   return Slot(&n);
 }

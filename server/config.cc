@@ -49,8 +49,10 @@ class TableReader {
   void str(const char* key, std::string& out) {
     const toml::node* n = take(key);
     if (!n) return;
-    if (auto v = n->value<std::string>(); n->is_string() && v) out = *v;
-    else fail(key, "expected a string, got " + type_name(*n));
+    if (auto v = n->value<std::string>(); n->is_string() && v)
+      out = *v;
+    else
+      fail(key, "expected a string, got " + type_name(*n));
   }
   void integer(const char* key, int& out, long min, long max) {
     const toml::node* n = take(key);
@@ -58,8 +60,8 @@ class TableReader {
     if (!n->is_integer()) return fail(key, "expected an integer, got " + type_name(*n));
     long v = n->as_integer()->get();
     if (v < min || v > max)
-      return fail(key, "must be between " + std::to_string(min) + " and " + std::to_string(max) +
-                           ", got " + std::to_string(v));
+      return fail(
+          key, "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + std::to_string(v));
     out = static_cast<int>(v);
   }
   void boolean(const char* key, bool& out) {
@@ -72,9 +74,12 @@ class TableReader {
   void boolean_or_auto(const char* key, std::optional<bool>& out) {
     const toml::node* n = take(key);
     if (!n) return;
-    if (n->is_boolean()) out = n->as_boolean()->get();
-    else if (n->is_string() && *n->value<std::string>() == "auto") out.reset();
-    else fail(key, "expected true, false or \"auto\", got " + type_name(*n));
+    if (n->is_boolean())
+      out = n->as_boolean()->get();
+    else if (n->is_string() && *n->value<std::string>() == "auto")
+      out.reset();
+    else
+      fail(key, "expected true, false or \"auto\", got " + type_name(*n));
   }
   void strings(const char* key, std::vector<std::string>& out) {
     const toml::node* n = take(key);
@@ -230,7 +235,8 @@ std::optional<KeyError> find_key_error(const Config& c) {
   if (!c.runtimes.count(c.default_runtime)) {
     std::string known;
     for (const auto& [k, v] : c.runtimes) known += (known.empty() ? "" : ", ") + k;
-    return KeyError{"default_runtime", "\"" + c.default_runtime + "\" is not a configured runtime (known: " + known + ")"};
+    return KeyError{"default_runtime",
+                    "\"" + c.default_runtime + "\" is not a configured runtime (known: " + known + ")"};
   }
   if (relative(c.cni_conf_dir)) return not_absolute("cni_conf_dir", c.cni_conf_dir);
   for (const auto& d : c.cni_plugin_dirs)
@@ -249,8 +255,8 @@ Status apply_file(const std::string& text, const std::string& source, Config& c)
     root = toml::parse(text, source);
   } catch (const toml::parse_error& e) {
     std::ostringstream m;
-    m << "config " << source << ": line " << e.source().begin.line << ", column "
-      << e.source().begin.column << ": " << e.description();
+    m << "config " << source << ": line " << e.source().begin.line << ", column " << e.source().begin.column << ": "
+      << e.description();
     return invalid_argument(m.str());
   }
   c.files.push_back(source);
@@ -341,7 +347,9 @@ nlohmann::json config_to_json(const Config& c) {
   }
   nlohmann::json registries = nlohmann::json::object();
   for (const auto& [name, h] : c.registries)
-    registries[name] = {{"mirrors", h.mirrors}, {"insecure", h.insecure}, {"ca_file", h.ca_file},
+    registries[name] = {{"mirrors", h.mirrors},
+                        {"insecure", h.insecure},
+                        {"ca_file", h.ca_file},
                         {"mirror_credentials", h.mirror_credentials}};
   return {{"source", c.source},
           {"files", c.files},

@@ -7,13 +7,18 @@
 
 #include "sd_notify.h"
 
+#include "berth/mutex.h"
+
 namespace berth {
 namespace {
 
 // The keys a reload applies; every other key needs a restart.
-const std::set<std::string> kLiveKeys{"log_level",          "registries",
-                                      "cni_conf_dir",       "cni_plugin_dirs",
-                                      "streaming_token_ttl_seconds", "streaming_idle_timeout_seconds",
+const std::set<std::string> kLiveKeys{"log_level",
+                                      "registries",
+                                      "cni_conf_dir",
+                                      "cni_plugin_dirs",
+                                      "streaming_token_ttl_seconds",
+                                      "streaming_idle_timeout_seconds",
                                       "metrics_address"};
 // Not configuration values: where they came from.
 const std::set<std::string> kProvenance{"source", "files"};
@@ -40,7 +45,7 @@ ConfigReloader::ConfigReloader(Config running, std::function<Result<Config>()> l
     : running_(std::move(running)), load_(std::move(load)), targets_(std::move(targets)) {}
 
 Config ConfigReloader::running() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return running_;
 }
 
@@ -55,7 +60,7 @@ Status ConfigReloader::reload() {
     return loaded.status();
   }
   const Config& next = *loaded;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Config effective = running_;
   effective.source = next.source;
   effective.files = next.files;
@@ -64,7 +69,8 @@ Status ConfigReloader::reload() {
   for (const ConfigChange& change : config_changes(running_, next)) {
     const std::string& key = change.key;
     if (!change.live) {
-      spdlog::warn("config: key {} changed; it takes effect at the next restart (set in {})", key, config_key_origin(next, key));
+      spdlog::warn("config: key {} changed; it takes effect at the next restart (set in {})", key,
+                   config_key_origin(next, key));
       continue;
     }
     if (key == "log_level") {
@@ -88,8 +94,8 @@ Status ConfigReloader::reload() {
     } else if (key == "metrics_address") {
       Status s = targets_.metrics_address ? targets_.metrics_address(next.metrics_address) : ok_status();
       if (!s.ok()) {
-        spdlog::error("config {}: key 'metrics_address': {}; still serving \"{}\"", config_key_origin(next, key), s.message(),
-                      running_.metrics_address);
+        spdlog::error("config {}: key 'metrics_address': {}; still serving \"{}\"", config_key_origin(next, key),
+                      s.message(), running_.metrics_address);
         continue;
       }
       effective.metrics_address = next.metrics_address;
@@ -118,8 +124,10 @@ Status move_metrics_endpoint(std::unique_ptr<MetricsEndpoint>& endpoint, const s
   }
   if (!old.empty()) {
     auto back = MetricsEndpoint::start(old, registry);
-    if (back.ok()) endpoint = std::move(*back);
-    else spdlog::error("berthd: metrics endpoint {} could not be restarted: {}", old, back.status().message());
+    if (back.ok())
+      endpoint = std::move(*back);
+    else
+      spdlog::error("berthd: metrics endpoint {} could not be restarted: {}", old, back.status().message());
   }
   return next.status();
 }

@@ -16,6 +16,7 @@
 #include "berth/config.h"
 #include "berth/image_manager.h"
 #include "berth/metrics_endpoint.h"
+#include "berth/mutex.h"
 #include "berth/streaming_server.h"
 
 namespace berth {
@@ -50,8 +51,8 @@ class ConfigReloader {
   Config running() const;
 
  private:
-  mutable std::mutex mu_;
-  Config running_;
+  mutable Mutex mu_;  // also serializes reloads
+  Config running_ BERTH_GUARDED_BY(mu_);
   std::function<Result<Config>()> load_;
   ReloadTargets targets_;
 };

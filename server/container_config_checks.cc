@@ -20,9 +20,11 @@ Status check_security_context(const v1::LinuxContainerSecurityContext& sc) {
   }
   for (const auto* v : {&sc.apparmor_profile(), &sc.seccomp_profile_path(), &sc.run_as_username()})
     if (Status s = check_no_control(field, *v); !s.ok()) return s;
-  if (Status s = check_each_no_nul(field + ".capabilities.add_capabilities", sc.capabilities().add_capabilities()); !s.ok())
+  if (Status s = check_each_no_nul(field + ".capabilities.add_capabilities", sc.capabilities().add_capabilities());
+      !s.ok())
     return s;
-  if (Status s = check_each_no_nul(field + ".capabilities.drop_capabilities", sc.capabilities().drop_capabilities()); !s.ok())
+  if (Status s = check_each_no_nul(field + ".capabilities.drop_capabilities", sc.capabilities().drop_capabilities());
+      !s.ok())
     return s;
   for (int i = 0; i < sc.masked_paths_size(); ++i)
     if (Status s = check_absolute_path(field_at(field + ".masked_paths", i), sc.masked_paths(i)); !s.ok()) return s;
@@ -34,7 +36,9 @@ Status check_security_context(const v1::LinuxContainerSecurityContext& sc) {
 }  // namespace
 
 Status check_container_config(const v1::ContainerConfig& c) {
+  if (c.metadata().name().empty()) return invalid_argument("config.metadata.name: must not be empty");
   if (Status s = check_no_control("config.metadata.name", c.metadata().name()); !s.ok()) return s;
+  if (c.image().image().empty()) return invalid_argument("config.image.image: must not be empty");
   if (Status s = check_no_control("config.image.image", c.image().image()); !s.ok()) return s;
   if (Status s = check_each_no_nul("config.command", c.command()); !s.ok()) return s;
   if (Status s = check_each_no_nul("config.args", c.args()); !s.ok()) return s;
@@ -46,12 +50,14 @@ Status check_container_config(const v1::ContainerConfig& c) {
   }
   for (int i = 0; i < c.mounts_size(); ++i) {
     const auto& m = c.mounts(i);
-    if (Status s = check_absolute_path(field_at("config.mounts", i) + ".container_path", m.container_path()); !s.ok()) return s;
+    if (Status s = check_absolute_path(field_at("config.mounts", i) + ".container_path", m.container_path()); !s.ok())
+      return s;
     if (Status s = check_no_control(field_at("config.mounts", i) + ".host_path", m.host_path()); !s.ok()) return s;
   }
   for (int i = 0; i < c.devices_size(); ++i) {
     const auto& d = c.devices(i);
-    if (Status s = check_absolute_path(field_at("config.devices", i) + ".container_path", d.container_path()); !s.ok()) return s;
+    if (Status s = check_absolute_path(field_at("config.devices", i) + ".container_path", d.container_path()); !s.ok())
+      return s;
     if (Status s = check_no_control(field_at("config.devices", i) + ".host_path", d.host_path()); !s.ok()) return s;
   }
   if (Status s = check_map_no_nul("config.labels", c.labels()); !s.ok()) return s;

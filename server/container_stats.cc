@@ -7,7 +7,8 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::ContainerStats(grpc::ServerContext*, const v1::ContainerStatsRequest* req, v1::ContainerStatsResponse* resp) {
+grpc::Status RuntimeServiceImpl::ContainerStats(grpc::ServerContext*, const v1::ContainerStatsRequest* req,
+                                                v1::ContainerStatsResponse* resp) {
   RpcScope scope("ContainerStats", "container=" + req->container_id());
   if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
   auto st = ctx_.stats.container(req->container_id());
@@ -26,8 +27,9 @@ grpc::Status RuntimeServiceImpl::ListContainerStats(grpc::ServerContext*, const 
 grpc::Status RuntimeServiceImpl::StreamContainerStats(grpc::ServerContext*, const v1::StreamContainerStatsRequest* req,
                                                       grpc::ServerWriter<v1::StreamContainerStatsResponse>* writer) {
   RpcScope scope("StreamContainerStats");
-  return scope.done(stream_in_batches(writer, ctx_.stats.containers(req->filter()),
-                                      [](auto& b, const auto& st) { *b.add_container_stats() = st; }, "StreamContainerStats"));
+  return scope.done(stream_in_batches(
+      writer, ctx_.stats.containers(req->filter()), [](auto& b, const auto& st) { *b.add_container_stats() = st; },
+      "StreamContainerStats"));
 }
 
 }  // namespace berth

@@ -18,6 +18,7 @@
 #include "berth/metrics_endpoint.h"
 #include "config_reload.h"
 #include "container_hooks.h"
+#include "daemon_options.h"
 #include "grpc_listener.h"
 #include "lifecycle_events.h"
 #include "recovery_worker.h"
@@ -40,17 +41,33 @@
 #include "signal_loop.h"
 #include "socket_path.h"
 #include "state_lock.h"
-#include "streaming_backend.h"
+#include "runtime_streaming_backend.h"
 
 namespace berth {
 
-// berth-pause, berth-monitor and berth-pull are installed beside berthd (packaging builds them all).
-static std::string helper_binary_path(const char* name) {
-  char self[4096] = {};
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : "/usr/local/bin/berthd";
-  return dir.substr(0, dir.rfind('/')) + "/" + name;
+namespace {
+
+// SIGHUP reloads; SIGTERM and SIGINT drain the rpcs in flight, within the shutdown timeout.
+SignalLoop::Handlers daemon_signal_handlers(const Config& config, ConfigReloader& reloader,
+                                            EventHub<v1::ContainerEventResponse>& container_events,
+                                            grpc::Server& server) {
+  return {
+      .reload =
+          [&reloader] {
+            spdlog::info("berthd: SIGHUP received, reloading the configuration");
+            (void)reloader.reload();  // a refused configuration is logged by reload()
+          },
+      .stop =
+          [&config, &container_events, &server](int sig) {
+            (void)notify_service_manager("STOPPING=1");
+            spdlog::info("berthd: {} received, draining (at most {}s)", strsignal(sig),
+                         config.shutdown_timeout_seconds);
+            container_events.close();  // ends GetContainerEvents streams so the drain is not held up
+            server.Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(config.shutdown_timeout_seconds));
+          }};
 }
+
+}  // namespace
 
 int run_daemon(const Config& config, std::function<Result<Config>()> reload_config) {
   auto started = std::chrono::steady_clock::now();
@@ -80,45 +97,18 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
     spdlog::warn("GetContainerEvents: dropped subscriber {}: it fell {} events behind", id, backlog);
   });
 
-  CounterFamily& pull_bytes = metrics.counter("berth_image_pull_bytes_total", "Bytes received from registries by image pulls.", {});
+  const DaemonMetrics families = register_daemon_metrics(metrics);
   // Writable layers and the image store, measured in the background (stats and ImageFsInfo).
   DiskUsageCache disk_usage({.refresh_interval = std::chrono::seconds(config.disk_usage_refresh_seconds)});
-  auto images = ImageManager::open({.dir = config.root + "/images",
-                                    .containers_dir = config.root + "/containers",
-                                    .registry = {.hosts = config.registries,
-                                                 .idle_timeout_seconds = config.image_pull_idle_timeout_seconds,
-                                                 .on_bytes = [&pull_bytes](size_t n) { pull_bytes.add({}, static_cast<double>(n)); }},
-                                    .pull_helper = helper_binary_path("berth-pull"),
-                                    .max_parallel_layer_fetches = config.max_parallel_layer_fetches,
-                                    .max_layers = config.max_image_layers,
-                                    .pull_timeout = std::chrono::seconds(config.image_pull_timeout_seconds),
-                                    .usage_cache = &disk_usage});
+  auto images = ImageManager::open(image_manager_options(config, families, disk_usage));
   if (!images.ok()) {
     spdlog::critical("berthd: {}", images.status().message());
     return 1;
   }
 
-  HostProbe host = probe_host(config.state);
-  SandboxManagerOptions sandbox_options{.state_dir = config.state,
-                                        .root_dir = config.root,
-                                        .pause_binary = helper_binary_path("berth-pause"),
-                                        .pause_launcher = helper_binary_path("berth-pause-launch"),
-                                        .runtimes = runtime_handlers_from_config(config, host.features),
-                                        .user_namespaces = host.user_namespaces};
+  SandboxManagerOptions sandbox_options = sandbox_manager_options(config, probe_host(config.state));
   log_runtime_handlers(sandbox_options.runtimes);
-  HistogramFamily& cni_runs = metrics.histogram("berth_cni_plugin_duration_seconds",
-                                                "CNI plugin execs, by plugin, command and outcome.",
-                                                {"plugin", "command", "result"}, MetricsRegistry::latency_buckets());
-  CounterFamily& cni_busy = metrics.counter("berth_cni_plugin_busy_retries_total",
-                                            "CNI plugin execs retried because the binary was busy (ETXTBSY).", {"plugin"});
-  CniManager cni({.conf_dir = config.cni_conf_dir,
-                  .plugin_dirs = config.cni_plugin_dirs,
-                  .cache_dir = config.root + "/cni",
-                  .exec_timeout = std::chrono::seconds(config.cni_plugin_timeout_seconds),
-                  .on_plugin_run = [&cni_runs](const std::string& plugin, const std::string& command, double s, bool ok) {
-                    cni_runs.observe({plugin, command, ok ? "ok" : "error"}, s);
-                  },
-                  .on_busy_retry = [&cni_busy](const std::string& plugin) { cni_busy.add({plugin}); }});
+  CniManager cni(cni_options(config, families));
   CniSandboxNetwork sandbox_network(cni);
   SandboxImagePolicy sandbox_images(**images, config.sandbox_image);
   sandbox_options.network = &sandbox_network;
@@ -136,31 +126,22 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   ManagedPods container_pods(**sandboxes);
   CdiRegistry cdi(config.cdi_spec_dirs);
   StoredImages container_images(**images);
-  auto containers = ContainerManager::open({.state_dir = config.state,
-                                            .root_dir = config.root,
-                                            .monitor_binary = helper_binary_path("berth-monitor"),
-                                            .exec_helper = helper_binary_path("berth-exec"),
-                                            .runtimes = sandbox_options.runtimes,
-                                            .images = &container_images,
-                                            .pods = &container_pods,
-                                            .events = &events,
-                                            .cdi = &cdi});
+  auto containers = ContainerManager::open(
+      container_manager_options(config, sandbox_options.runtimes, container_images, container_pods, events, cdi));
   if (!containers.ok()) {
     spdlog::critical("berthd: {}", containers.status().message());
     return 1;
   }
   adopt_orphaned_networks(cni, **sandboxes);
-  std::vector<RuntimeLeftover> runtime_leftovers = find_runtime_leftovers(sandbox_options.runtimes, **sandboxes, **containers);
-  std::vector<std::string> cgroup_leftovers = find_cgroup_leftovers(**sandboxes, **containers, sandbox_options.runtimes.systemd_cgroup());
+  std::vector<RuntimeLeftover> runtime_leftovers =
+      find_runtime_leftovers(sandbox_options.runtimes, **sandboxes, **containers);
+  std::vector<std::string> cgroup_leftovers =
+      find_cgroup_leftovers(**sandboxes, **containers, sandbox_options.runtimes.systemd_cgroup());
   metrics.gauge("berth_containers_running", "Containers whose process is running.",
                 [&c = **containers] { return static_cast<double>(c.running_count()); });
 
-  StatsCollector stats(**containers, **sandboxes, disk_usage, sandbox_options.runtimes.systemd_cgroup(), config.root + "/containers",
-                       std::chrono::seconds(config.stats_collection_period_seconds));
-  HistogramFamily& pull_duration = metrics.histogram("berth_image_pull_duration_seconds", "PullImage durations, by result.",
-                                                     {"result"}, MetricsRegistry::latency_buckets());
-  HistogramFamily& sandbox_start = metrics.histogram("berth_sandbox_start_duration_seconds", "RunPodSandbox durations, by result.",
-                                                     {"result"}, MetricsRegistry::latency_buckets());
+  StatsCollector stats(**containers, **sandboxes, disk_usage, sandbox_options.runtimes.systemd_cgroup(),
+                       config.root + "/containers", std::chrono::seconds(config.stats_collection_period_seconds));
 
   RuntimeStreamingBackend streaming_backend(**containers, **sandboxes);
   auto streaming = StreamingServer::start({.address = config.streaming_address,
@@ -175,14 +156,30 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
 
   // Before the services: Status's verbose info shows the configuration in effect after reloads.
   ConfigReloader reloader(config, reload_config ? reload_config : [&config] { return Result<Config>(config); },
-                          {.images = images->get(), .cni = &cni, .streaming = streaming->get(),
+                          {.images = images->get(),
+                           .cni = &cni,
+                           .streaming = streaming->get(),
                            .metrics_address = [&](const std::string& address) {
                              return move_metrics_endpoint(metrics_endpoint, address, metrics);
                            }});
   RuntimeProbe probe(sandbox_options.runtimes.find("")->binary);
   CallLimits call_limits(config.max_concurrent_rpcs);
-  ServiceContext ctx{config, [&reloader] { return reloader.running(); }, sandbox_options.runtimes, probe, metrics, container_events, events, **images, **sandboxes, cni, **containers, stats, **streaming,
-                     pull_duration, sandbox_start, call_limits};
+  ServiceContext ctx{config,
+                     [&reloader] { return reloader.running(); },
+                     sandbox_options.runtimes,
+                     probe,
+                     metrics,
+                     container_events,
+                     events,
+                     **images,
+                     **sandboxes,
+                     cni,
+                     **containers,
+                     stats,
+                     **streaming,
+                     families.pull_duration,
+                     families.sandbox_start,
+                     call_limits};
   events.connect(**sandboxes, **containers);
   struct DisconnectEvents {
     LifecycleEvents& events;
@@ -199,26 +196,13 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
     return 1;
   }
   // Undo what a crash left half made, now that berthd serves (runtime and CNI execs take time).
-  RecoveryWorker recovery(**containers, **sandboxes, cni, **images, std::move(runtime_leftovers), std::move(cgroup_leftovers),
-                          sandbox_options.runtimes.systemd_cgroup());
+  RecoveryWorker recovery(**containers, **sandboxes, cni, **images, std::move(runtime_leftovers),
+                          std::move(cgroup_leftovers), sandbox_options.runtimes.systemd_cgroup());
 
-  SignalLoop signals({.reload =
-                          [&reloader] {
-                            spdlog::info("berthd: SIGHUP received, reloading the configuration");
-                            (void)reloader.reload();  // a refused configuration is logged by reload()
-                          },
-                      .stop =
-                          [&](int sig) {
-                            (void)notify_service_manager("STOPPING=1");
-                            spdlog::info("berthd: {} received, draining (at most {}s)", strsignal(sig),
-                                         config.shutdown_timeout_seconds);
-                            container_events.close();  // ends GetContainerEvents streams so the drain is not held up
-                            (*server)->Shutdown(std::chrono::system_clock::now() +
-                                                std::chrono::seconds(config.shutdown_timeout_seconds));
-                          }});
+  SignalLoop signals(daemon_signal_handlers(config, reloader, container_events, **server));
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  spdlog::info("berthd {} serving CRI v1 on {} (root {}, state {}, runtime {}) in {:.1f}ms",
-               BERTH_VERSION, config.socket, config.root, config.state, config.default_runtime, ms);
+  spdlog::info("berthd {} serving CRI v1 on {} (root {}, state {}, runtime {}) in {:.1f}ms", BERTH_VERSION,
+               config.socket, config.root, config.state, config.default_runtime, ms);
   if (Status s = notify_service_manager("READY=1\nSTATUS=serving CRI v1 on " + config.socket); !s.ok())
     spdlog::warn("berthd: telling systemd it is ready: {}", s.message());
   (*server)->Wait();

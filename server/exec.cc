@@ -13,12 +13,16 @@ grpc::Status RuntimeServiceImpl::Exec(grpc::ServerContext*, const v1::ExecReques
   RpcScope scope("Exec", "container=" + req->container_id());
   if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
   if (berth::Status s = check_command({req->cmd().begin(), req->cmd().end()}); !s.ok()) return scope.done(s);
-  if (berth::Status s = check_stream_stdio(req->stdin(), req->stdout(), req->stderr(), req->tty()); !s.ok()) return scope.done(s);
+  if (berth::Status s = check_stream_stdio(req->stdin(), req->stdout(), req->stderr(), req->tty()); !s.ok())
+    return scope.done(s);
   auto info = running_container(ctx_.containers, req->container_id());
   if (!info.ok()) return scope.done(info.status());
-  auto url = ctx_.streaming.register_exec(
-      {.container_id = info->id, .cmd = {req->cmd().begin(), req->cmd().end()}, .tty = req->tty(), .stdin = req->stdin(),
-       .stdout = req->stdout(), .stderr = req->stderr()});
+  auto url = ctx_.streaming.register_exec({.container_id = info->id,
+                                           .cmd = {req->cmd().begin(), req->cmd().end()},
+                                           .tty = req->tty(),
+                                           .stdin = req->stdin(),
+                                           .stdout = req->stdout(),
+                                           .stderr = req->stderr()});
   if (!url.ok()) return scope.done(url.status());
   resp->set_url(*url);
   return scope.done(ok_status());

@@ -8,12 +8,14 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::ExecSync(grpc::ServerContext*, const v1::ExecSyncRequest* req, v1::ExecSyncResponse* resp) {
+grpc::Status RuntimeServiceImpl::ExecSync(grpc::ServerContext*, const v1::ExecSyncRequest* req,
+                                          v1::ExecSyncResponse* resp) {
   RpcScope scope("ExecSync", "container=" + req->container_id());
   auto slot = ctx_.call_limits.enter(CallClass::exec_sync);
   if (!slot.ok()) return scope.done(slot.status());
   if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
   if (berth::Status s = check_command({req->cmd().begin(), req->cmd().end()}); !s.ok()) return scope.done(s);
+  if (req->timeout() < 0) return scope.done(invalid_argument("timeout: must not be negative"));
   auto out = ctx_.containers.exec_sync(req->container_id(), {req->cmd().begin(), req->cmd().end()}, req->timeout());
   if (!out.ok()) return scope.done(out.status());
   resp->set_stdout(std::move(out->out));

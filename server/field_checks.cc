@@ -12,12 +12,14 @@ namespace {
 std::string shown(const std::string& value) {
   std::string out;
   for (unsigned char c : value.substr(0, 200)) {
-    if (c == '\n') out += "\\n";
+    if (c == '\n')
+      out += "\\n";
     else if (c < 0x20 || c == 0x7f) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
       out += buf;
-    } else out += static_cast<char>(c);
+    } else
+      out += static_cast<char>(c);
   }
   return value.size() > 200 ? out + "..." : out;
 }
@@ -98,7 +100,8 @@ Status check_hostname(const std::string& field, const std::string& value) {
   if (Status s = check_no_control(field, value); !s.ok()) return s;
   if (value.size() > 64) return bad(field, value, "is longer than 64 characters");
   if (!labels_ok(value))
-    return bad(field, value, "is not a host name (dot-separated labels of letters, digits and '-', 1-63 characters each)");
+    return bad(field, value,
+               "is not a host name (dot-separated labels of letters, digits and '-', 1-63 characters each)");
   return ok_status();
 }
 
@@ -112,7 +115,8 @@ Status check_search_domain(const std::string& field, const std::string& value) {
 Status check_ip_address(const std::string& field, const std::string& value) {
   if (Status s = check_no_control(field, value); !s.ok()) return s;
   unsigned char buf[16];
-  if (::inet_pton(AF_INET, value.c_str(), buf) == 1 || ::inet_pton(AF_INET6, value.c_str(), buf) == 1) return ok_status();
+  if (::inet_pton(AF_INET, value.c_str(), buf) == 1 || ::inet_pton(AF_INET6, value.c_str(), buf) == 1)
+    return ok_status();
   return bad(field, value, "is not an IPv4 or IPv6 address");
 }
 

@@ -34,8 +34,9 @@ grpc::Status RuntimeServiceImpl::GetContainerEvents(grpc::ServerContext* ctx, co
   }
   spdlog::debug("GetContainerEvents: subscriber {} left", sub->id());
   if (sub->dropped())
-    return scope.done(berth::Status(Code::resource_exhausted,
-                             "GetContainerEvents: this subscriber fell too far behind and was dropped; subscribe again"));
+    return scope.done(
+        berth::Status(Code::resource_exhausted,
+                      "GetContainerEvents: this subscriber fell too far behind and was dropped; subscribe again"));
   return scope.done(ok_status());
 }
 

@@ -32,7 +32,8 @@ Result<std::unique_ptr<grpc::Server>> start_grpc_listener(const GrpcListenerOpti
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   ::umask(old_umask);
   if (!server) return Status(Code::unavailable, "cannot listen on " + options.socket);
-  if (::chmod(options.socket.c_str(), 0660) != 0) spdlog::warn("berthd: chmod 0660 {}: {}", options.socket, std::strerror(errno));
+  if (::chmod(options.socket.c_str(), 0660) != 0)
+    spdlog::warn("berthd: chmod 0660 {}: {}", options.socket, std::strerror(errno));
   return server;
 }
 

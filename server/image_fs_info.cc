@@ -12,7 +12,8 @@ static void fill(const StoreUsage& u, v1::FilesystemUsage* out) {
   out->mutable_inodes_used()->set_value(u.inodes);
 }
 
-grpc::Status ImageServiceImpl::ImageFsInfo(grpc::ServerContext*, const v1::ImageFsInfoRequest*, v1::ImageFsInfoResponse* resp) {
+grpc::Status ImageServiceImpl::ImageFsInfo(grpc::ServerContext*, const v1::ImageFsInfoRequest*,
+                                           v1::ImageFsInfoResponse* resp) {
   RpcScope scope("ImageFsInfo");
   auto images = ctx_.images.image_store_usage();
   if (!images.ok()) return scope.done(images.status());

@@ -7,7 +7,8 @@
 
 namespace berth {
 
-grpc::Status ImageServiceImpl::ImageStatus(grpc::ServerContext*, const v1::ImageStatusRequest* req, v1::ImageStatusResponse* resp) {
+grpc::Status ImageServiceImpl::ImageStatus(grpc::ServerContext*, const v1::ImageStatusRequest* req,
+                                           v1::ImageStatusResponse* resp) {
   RpcScope scope("ImageStatus", "image=" + req->image().image());
   if (req->image().image().empty()) return scope.done(invalid_argument("image.image: no image reference given"));
   auto r = ctx_.images.find(req->image().image());

@@ -16,8 +16,10 @@ void image_to_cri(const ImageRecord& r, runtime::v1::Image* out) {
   if (!user.empty()) {
     int64_t uid = 0;
     auto [p, ec] = std::from_chars(user.data(), user.data() + user.size(), uid);
-    if (ec == std::errc() && p == user.data() + user.size()) out->mutable_uid()->set_value(uid);
-    else out->set_username(user);
+    if (ec == std::errc() && p == user.data() + user.size())
+      out->mutable_uid()->set_value(uid);
+    else
+      out->set_username(user);
   }
 }
 

@@ -2,6 +2,7 @@
 // change (a deleted container is no longer among them).
 #include "lifecycle_events.h"
 
+#include "berth/mutex.h"
 #include "berth/wall_clock.h"
 
 namespace berth {
@@ -9,13 +10,13 @@ namespace berth {
 namespace v1 = runtime::v1;
 
 void LifecycleEvents::connect(SandboxManager& sandboxes, ContainerManager& containers) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   sandboxes_ = &sandboxes;
   containers_ = &containers;
 }
 
 void LifecycleEvents::disconnect() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   sandboxes_ = nullptr;
   containers_ = nullptr;
 }
@@ -24,14 +25,15 @@ void LifecycleEvents::sandbox_changed(const std::string& id, v1::ContainerEventT
   publish(id, id, type, with_status);
 }
 
-void LifecycleEvents::container_changed(const std::string& id, const std::string& sandbox_id, v1::ContainerEventType type) {
+void LifecycleEvents::container_changed(const std::string& id, const std::string& sandbox_id,
+                                        v1::ContainerEventType type) {
   publish(id, sandbox_id, type, true);
 }
 
 void LifecycleEvents::publish(const std::string& id, const std::string& sandbox_id, v1::ContainerEventType type,
                               bool with_status) {
   // Held while the statuses are read, so disconnect() waits for a publication in flight.
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!sandboxes_ || !containers_) return;
   v1::ContainerEventResponse ev;
   ev.set_container_id(id);

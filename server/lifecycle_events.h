@@ -10,6 +10,7 @@
 #include "berth/container_manager.h"
 #include "berth/cri_messages.h"
 #include "berth/event_hub.h"
+#include "berth/mutex.h"
 #include "berth/sandbox_manager.h"
 
 namespace berth {
@@ -29,12 +30,13 @@ class LifecycleEvents final : public ContainerEventSink {
                          runtime::v1::ContainerEventType type) override;
 
  private:
-  void publish(const std::string& id, const std::string& sandbox_id, runtime::v1::ContainerEventType type, bool with_status);
+  void publish(const std::string& id, const std::string& sandbox_id, runtime::v1::ContainerEventType type,
+               bool with_status);
 
   EventHub<runtime::v1::ContainerEventResponse>& hub_;
-  std::mutex mu_;
-  SandboxManager* sandboxes_ = nullptr;
-  ContainerManager* containers_ = nullptr;
+  Mutex mu_;
+  SandboxManager* sandboxes_ BERTH_GUARDED_BY(mu_) = nullptr;
+  ContainerManager* containers_ BERTH_GUARDED_BY(mu_) = nullptr;
 };
 
 }  // namespace berth

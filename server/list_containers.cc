@@ -17,8 +17,9 @@ grpc::Status RuntimeServiceImpl::ListContainers(grpc::ServerContext*, const v1::
 grpc::Status RuntimeServiceImpl::StreamContainers(grpc::ServerContext*, const v1::StreamContainersRequest* req,
                                                   grpc::ServerWriter<v1::StreamContainersResponse>* writer) {
   RpcScope scope("StreamContainers");
-  return scope.done(stream_in_batches(writer, ctx_.containers.list(req->filter()),
-                                      [](auto& b, const auto& c) { *b.add_containers() = c; }, "StreamContainers"));
+  return scope.done(stream_in_batches(
+      writer, ctx_.containers.list(req->filter()), [](auto& b, const auto& c) { *b.add_containers() = c; },
+      "StreamContainers"));
 }
 
 }  // namespace berth

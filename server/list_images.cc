@@ -8,7 +8,8 @@
 
 namespace berth {
 
-grpc::Status ImageServiceImpl::ListImages(grpc::ServerContext*, const v1::ListImagesRequest* req, v1::ListImagesResponse* resp) {
+grpc::Status ImageServiceImpl::ListImages(grpc::ServerContext*, const v1::ListImagesRequest* req,
+                                          v1::ListImagesResponse* resp) {
   RpcScope scope("ListImages");
   const std::string& want = req->filter().image().image();
   if (!want.empty()) {
@@ -29,7 +30,8 @@ grpc::Status ImageServiceImpl::StreamImages(grpc::ServerContext*, const v1::Stre
   } else {
     images = ctx_.images.list();
   }
-  return scope.done(stream_in_batches(writer, images, [](auto& b, const auto& r) { image_to_cri(r, b.add_images()); }, "StreamImages"));
+  return scope.done(stream_in_batches(
+      writer, images, [](auto& b, const auto& r) { image_to_cri(r, b.add_images()); }, "StreamImages"));
 }
 
 }  // namespace berth

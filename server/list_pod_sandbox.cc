@@ -6,7 +6,8 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::ListPodSandbox(grpc::ServerContext*, const v1::ListPodSandboxRequest* req, v1::ListPodSandboxResponse* resp) {
+grpc::Status RuntimeServiceImpl::ListPodSandbox(grpc::ServerContext*, const v1::ListPodSandboxRequest* req,
+                                                v1::ListPodSandboxResponse* resp) {
   RpcScope scope("ListPodSandbox");
   for (auto& s : ctx_.sandboxes.list(req->filter())) *resp->add_items() = std::move(s);
   return scope.done(ok_status());
@@ -15,8 +16,9 @@ grpc::Status RuntimeServiceImpl::ListPodSandbox(grpc::ServerContext*, const v1::
 grpc::Status RuntimeServiceImpl::StreamPodSandboxes(grpc::ServerContext*, const v1::StreamPodSandboxesRequest* req,
                                                     grpc::ServerWriter<v1::StreamPodSandboxesResponse>* writer) {
   RpcScope scope("StreamPodSandboxes");
-  return scope.done(stream_in_batches(writer, ctx_.sandboxes.list(req->filter()),
-                                      [](auto& b, const auto& p) { *b.add_pod_sandboxes() = p; }, "StreamPodSandboxes"));
+  return scope.done(stream_in_batches(
+      writer, ctx_.sandboxes.list(req->filter()), [](auto& b, const auto& p) { *b.add_pod_sandboxes() = p; },
+      "StreamPodSandboxes"));
 }
 
 }  // namespace berth

@@ -14,11 +14,13 @@ grpc::Status RuntimeServiceImpl::ListPodSandboxMetrics(grpc::ServerContext*, con
   return scope.done(ok_status());
 }
 
-grpc::Status RuntimeServiceImpl::StreamPodSandboxMetrics(grpc::ServerContext*, const v1::StreamPodSandboxMetricsRequest*,
-                                                         grpc::ServerWriter<v1::StreamPodSandboxMetricsResponse>* writer) {
+grpc::Status RuntimeServiceImpl::StreamPodSandboxMetrics(
+    grpc::ServerContext*, const v1::StreamPodSandboxMetricsRequest*,
+    grpc::ServerWriter<v1::StreamPodSandboxMetricsResponse>* writer) {
   RpcScope scope("StreamPodSandboxMetrics");
-  return scope.done(stream_in_batches(writer, ctx_.stats.metrics(),
-                                      [](auto& b, const auto& m) { *b.add_pod_sandbox_metrics() = m; }, "StreamPodSandboxMetrics"));
+  return scope.done(stream_in_batches(
+      writer, ctx_.stats.metrics(), [](auto& b, const auto& m) { *b.add_pod_sandbox_metrics() = m; },
+      "StreamPodSandboxMetrics"));
 }
 
 }  // namespace berth

@@ -13,7 +13,8 @@ namespace v1 = runtime::v1;
 namespace {
 
 Status check_profile(const std::string& field, const v1::SecurityProfile& p) {
-  if (p.profile_type() != v1::SecurityProfile::Localhost) return check_no_nul(field + ".localhost_ref", p.localhost_ref());
+  if (p.profile_type() != v1::SecurityProfile::Localhost)
+    return check_no_nul(field + ".localhost_ref", p.localhost_ref());
   return check_no_control(field + ".localhost_ref", p.localhost_ref());
 }
 
@@ -37,8 +38,10 @@ Status check_pod_sandbox_config(const v1::PodSandboxConfig& c) {
   // These three become CNI_ARGS (K8S_POD_NAME=…;K8S_POD_NAMESPACE=…;K8S_POD_UID=…).
   for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"config.metadata.name", &md.name()},
                                      {"config.metadata.namespace", &md.namespace_()},
-                                     {"config.metadata.uid", &md.uid()}})
+                                     {"config.metadata.uid", &md.uid()}}) {
+    if (value->empty()) return invalid_argument(std::string(field) + ": must not be empty");
     if (Status s = check_cni_arg(field, *value); !s.ok()) return s;
+  }
   if (!c.hostname().empty())
     if (Status s = check_hostname("config.hostname", c.hostname()); !s.ok()) return s;
   if (!c.log_directory().empty())

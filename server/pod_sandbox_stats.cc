@@ -8,7 +8,8 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::PodSandboxStats(grpc::ServerContext*, const v1::PodSandboxStatsRequest* req, v1::PodSandboxStatsResponse* resp) {
+grpc::Status RuntimeServiceImpl::PodSandboxStats(grpc::ServerContext*, const v1::PodSandboxStatsRequest* req,
+                                                 v1::PodSandboxStatsResponse* resp) {
   RpcScope scope("PodSandboxStats", "sandbox=" + req->pod_sandbox_id());
   if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
   auto st = ctx_.stats.pod(req->pod_sandbox_id());
@@ -24,11 +25,13 @@ grpc::Status RuntimeServiceImpl::ListPodSandboxStats(grpc::ServerContext*, const
   return scope.done(ok_status());
 }
 
-grpc::Status RuntimeServiceImpl::StreamPodSandboxStats(grpc::ServerContext*, const v1::StreamPodSandboxStatsRequest* req,
+grpc::Status RuntimeServiceImpl::StreamPodSandboxStats(grpc::ServerContext*,
+                                                       const v1::StreamPodSandboxStatsRequest* req,
                                                        grpc::ServerWriter<v1::StreamPodSandboxStatsResponse>* writer) {
   RpcScope scope("StreamPodSandboxStats");
-  return scope.done(stream_in_batches(writer, ctx_.stats.pods(req->filter()),
-                                      [](auto& b, const auto& st) { *b.add_pod_sandbox_stats() = st; }, "StreamPodSandboxStats"));
+  return scope.done(stream_in_batches(
+      writer, ctx_.stats.pods(req->filter()), [](auto& b, const auto& st) { *b.add_pod_sandbox_stats() = st; },
+      "StreamPodSandboxStats"));
 }
 
 }  // namespace berth

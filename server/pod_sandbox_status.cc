@@ -5,7 +5,8 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::PodSandboxStatus(grpc::ServerContext*, const v1::PodSandboxStatusRequest* req, v1::PodSandboxStatusResponse* resp) {
+grpc::Status RuntimeServiceImpl::PodSandboxStatus(grpc::ServerContext*, const v1::PodSandboxStatusRequest* req,
+                                                  v1::PodSandboxStatusResponse* resp) {
   RpcScope scope("PodSandboxStatus", "sandbox=" + req->pod_sandbox_id());
   if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
   return scope.done(ctx_.sandboxes.status(req->pod_sandbox_id(), req->verbose(), resp));

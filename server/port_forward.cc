@@ -8,7 +8,8 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::PortForward(grpc::ServerContext*, const v1::PortForwardRequest* req, v1::PortForwardResponse* resp) {
+grpc::Status RuntimeServiceImpl::PortForward(grpc::ServerContext*, const v1::PortForwardRequest* req,
+                                             v1::PortForwardResponse* resp) {
   RpcScope scope("PortForward", "sandbox=" + req->pod_sandbox_id());
   if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
   for (int32_t p : req->port())

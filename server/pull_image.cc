@@ -30,7 +30,8 @@ static Result<RegistryCredentials> credentials_of(const v1::AuthConfig& a) {
   return c;
 }
 
-grpc::Status ImageServiceImpl::PullImage(grpc::ServerContext* call, const v1::PullImageRequest* req, v1::PullImageResponse* resp) {
+grpc::Status ImageServiceImpl::PullImage(grpc::ServerContext* call, const v1::PullImageRequest* req,
+                                         v1::PullImageResponse* resp) {
   RpcScope scope("PullImage", "image=" + req->image().image());
   auto slot = ctx_.call_limits.enter(CallClass::pull);
   if (!slot.ok()) return scope.done(slot.status());

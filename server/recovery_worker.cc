@@ -19,8 +19,8 @@
 
 namespace berth {
 
-std::vector<RuntimeLeftover> find_runtime_leftovers(const RuntimeHandlers& runtimes,
-                                                    SandboxManager& sandboxes, ContainerManager& containers) {
+std::vector<RuntimeLeftover> find_runtime_leftovers(const RuntimeHandlers& runtimes, SandboxManager& sandboxes,
+                                                    ContainerManager& containers) {
   std::vector<RuntimeLeftover> out;
   std::map<std::string, bool> roots_seen;
   for (const RuntimeHandler& handler : runtimes.all()) {
@@ -76,11 +76,16 @@ std::vector<std::string> find_cgroup_leftovers(SandboxManager& sandboxes, Contai
   return {out.begin(), out.end()};
 }
 
-RecoveryWorker::RecoveryWorker(ContainerManager& containers, SandboxManager& sandboxes, CniManager& cni, ImageManager& images,
-                               std::vector<RuntimeLeftover> leftovers, std::vector<std::string> cgroup_leftovers,
-                               bool systemd_cgroup)
-    : containers_(containers), sandboxes_(sandboxes), cni_(cni), images_(images), leftovers_(std::move(leftovers)),
-      cgroup_leftovers_(std::move(cgroup_leftovers)), systemd_cgroup_(systemd_cgroup) {
+RecoveryWorker::RecoveryWorker(ContainerManager& containers, SandboxManager& sandboxes, CniManager& cni,
+                               ImageManager& images, std::vector<RuntimeLeftover> leftovers,
+                               std::vector<std::string> cgroup_leftovers, bool systemd_cgroup)
+    : containers_(containers),
+      sandboxes_(sandboxes),
+      cni_(cni),
+      images_(images),
+      leftovers_(std::move(leftovers)),
+      cgroup_leftovers_(std::move(cgroup_leftovers)),
+      systemd_cgroup_(systemd_cgroup) {
   try {
     thread_ = std::thread([this] { run(); });
   } catch (const std::exception& e) {
@@ -102,7 +107,8 @@ void RecoveryWorker::run() {
     if (Status s = OciRuntime(l.binary, l.root, systemd_cgroup_).remove(l.id); !s.ok())
       spdlog::warn("recovery: cannot remove leftover runtime container {} (root {}): {}", l.id, l.root, s.message());
     else
-      spdlog::info("recovery: removed leftover runtime container {} (root {}) of no known sandbox or container", l.id, l.root);
+      spdlog::info("recovery: removed leftover runtime container {} (root {}) of no known sandbox or container", l.id,
+                   l.root);
   }
   for (const auto& path : cgroup_leftovers_) {
     // What the runtime's delete above did not remove (a runtime state lost with its create).

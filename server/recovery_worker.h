@@ -25,14 +25,15 @@ struct RuntimeLeftover {
 };
 
 // Reads every runtime root (no runtime is run) for ids neither manager knows.
-std::vector<RuntimeLeftover> find_runtime_leftovers(const RuntimeHandlers& runtimes,
-                                                    SandboxManager& sandboxes, ContainerManager& containers);
+std::vector<RuntimeLeftover> find_runtime_leftovers(const RuntimeHandlers& runtimes, SandboxManager& sandboxes,
+                                                    ContainerManager& containers);
 
 // The cgroupsPath of every cgroup below a cgroup parent that berth's sandboxes use (their
 // checkpoints' parents and berth's default) named as berth names a sandbox or container (the
 // 64-hex id, or berth-<id>.scope under systemd) but owned by no sandbox or container it knows.
 // berth owns the cgroups of the pods it places in a parent, as kubelet gives each pod its own.
-std::vector<std::string> find_cgroup_leftovers(SandboxManager& sandboxes, ContainerManager& containers, bool systemd_cgroup);
+std::vector<std::string> find_cgroup_leftovers(SandboxManager& sandboxes, ContainerManager& containers,
+                                               bool systemd_cgroup);
 
 // Networks whose sandbox is gone (a rollback DEL that failed before a restart) are released by the
 // recovery worker; which ones is decided at start, before any new sandbox can exist: the CNI
@@ -42,7 +43,8 @@ void adopt_orphaned_networks(CniManager& cni, SandboxManager& sandboxes);
 class RecoveryWorker {
  public:
   RecoveryWorker(ContainerManager& containers, SandboxManager& sandboxes, CniManager& cni, ImageManager& images,
-                 std::vector<RuntimeLeftover> leftovers, std::vector<std::string> cgroup_leftovers, bool systemd_cgroup);
+                 std::vector<RuntimeLeftover> leftovers, std::vector<std::string> cgroup_leftovers,
+                 bool systemd_cgroup);
   ~RecoveryWorker();  // waits for the work to end
   RecoveryWorker(const RecoveryWorker&) = delete;
   RecoveryWorker& operator=(const RecoveryWorker&) = delete;

@@ -6,7 +6,8 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::RemoveContainer(grpc::ServerContext*, const v1::RemoveContainerRequest* req, v1::RemoveContainerResponse*) {
+grpc::Status RuntimeServiceImpl::RemoveContainer(grpc::ServerContext*, const v1::RemoveContainerRequest* req,
+                                                 v1::RemoveContainerResponse*) {
   RpcScope scope("RemoveContainer", "container=" + req->container_id());
   auto slot = ctx_.call_limits.enter(CallClass::lifecycle);
   if (!slot.ok()) return scope.done(slot.status());

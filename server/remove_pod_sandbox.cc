@@ -9,7 +9,8 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::RemovePodSandbox(grpc::ServerContext*, const v1::RemovePodSandboxRequest* req, v1::RemovePodSandboxResponse*) {
+grpc::Status RuntimeServiceImpl::RemovePodSandbox(grpc::ServerContext*, const v1::RemovePodSandboxRequest* req,
+                                                  v1::RemovePodSandboxResponse*) {
   RpcScope scope("RemovePodSandbox", "sandbox=" + req->pod_sandbox_id());
   auto slot = ctx_.call_limits.enter(CallClass::lifecycle);
   if (!slot.ok()) return scope.done(slot.status());

@@ -10,8 +10,8 @@ static std::atomic<RpcMetrics*> installed{nullptr};
 RpcMetrics make_rpc_metrics(MetricsRegistry& registry) {
   return RpcMetrics{
       registry.counter("berth_rpc_requests_total", "CRI rpcs served, by method and status code.", {"method", "code"}),
-      registry.histogram("berth_rpc_duration_seconds", "CRI rpc latency, by method and status code.", {"method", "code"},
-                         MetricsRegistry::latency_buckets())};
+      registry.histogram("berth_rpc_duration_seconds", "CRI rpc latency, by method and status code.",
+                         {"method", "code"}, MetricsRegistry::latency_buckets())};
 }
 
 void set_rpc_metrics(RpcMetrics* metrics) { installed.store(metrics, std::memory_order_release); }

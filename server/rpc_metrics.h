@@ -20,7 +20,9 @@ RpcMetrics* rpc_metrics();
 // The families made and installed for as long as this lives (berthd's life, within its registry's).
 class InstalledRpcMetrics {
  public:
-  explicit InstalledRpcMetrics(MetricsRegistry& registry) : metrics_(make_rpc_metrics(registry)) { set_rpc_metrics(&metrics_); }
+  explicit InstalledRpcMetrics(MetricsRegistry& registry) : metrics_(make_rpc_metrics(registry)) {
+    set_rpc_metrics(&metrics_);
+  }
   ~InstalledRpcMetrics() { set_rpc_metrics(nullptr); }
   InstalledRpcMetrics(const InstalledRpcMetrics&) = delete;
   InstalledRpcMetrics& operator=(const InstalledRpcMetrics&) = delete;

@@ -10,7 +10,8 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::RunPodSandbox(grpc::ServerContext*, const v1::RunPodSandboxRequest* req, v1::RunPodSandboxResponse* resp) {
+grpc::Status RuntimeServiceImpl::RunPodSandbox(grpc::ServerContext*, const v1::RunPodSandboxRequest* req,
+                                               v1::RunPodSandboxResponse* resp) {
   const auto& md = req->config().metadata();
   RpcScope scope("RunPodSandbox", "pod=" + md.namespace_() + "/" + md.name());
   auto slot = ctx_.call_limits.enter(CallClass::lifecycle);

@@ -12,8 +12,10 @@ HostProbe probe_host(const std::string& state_dir) {
   HostProbe probe;
   // Once at start: pods with user namespaces of their own need id-mapped overlay layers.
   probe.user_namespaces = probe_idmapped_overlay(state_dir + "/userns-probe");
-  if (probe.user_namespaces.ok()) spdlog::info("berthd: pods may have user namespaces of their own");
-  else spdlog::warn("berthd: pods cannot have user namespaces of their own: {}", probe.user_namespaces.message());
+  if (probe.user_namespaces.ok())
+    spdlog::info("berthd: pods may have user namespaces of their own");
+  else
+    spdlog::warn("berthd: pods cannot have user namespaces of their own: {}", probe.user_namespaces.message());
   probe.features = {.mount_setattr = kernel_has_mount_setattr(), .idmapped_overlay = probe.user_namespaces.ok()};
   return probe;
 }
@@ -29,14 +31,18 @@ void log_runtime_handlers(const RuntimeHandlers& runtimes) {
   for (const RuntimeHandler& h : runtimes.all()) {
     HandlerFeatures f = runtimes.features(h.name);
     if (!f.runtime_found) {
-      spdlog::warn("berthd: runtime handler {}: {} is not a runtime that runs here; it advertises no feature", h.name, h.binary);
+      spdlog::warn("berthd: runtime handler {}: {} is not a runtime that runs here; it advertises no feature", h.name,
+                   h.binary);
       continue;
     }
-    spdlog::info("berthd: runtime handler {} ({}): recursive read-only mounts {}, user namespaces {}, exec and pause {}",
-                 h.name, h.binary,
-                 !f.recursive_read_only_mounts ? "no" : f.rro_option ? "yes (the runtime's rro)" : "yes (berthd's copy)",
-                 f.user_namespaces ? "yes" : "no",
-                 f.host_processes ? "by berth-exec and berth-pause-launch" : "through the runtime only");
+    spdlog::info(
+        "berthd: runtime handler {} ({}): recursive read-only mounts {}, user namespaces {}, exec and pause {}", h.name,
+        h.binary,
+        !f.recursive_read_only_mounts ? "no"
+        : f.rro_option                ? "yes (the runtime's rro)"
+                                      : "yes (berthd's copy)",
+        f.user_namespaces ? "yes" : "no",
+        f.host_processes ? "by berth-exec and berth-pause-launch" : "through the runtime only");
   }
 }
 

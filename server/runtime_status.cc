@@ -26,8 +26,7 @@ void add_handler(const std::string& name, const RuntimeHandlers& runtimes, v1::S
 
 }  // namespace
 
-grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRequest* req,
-                                        v1::StatusResponse* resp) {
+grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRequest* req, v1::StatusResponse* resp) {
   RpcScope rpc("Status");
   const RuntimeHandler& handler = *ctx_.runtimes.find("");
   RuntimeProbeResult probe = ctx_.runtime_probe.check();
@@ -58,7 +57,9 @@ grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRe
   if (req->verbose()) {
     // The runtime's version text and the CNI conf file names come from outside and need not be
     // UTF-8; dump() throws on such bytes unless told to replace them.
-    auto dump = [](const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
+    auto dump = [](const nlohmann::json& j) {
+      return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    };
     nlohmann::json info = config_to_json(ctx_.effective_config());
     (*resp->mutable_info())["config"] = info.dump();
     nlohmann::json rt = {{"handler", handler.name},
@@ -67,8 +68,11 @@ grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRe
                          {"version", probe.version},
                          {"ready", probe.ready}};
     (*resp->mutable_info())["runtime"] = dump(rt);
-    nlohmann::json cni = {{"ready", net.ready}, {"message", net.message}, {"network", net.network_name},
-                          {"config_file", net.config_file}, {"pod_cidr", ctx_.cni.pod_cidr()}};
+    nlohmann::json cni = {{"ready", net.ready},
+                          {"message", net.message},
+                          {"network", net.network_name},
+                          {"config_file", net.config_file},
+                          {"pod_cidr", ctx_.cni.pod_cidr()}};
     (*resp->mutable_info())["network"] = dump(cni);
     (*resp->mutable_info())["streaming"] = nlohmann::json({{"address", ctx_.streaming.address()}}).dump();
   }

@@ -6,16 +6,20 @@ namespace berth {
 namespace v1 = runtime::v1;
 
 PodNetworkRequest pod_network_request(const SandboxNetworkRequest& r) {
-  PodNetworkRequest req{.sandbox_id = r.id, .pod_name = r.name, .pod_namespace = r.namespace_, .pod_uid = r.uid,
+  PodNetworkRequest req{.sandbox_id = r.id,
+                        .pod_name = r.name,
+                        .pod_namespace = r.namespace_,
+                        .pod_uid = r.uid,
                         .netns_path = r.netns_path};
   req.netns_ready = r.netns_ready;
-  for (const auto& p : r.config->port_mappings())
-    req.port_mappings.push_back({p.protocol() == v1::UDP ? "udp" : p.protocol() == v1::SCTP ? "sctp" : "tcp",
-                                 p.container_port(), p.host_port(), p.host_ip()});
-  const auto& dns = r.config->dns_config();
-  req.dns = {{dns.servers().begin(), dns.servers().end()}, {dns.searches().begin(), dns.searches().end()},
-             {dns.options().begin(), dns.options().end()}};
-  req.annotations = {r.config->annotations().begin(), r.config->annotations().end()};
+  // The portmap plugin's protocols are lower case; the checkpoint keeps CRI's names.
+  for (const auto& p : r.port_mappings)
+    req.port_mappings.push_back({p.protocol == "UDP"    ? "udp"
+                                 : p.protocol == "SCTP" ? "sctp"
+                                                        : "tcp",
+                                 p.container_port, p.host_port, p.host_ip});
+  req.dns = {r.dns.servers, r.dns.searches, r.dns.options};
+  req.annotations = r.annotations;
   return req;
 }
 
@@ -25,14 +29,18 @@ Result<std::vector<std::string>> CniSandboxNetwork::setup(const SandboxNetworkRe
   return st->ips;
 }
 
-Status CniSandboxNetwork::teardown(const std::string& id, const std::string& netns_path) { return cni_.teardown(id, netns_path); }
+Status CniSandboxNetwork::teardown(const std::string& id, const std::string& netns_path) {
+  return cni_.teardown(id, netns_path);
+}
 
 std::vector<std::string> CniSandboxNetwork::recorded_ips(const std::string& id) {
   auto st = cni_.status(id);
   return st.ok() ? st->ips : std::vector<std::string>{};
 }
 
-Status CniSandboxNetwork::check(const std::string& id, const std::string& netns_path) { return cni_.check(id, netns_path); }
+Status CniSandboxNetwork::check(const std::string& id, const std::string& netns_path) {
+  return cni_.check(id, netns_path);
+}
 
 Result<std::optional<PauseImage>> SandboxImagePolicy::pause_image() {
   if (reference_.empty()) return std::optional<PauseImage>();
@@ -40,8 +48,10 @@ Result<std::optional<PauseImage>> SandboxImagePolicy::pause_image() {
   // A client may have pulled it first, unpinned; kubelet's image GC must still spare it.
   if (img && !img->pinned) {
     Status s = images_.pin(img->id);
-    if (s.code() == Code::not_found) img.reset();  // removed meanwhile: pulled (pinned) below
-    else if (!s.ok()) return s;
+    if (s.code() == Code::not_found)
+      img.reset();  // removed meanwhile: pulled (pinned) below
+    else if (!s.ok())
+      return s;
   }
   if (!img) {
     auto pulled = images_.pull(reference_, {}, true);

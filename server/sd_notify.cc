@@ -36,7 +36,8 @@ Status notify_service_manager(const std::string& state) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof addr.sun_path) return invalid_argument("NOTIFY_SOCKET: path too long");
-  if (path[0] != '/' && path[0] != '@') return invalid_argument("NOTIFY_SOCKET: neither an absolute path nor an abstract name: " + path);
+  if (path[0] != '/' && path[0] != '@')
+    return invalid_argument("NOTIFY_SOCKET: neither an absolute path nor an abstract name: " + path);
   std::memcpy(addr.sun_path, path.data(), path.size());
   if (path[0] == '@') addr.sun_path[0] = '\0';  // abstract namespace: the name is not NUL-terminated
   socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() + (path[0] == '@' ? 0 : 1));
@@ -51,7 +52,8 @@ Status notify_service_manager(const std::string& state) {
 std::string reloading_state() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  unsigned long long usec = static_cast<unsigned long long>(ts.tv_sec) * 1000000ULL + static_cast<unsigned long long>(ts.tv_nsec) / 1000;
+  unsigned long long usec =
+      static_cast<unsigned long long>(ts.tv_sec) * 1000000ULL + static_cast<unsigned long long>(ts.tv_nsec) / 1000;
   return "RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec);
 }
 

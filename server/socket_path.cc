@@ -18,8 +18,8 @@ namespace berth {
 Status prepare_socket_path(const std::string& path) {
   sockaddr_un addr{};
   if (path.size() >= sizeof addr.sun_path)
-    return invalid_argument("socket path " + path + " is longer than " +
-                            std::to_string(sizeof addr.sun_path - 1) + " bytes");
+    return invalid_argument("socket path " + path + " is longer than " + std::to_string(sizeof addr.sun_path - 1) +
+                            " bytes");
   std::string dir = path.substr(0, path.rfind('/'));
   if (!dir.empty()) {
     if (Status s = make_dirs(dir, 0750); !s.ok()) return s.context("socket directory");

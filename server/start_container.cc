@@ -6,7 +6,8 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::StartContainer(grpc::ServerContext*, const v1::StartContainerRequest* req, v1::StartContainerResponse*) {
+grpc::Status RuntimeServiceImpl::StartContainer(grpc::ServerContext*, const v1::StartContainerRequest* req,
+                                                v1::StartContainerResponse*) {
   RpcScope scope("StartContainer", "container=" + req->container_id());
   auto slot = ctx_.call_limits.enter(CallClass::lifecycle);
   if (!slot.ok()) return scope.done(slot.status());

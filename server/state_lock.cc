@@ -39,8 +39,8 @@ Result<StateDirLock> StateDirLock::acquire(const std::string& dir) {
     struct flock held = want;
     std::string holder = "unknown";
     if (fcntl(fd.get(), F_GETLK, &held) == 0 && held.l_type != F_UNLCK) holder = std::to_string(held.l_pid);
-    return failed_precondition("another berthd (pid " + holder + ") already uses " + dir +
-                               " (lock " + path + " is held)");
+    return failed_precondition("another berthd (pid " + holder + ") already uses " + dir + " (lock " + path +
+                               " is held)");
   }
   std::string pid = std::to_string(getpid()) + "\n";
   if (ftruncate(fd.get(), 0) != 0 || pwrite(fd.get(), pid.data(), pid.size(), 0) < 0)

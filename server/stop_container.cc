@@ -7,7 +7,8 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::StopContainer(grpc::ServerContext*, const v1::StopContainerRequest* req, v1::StopContainerResponse*) {
+grpc::Status RuntimeServiceImpl::StopContainer(grpc::ServerContext*, const v1::StopContainerRequest* req,
+                                               v1::StopContainerResponse*) {
   RpcScope scope("StopContainer", "container=" + req->container_id());
   auto slot = ctx_.call_limits.enter(CallClass::lifecycle);
   if (!slot.ok()) return scope.done(slot.status());

@@ -10,7 +10,8 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::StopPodSandbox(grpc::ServerContext*, const v1::StopPodSandboxRequest* req, v1::StopPodSandboxResponse*) {
+grpc::Status RuntimeServiceImpl::StopPodSandbox(grpc::ServerContext*, const v1::StopPodSandboxRequest* req,
+                                                v1::StopPodSandboxResponse*) {
   RpcScope scope("StopPodSandbox", "sandbox=" + req->pod_sandbox_id());
   auto slot = ctx_.call_limits.enter(CallClass::lifecycle);
   if (!slot.ok()) return scope.done(slot.status());

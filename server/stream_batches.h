@@ -14,7 +14,8 @@ inline constexpr size_t kStreamBatch = 100;
 
 // `add(batch, item)` puts one item into a response message.
 template <class Response, class Item, class Add>
-Status stream_in_batches(grpc::ServerWriter<Response>* writer, const std::vector<Item>& items, Add add, const char* rpc) {
+Status stream_in_batches(grpc::ServerWriter<Response>* writer, const std::vector<Item>& items, Add add,
+                         const char* rpc) {
   for (size_t i = 0; i < items.size(); i += kStreamBatch) {
     Response batch;
     for (size_t j = i; j < std::min(items.size(), i + kStreamBatch); ++j) add(batch, items[j]);

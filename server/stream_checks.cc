@@ -12,7 +12,8 @@ Status check_stream_stdio(bool in, bool out, bool err, bool tty) {
 Result<ContainerInfo> running_container(ContainerManager& containers, const std::string& id_or_prefix) {
   auto info = containers.lookup(id_or_prefix);
   if (!info.ok()) return info.status();
-  if (info->state != runtime::v1::CONTAINER_RUNNING) return failed_precondition("container " + info->id + " is not running");
+  if (info->state != runtime::v1::CONTAINER_RUNNING)
+    return failed_precondition("container " + info->id + " is not running");
   return *info;
 }
 

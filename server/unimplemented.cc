@@ -4,7 +4,8 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::CheckpointContainer(grpc::ServerContext*, const v1::CheckpointContainerRequest*, v1::CheckpointContainerResponse*) {
+grpc::Status RuntimeServiceImpl::CheckpointContainer(grpc::ServerContext*, const v1::CheckpointContainerRequest*,
+                                                     v1::CheckpointContainerResponse*) {
   return unimplemented_rpc("CheckpointContainer");
 }
 

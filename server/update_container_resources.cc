@@ -5,7 +5,8 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::UpdateContainerResources(grpc::ServerContext*, const v1::UpdateContainerResourcesRequest* req,
+grpc::Status RuntimeServiceImpl::UpdateContainerResources(grpc::ServerContext*,
+                                                          const v1::UpdateContainerResourcesRequest* req,
                                                           v1::UpdateContainerResourcesResponse*) {
   RpcScope scope("UpdateContainerResources", "container=" + req->container_id());
   if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));

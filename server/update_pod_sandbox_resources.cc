@@ -7,7 +7,8 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::UpdatePodSandboxResources(grpc::ServerContext*, const v1::UpdatePodSandboxResourcesRequest* req,
+grpc::Status RuntimeServiceImpl::UpdatePodSandboxResources(grpc::ServerContext*,
+                                                           const v1::UpdatePodSandboxResourcesRequest* req,
                                                            v1::UpdatePodSandboxResourcesResponse*) {
   RpcScope scope("UpdatePodSandboxResources", "sandbox=" + req->pod_sandbox_id());
   if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));

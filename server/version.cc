@@ -4,8 +4,7 @@
 
 namespace berth {
 
-grpc::Status RuntimeServiceImpl::Version(grpc::ServerContext*, const v1::VersionRequest*,
-                                         v1::VersionResponse* resp) {
+grpc::Status RuntimeServiceImpl::Version(grpc::ServerContext*, const v1::VersionRequest*, v1::VersionResponse* resp) {
   RpcScope rpc("Version");
   resp->set_version("0.1.0");
   resp->set_runtime_name("berth");

@@ -19,7 +19,7 @@ std::optional<IoCounters> parse_io_stat(std::string_view text) {
       size_t eq = field.find('=');
       if (eq == std::string_view::npos) return std::nullopt;
       std::string_view key = field.substr(0, eq);
-      uint64_t* into = key == "rbytes" ? &sum.read_bytes
+      uint64_t* into = key == "rbytes"   ? &sum.read_bytes
                        : key == "wbytes" ? &sum.write_bytes
                        : key == "rios"   ? &sum.reads
                        : key == "wios"   ? &sum.writes

@@ -15,8 +15,7 @@ namespace berth {
 
 CgroupLayout detect_cgroup_layout(const std::string& cgroup_root) {
   struct statfs fs {};
-  if (::statfs(cgroup_root.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC)
-    return CgroupLayout::v2;
+  if (::statfs(cgroup_root.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC) return CgroupLayout::v2;
   return CgroupLayout::v1;
 }
 
@@ -74,8 +73,7 @@ static Result<CgroupSample> read_v1(const CgroupLocation& w) {
   namespace f = kernel_files;
   const std::string mem = w.cgroup_root + "/memory" + w.relative_path;
   const std::string cpu = w.cgroup_root + "/cpuacct" + w.relative_path;
-  if (!exists(mem) && !exists(cpu))
-    return Status(Code::not_found, "cgroup " + w.relative_path + " does not exist");
+  if (!exists(mem) && !exists(cpu)) return Status(Code::not_found, "cgroup " + w.relative_path + " does not exist");
   CgroupSample s;
   s.timestamp_ns = realtime_ns();
   s.cpu_usage_ns = f::read_u64(cpu + "/cpuacct.usage").value_or(0);
@@ -91,8 +89,7 @@ static Result<CgroupSample> read_v1(const CgroupLocation& w) {
   if (auto memsw = f::read_u64(mem + "/memory.memsw.usage_in_bytes")) {
     s.swap_usage_bytes = *memsw > s.memory_usage_bytes ? *memsw - s.memory_usage_bytes : 0;
     uint64_t memsw_limit = limit_or_zero(f::read_u64(mem + "/memory.memsw.limit_in_bytes").value_or(0));
-    if (memsw_limit != 0 && memsw_limit > s.memory_limit_bytes)
-      s.swap_limit_bytes = memsw_limit - s.memory_limit_bytes;
+    if (memsw_limit != 0 && memsw_limit > s.memory_limit_bytes) s.swap_limit_bytes = memsw_limit - s.memory_limit_bytes;
   }
   s.pids_current = f::read_u64(w.cgroup_root + "/pids" + w.relative_path + "/pids.current");
   s.io = read_io_v1(w.cgroup_root + "/blkio" + w.relative_path);

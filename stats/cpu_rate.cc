@@ -1,10 +1,11 @@
 // usage_nano_cores = delta cpu ns / delta wall ns * 1e9, kept per object id.
 #include "berth/cpu_rate.h"
+#include "berth/mutex.h"
 
 namespace berth {
 
 std::optional<uint64_t> CpuRateTracker::update(const std::string& id, uint64_t cpu_usage_ns, int64_t timestamp_ns) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto [it, inserted] = last_.try_emplace(id, Last{cpu_usage_ns, timestamp_ns, std::nullopt});
   if (inserted) return std::nullopt;
   Last prev = it->second;
@@ -14,19 +15,19 @@ std::optional<uint64_t> CpuRateTracker::update(const std::string& id, uint64_t c
   it->second = Last{cpu_usage_ns, timestamp_ns, std::nullopt};
   // A counter that went backwards means the cgroup was recreated: start over.
   if (cpu_usage_ns < prev.cpu_ns) return std::nullopt;
-  long double cores = static_cast<long double>(cpu_usage_ns - prev.cpu_ns) /
-                      static_cast<long double>(timestamp_ns - prev.at_ns);
+  long double cores =
+      static_cast<long double>(cpu_usage_ns - prev.cpu_ns) / static_cast<long double>(timestamp_ns - prev.at_ns);
   it->second.rate = static_cast<uint64_t>(cores * 1e9L);
   return it->second.rate;
 }
 
 void CpuRateTracker::forget(const std::string& id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   last_.erase(id);
 }
 
 void CpuRateTracker::retain(const std::unordered_set<std::string>& live) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::erase_if(last_, [&](const auto& entry) { return !live.count(entry.first); });
 }
 

@@ -66,16 +66,24 @@ std::string parent_dir(const std::string& dir) {
 }  // namespace
 
 struct StatsCollector::Impl {
-  Impl(ContainerManager& c, SandboxManager& s, DiskUsageCache& u, bool sd, std::string mountpoint, std::chrono::milliseconds period)
-      : containers(c), sandboxes(s), usage(u), systemd(sd), layers_mountpoint(std::move(mountpoint)),
+  Impl(ContainerManager& c, SandboxManager& s, DiskUsageCache& u, bool sd, std::string mountpoint,
+       std::chrono::milliseconds period)
+      : containers(c),
+        sandboxes(s),
+        usage(u),
+        systemd(sd),
+        layers_mountpoint(std::move(mountpoint)),
         samples({.refresh_interval = period, .thread_name = "cgroup samples"},
-                [this](const std::string& dir) { return read_cgroup_sample({dir, "/sys/fs/cgroup", layout}); }),
-        net({.refresh_interval = period, .thread_name = "pod net stats"}, [](const std::string& key) -> Result<NetSample> {
-          int64_t at = wall_clock_ns();
-          auto ifs = read_net_dev(std::stoi(key.substr(key.rfind('/') + 1)));
-          if (!ifs.ok()) return ifs.status();
-          return NetSample{at, std::move(*ifs)};
-        }) {}
+                [this](const std::string& dir) {
+                  return read_cgroup_sample({dir, "/sys/fs/cgroup", layout});
+                }),
+        net({.refresh_interval = period, .thread_name = "pod net stats"},
+            [](const std::string& key) -> Result<NetSample> {
+              int64_t at = wall_clock_ns();
+              auto ifs = read_net_dev(std::stoi(key.substr(key.rfind('/') + 1)));
+              if (!ifs.ok()) return ifs.status();
+              return NetSample{at, std::move(*ifs)};
+            }) {}
 
   ContainerManager& containers;
   SandboxManager& sandboxes;
@@ -106,9 +114,12 @@ struct StatsCollector::Impl {
     container_rates.retain(live);
   }
 
-  Result<CgroupSample> sample_of(const std::string& cgroups_path) { return samples.get(cgroup_dir_of(cgroups_path, systemd)); }
+  Result<CgroupSample> sample_of(const std::string& cgroups_path) {
+    return samples.get(cgroup_dir_of(cgroups_path, systemd));
+  }
 
-  void fill_cpu_memory(const CgroupSample& s, const std::string& id, CpuRateTracker& rates, v1::CpuUsage* cpu, v1::MemoryUsage* mem) {
+  void fill_cpu_memory(const CgroupSample& s, const std::string& id, CpuRateTracker& rates, v1::CpuUsage* cpu,
+                       v1::MemoryUsage* mem) {
     cpu->set_timestamp(s.timestamp_ns);
     cpu->mutable_usage_core_nano_seconds()->set_value(s.cpu_usage_ns);
     if (auto rate = rates.update(id, s.cpu_usage_ns, s.timestamp_ns)) cpu->mutable_usage_nano_cores()->set_value(*rate);
@@ -169,15 +180,16 @@ struct StatsCollector::Impl {
 
   // `containers` are the pod's (their attributes are moved out); `samples`, when given, receives
   // each running container's sample by id (for the metrics).
-  v1::PodSandboxStats pod_stats(PodStatsSource& p, const std::vector<ContainerStatsSource*>& containers, bool with_disk = true,
-                                std::map<std::string, CgroupSample>* samples = nullptr) {
+  v1::PodSandboxStats pod_stats(PodStatsSource& p, const std::vector<ContainerStatsSource*>& containers,
+                                bool with_disk = true, std::map<std::string, CgroupSample>* samples = nullptr) {
     v1::PodSandboxStats st;
     *st.mutable_attributes() = std::move(p.attributes);
     const std::string& id = st.attributes().id();
     auto* linux = st.mutable_linux();
     CgroupSample sum;
     bool have = false;
-    bool own_parent = !p.cgroup_parent.empty() && p.cgroup_parent != "/" && !(systemd && p.cgroup_parent == "system.slice");
+    bool own_parent =
+        !p.cgroup_parent.empty() && p.cgroup_parent != "/" && !(systemd && p.cgroup_parent == "system.slice");
     if (own_parent) {
       if (auto s = this->samples.get(parent_dir(cgroup_dir_of(p.cgroups_path, systemd))); s.ok()) {
         sum = std::move(*s);
@@ -242,7 +254,8 @@ struct StatsCollector::Impl {
 };
 
 StatsCollector::StatsCollector(ContainerManager& containers, SandboxManager& sandboxes, DiskUsageCache& usage,
-                               bool systemd_cgroup, std::string layers_mountpoint, std::chrono::milliseconds sample_period)
+                               bool systemd_cgroup, std::string layers_mountpoint,
+                               std::chrono::milliseconds sample_period)
     : impl_(new Impl(containers, sandboxes, usage, systemd_cgroup, std::move(layers_mountpoint), sample_period)) {}
 
 StatsCollector::~StatsCollector() = default;
@@ -331,7 +344,7 @@ std::vector<v1::PodSandboxMetrics> StatsCollector::metrics() {
         uint64_t v = m.source == MetricSource::network_receive_bytes    ? i.rx_bytes().value()
                      : m.source == MetricSource::network_receive_errors ? i.rx_errors().value()
                      : m.source == MetricSource::network_transmit_bytes ? i.tx_bytes().value()
-                                                                       : i.tx_errors().value();
+                                                                        : i.tx_errors().value();
         metric(pm.mutable_metrics(), m, net.timestamp(), {"POD", p.id(), "", p.id(), ns, pod_name, i.name()}, v);
       }
     }
@@ -341,7 +354,8 @@ std::vector<v1::PodSandboxMetrics> StatsCollector::metrics() {
       cm.set_container_id(cs.attributes().id());
       std::string image;
       if (auto i = images.find(cs.attributes().id()); i != images.end()) image = i->second;
-      std::vector<std::string> labels{cs.attributes().metadata().name(), cs.attributes().id(), image, cs.attributes().id(), ns, pod_name};
+      std::vector<std::string> labels{
+          cs.attributes().metadata().name(), cs.attributes().id(), image, cs.attributes().id(), ns, pod_name};
       for (const CadvisorMetric& m : cadvisor_metrics()) {
         if (m.per_interface) continue;
         uint64_t v = 0;
@@ -351,7 +365,9 @@ std::vector<v1::PodSandboxMetrics> StatsCollector::metrics() {
           case MetricSource::memory_working_set_bytes: v = cs.memory().working_set_bytes().value(); break;
           case MetricSource::memory_rss_bytes: v = cs.memory().rss_bytes().value(); break;
           case MetricSource::memory_limit_bytes:
-            v = cs.memory().available_bytes().value() ? cs.memory().available_bytes().value() + cs.memory().working_set_bytes().value() : 0;
+            v = cs.memory().available_bytes().value()
+                    ? cs.memory().available_bytes().value() + cs.memory().working_set_bytes().value()
+                    : 0;
             break;
           default: continue;  // processes: the pod's figure; block IO and PSI: below
         }

@@ -105,7 +105,8 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
     if (prev == std::string_view::npos) return reply(http::status::not_found, "not found\n");
     std::string kind(path.substr(prev + 1, slash - prev - 1));
     std::string token(path.substr(slash + 1));
-    if (kind != "exec" && kind != "attach" && kind != "portforward") return reply(http::status::not_found, "not found\n");
+    if (kind != "exec" && kind != "attach" && kind != "portforward")
+      return reply(http::status::not_found, "not found\n");
     if (req.method() != http::verb::get && req.method() != http::verb::post)
       return reply(http::status::method_not_allowed, "method not allowed\n");
     auto pending = tokens_.consume(token);
@@ -123,7 +124,8 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
     std::string chosen;
     for (const auto& offer : offers)
       if (chosen.empty() && std::find(supported.begin(), supported.end(), offer) != supported.end()) chosen = offer;
-    if (chosen.empty()) return reply(http::status::forbidden, "unable to upgrade: unable to negotiate protocol\n", supported);
+    if (chosen.empty())
+      return reply(http::status::forbidden, "unable to upgrade: unable to negotiate protocol\n", supported);
     if (!boost::algorithm::icontains(std::string_view(connection.data(), connection.size()), "upgrade") ||
         !boost::algorithm::icontains(std::string_view(upgrade.data(), upgrade.size()), "spdy/3.1"))
       return reply(http::status::bad_request, "unable to upgrade: missing upgrade headers in request\n");
@@ -139,8 +141,8 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
       if (ec) return;
       self->stream_.expires_never();
       std::string rest = beast::buffers_to_string(self->buffer_.data());
-      auto conn = std::make_shared<SpdyConnection>(self->stream_.release_socket(), std::move(rest),
-                                                   self->ctx_.idle_timeout());
+      auto conn =
+          std::make_shared<SpdyConnection>(self->stream_.release_socket(), std::move(rest), self->ctx_.idle_timeout());
       uint64_t id = self->ctx_.registry.add(conn, conn->executor());
       if (self->request_.kind == SessionKind::port_forward)
         serve_forward_spdy(self->ctx_, conn, std::move(self->request_), id);

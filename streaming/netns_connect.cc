@@ -24,7 +24,8 @@ namespace {
 Result<UniqueFd> connect_to(UniqueFd fd, const sockaddr* addr, socklen_t addr_len, const std::string& where,
                             std::chrono::milliseconds timeout) {
   if (::connect(fd.get(), addr, addr_len) != 0) {
-    if (errno != EINPROGRESS) return errno_status(errno, where, errno == ECONNREFUSED ? Code::unavailable : Code::internal);
+    if (errno != EINPROGRESS)
+      return errno_status(errno, where, errno == ECONNREFUSED ? Code::unavailable : Code::internal);
     pollfd p{fd.get(), POLLOUT, 0};
     int rc;
     do rc = ::poll(&p, 1, int(timeout.count()));

@@ -21,8 +21,7 @@ class ForwardPair : public std::enable_shared_from_this<ForwardPair> {
   // half-close its side. WebSocket: errors are the message text, and the pair ends when the pod's
   // side closes (the client has no half-close).
   ForwardPair(ServerContext& ctx, boost::asio::any_io_executor strand, std::string sandbox_id, int32_t port,
-              std::shared_ptr<Channel> data, std::shared_ptr<Channel> error, bool spdy,
-              std::function<void()> on_done);
+              std::shared_ptr<Channel> data, std::shared_ptr<Channel> error, bool spdy, std::function<void()> on_done);
   void start();
   void stop();  // the connection is gone: drop the socket
 

@@ -181,8 +181,8 @@ void CommandSession::maybe_finish() {
       },
       [self = shared_from_this()](Result<int> result) {
         if (self->state_ != State::finishing) return;
-        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                         self->started_at_);
+        auto ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - self->started_at_);
         spdlog::info("streaming: {} in {} ended: {} ({} ms)", self->verb_ == SessionVerb::exec ? "exec" : "attach",
                      self->verb_ == SessionVerb::exec ? self->req_.exec.container_id : self->req_.attach.container_id,
                      result.ok() ? "exit " + std::to_string(*result) : result.status().message(), ms.count());

@@ -40,8 +40,7 @@ class SpdyCommandHandler : public SpdyHandler, public std::enable_shared_from_th
     timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
       auto self = weak.lock();
       if (ec || !self || self->session_) return;
-      spdlog::info("streaming: client did not open its streams in time ({} of {})", self->received_,
-                   self->expected_);
+      spdlog::info("streaming: client did not open its streams in time ({} of {})", self->received_, self->expected_);
       if (auto c = self->conn_.lock()) c->close();
     });
   }
@@ -51,11 +50,16 @@ class SpdyCommandHandler : public SpdyHandler, public std::enable_shared_from_th
     std::string type = s->header("streamtype");
     std::shared_ptr<Channel>* slot = nullptr;
     bool wanted = false;
-    if (type == "error") slot = &ch_.error, wanted = true;
-    else if (type == "stdin") slot = &ch_.stdin, wanted = want_stdin_;
-    else if (type == "stdout") slot = &ch_.stdout, wanted = want_stdout_;
-    else if (type == "stderr") slot = &ch_.stderr, wanted = want_stderr_;
-    else if (type == "resize") slot = &ch_.resize, wanted = want_resize_;
+    if (type == "error")
+      slot = &ch_.error, wanted = true;
+    else if (type == "stdin")
+      slot = &ch_.stdin, wanted = want_stdin_;
+    else if (type == "stdout")
+      slot = &ch_.stdout, wanted = want_stdout_;
+    else if (type == "stderr")
+      slot = &ch_.stderr, wanted = want_stderr_;
+    else if (type == "resize")
+      slot = &ch_.resize, wanted = want_resize_;
     if (!slot || *slot) {
       spdlog::info("streaming: refusing {} stream '{}'", slot ? "a second" : "an unknown", type);
       return false;
@@ -105,8 +109,8 @@ class SpdyCommandHandler : public SpdyHandler, public std::enable_shared_from_th
 
 }  // namespace
 
-void serve_command_spdy(ServerContext& ctx, std::shared_ptr<SpdyConnection> conn, PendingRequest request,
-                        int version, uint64_t registry_id) {
+void serve_command_spdy(ServerContext& ctx, std::shared_ptr<SpdyConnection> conn, PendingRequest request, int version,
+                        uint64_t registry_id) {
   auto handler = std::make_shared<SpdyCommandHandler>(ctx, conn, std::move(request), version, registry_id);
   handler->begin();
   conn->start(handler);

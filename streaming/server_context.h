@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 
+#include "berth/mutex.h"
 #include "berth/streaming_server.h"
 #include "channel.h"
 #include "worker_pool.h"
@@ -21,21 +22,21 @@ namespace berth::streaming {
 class SessionRegistry {
  public:
   uint64_t add(std::weak_ptr<Connection> conn, boost::asio::any_io_executor ex) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     entries_[++next_] = Entry{std::move(conn), std::move(ex)};
     return next_;
   }
   void remove(uint64_t id) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     entries_.erase(id);
   }
   size_t active() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return entries_.size();
   }
   // Aborts every live connection on its own strand.
   void abort_all() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (auto& [id, e] : entries_) {
       boost::asio::post(e.ex, [weak = e.conn] {
         if (auto c = weak.lock()) c->abort();
@@ -48,9 +49,9 @@ class SessionRegistry {
     std::weak_ptr<Connection> conn;
     boost::asio::any_io_executor ex;
   };
-  std::mutex mu_;
-  std::map<uint64_t, Entry> entries_;
-  uint64_t next_ = 0;
+  Mutex mu_;
+  std::map<uint64_t, Entry> entries_ BERTH_GUARDED_BY(mu_);
+  uint64_t next_ BERTH_GUARDED_BY(mu_) = 0;
 };
 
 struct ServerContext {

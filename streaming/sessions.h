@@ -14,8 +14,8 @@
 namespace berth::streaming {
 
 // `version`: 1 (channel.k8s.io) to 5 (v5.channel.k8s.io; over SPDY the same as v4).
-void serve_command_spdy(ServerContext& ctx, std::shared_ptr<SpdyConnection> conn, PendingRequest request,
-                        int version, uint64_t registry_id);
+void serve_command_spdy(ServerContext& ctx, std::shared_ptr<SpdyConnection> conn, PendingRequest request, int version,
+                        uint64_t registry_id);
 void serve_command_ws(ServerContext& ctx, std::shared_ptr<WsConnection> conn, PendingRequest request,
                       uint64_t registry_id);
 void serve_forward_spdy(ServerContext& ctx, std::shared_ptr<SpdyConnection> conn, PendingRequest request,

@@ -73,8 +73,7 @@ bool SpdyConnection::on_syn_stream(const spdy::FrameHeader& h, std::string_view 
 
 bool SpdyConnection::handle_control(const spdy::FrameHeader& h, std::string_view payload) {
   switch (h.type) {
-    case spdy::kSynStream:
-      return on_syn_stream(h, payload);
+    case spdy::kSynStream: return on_syn_stream(h, payload);
     case spdy::kSynReply:
     case spdy::kHeaders: {
       auto sh = spdy::parse_stream_headers(payload);
@@ -137,8 +136,7 @@ bool SpdyConnection::handle_control(const spdy::FrameHeader& h, std::string_view
       }
       break;
     }
-    default:
-      return true;  // unknown control frames are ignored
+    default: return true;  // unknown control frames are ignored
   }
   for (auto& [id, s] : streams_)
     if (s->has_output()) mark_ready(s);

@@ -30,7 +30,6 @@ void put32(std::string& out, uint32_t v) {
   out.push_back(char(v));
 }
 
-
 FrameHeader parse_frame_header(const uint8_t* p) {
   FrameHeader h;
   h.control = (p[0] & 0x80) != 0;

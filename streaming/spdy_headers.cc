@@ -98,8 +98,7 @@ Result<std::string> HeaderCompressor::compress(const HeaderList& headers) {
   return out;
 }
 
-HeaderDecompressor::HeaderDecompressor(size_t max_block)
-    : zs_(std::make_unique<z_stream_s>()), max_block_(max_block) {
+HeaderDecompressor::HeaderDecompressor(size_t max_block) : zs_(std::make_unique<z_stream_s>()), max_block_(max_block) {
   *zs_ = {};
   ok_ = inflateInit(zs_.get()) == Z_OK;
 }

@@ -35,7 +35,7 @@ class SpdyConnection;
 
 namespace spdy_limits {
 constexpr size_t kReadChunk = 64 * 1024;
-constexpr size_t kMaxDataFrame = 64 * 1024;     // what berth sends
+constexpr size_t kMaxDataFrame = 64 * 1024;  // what berth sends
 constexpr size_t kWriteBatchBytes = 1 << 20;
 constexpr size_t kControlRun = 64 * 1024;       // small control frames share buffers of this size
 constexpr int64_t kOurStreamWindow = 1 << 20;   // announced in SETTINGS
@@ -98,7 +98,7 @@ class SpdyConnection : public Connection, public std::enable_shared_from_this<Sp
                  std::chrono::milliseconds idle_timeout);
   void start(std::shared_ptr<SpdyHandler> handler);
   void close() override;  // GOAWAY after what is queued, then the TCP connection closes
-  void abort() override;           // now, as a lost connection (server stopping)
+  void abort() override;  // now, as a lost connection (server stopping)
   boost::asio::any_io_executor executor() { return socket_.get_executor(); }
 
  private:

@@ -6,6 +6,8 @@
 
 #include <cerrno>
 
+#include "berth/mutex.h"
+
 namespace berth::streaming {
 
 const char* kind_path(SessionKind kind) {
@@ -61,7 +63,7 @@ void TokenStore::drop_expired(std::chrono::steady_clock::time_point now) {
 Result<std::string> TokenStore::insert(PendingRequest request) {
   auto token = random_token();
   if (!token.ok()) return token.status().context("make streaming token");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto now = clock_();
   if (entries_.size() >= capacity_) drop_expired(now);
   if (entries_.size() >= capacity_)
@@ -72,7 +74,7 @@ Result<std::string> TokenStore::insert(PendingRequest request) {
 }
 
 std::optional<PendingRequest> TokenStore::consume(const std::string& token) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.find(token);
   if (it == entries_.end()) return std::nullopt;
   Entry entry = std::move(it->second);
@@ -82,12 +84,12 @@ std::optional<PendingRequest> TokenStore::consume(const std::string& token) {
 }
 
 void TokenStore::set_ttl(std::chrono::milliseconds ttl) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ttl_ = ttl;
 }
 
 size_t TokenStore::size() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return entries_.size();
 }
 

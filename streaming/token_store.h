@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "berth/mutex.h"
 #include "berth/status.h"
 #include "berth/streaming_backend.h"
 
@@ -46,13 +47,13 @@ class TokenStore {
     PendingRequest request;
     std::chrono::steady_clock::time_point expires;
   };
-  void drop_expired(std::chrono::steady_clock::time_point now);
+  void drop_expired(std::chrono::steady_clock::time_point now) BERTH_REQUIRES(mu_);
 
-  std::chrono::milliseconds ttl_;
+  std::chrono::milliseconds ttl_ BERTH_GUARDED_BY(mu_);
   size_t capacity_;
   Clock clock_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Entry> entries_;
+  Mutex mu_;
+  std::unordered_map<std::string, Entry> entries_ BERTH_GUARDED_BY(mu_);
 };
 
 // n random bytes from getrandom(2), base64url without padding.

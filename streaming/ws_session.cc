@@ -78,9 +78,8 @@ void WsConnection::accept(const Request& request, std::function<void(bool)> read
   ws_.read_message_max(limits::kMaxWsMessage);
   ws_.auto_fragment(false);
   // A client's pings are traffic too (Beast answers them itself).
-  ws_.control_callback([this](websocket::frame_type, beast::string_view) {
-    last_activity_ = std::chrono::steady_clock::now();
-  });
+  ws_.control_callback(
+      [this](websocket::frame_type, beast::string_view) { last_activity_ = std::chrono::steady_clock::now(); });
   ws_.async_accept(request, [self = shared_from_this(), ready = std::move(ready)](const beast::error_code& ec) {
     if (ec) {
       spdlog::info("streaming: websocket handshake failed: {}", ec.message());

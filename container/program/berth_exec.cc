@@ -48,8 +48,10 @@ sock_filter filter_buf[BPF_MAXINSNS];
 
 void report(const char* kind, const char* what, int err) {
   char line[1024];
-  int n = err ? snprintf(line, sizeof line, "%s %s: %s\n", kind, what, strerror(err)) : snprintf(line, sizeof line, "%s %s\n", kind, what);
-  if (n > 0) (void)!write(kReport, line, static_cast<size_t>(n) < sizeof line ? static_cast<size_t>(n) : sizeof line - 1);
+  int n = err ? snprintf(line, sizeof line, "%s %s: %s\n", kind, what, strerror(err))
+              : snprintf(line, sizeof line, "%s %s\n", kind, what);
+  if (n > 0)
+    (void)!write(kReport, line, static_cast<size_t>(n) < sizeof line ? static_cast<size_t>(n) : sizeof line - 1);
 }
 
 [[noreturn]] void fail(const char* what, int err) {
@@ -62,7 +64,8 @@ int exec_status_fd = -1;
 [[noreturn]] void child_fail(const char* what, int err) {
   char line[1024];
   int n = snprintf(line, sizeof line, "%s: %s", what, strerror(err));
-  if (n > 0) (void)!write(exec_status_fd, line, static_cast<size_t>(n) < sizeof line ? static_cast<size_t>(n) : sizeof line - 1);
+  if (n > 0)
+    (void)!write(exec_status_fd, line, static_cast<size_t>(n) < sizeof line ? static_cast<size_t>(n) : sizeof line - 1);
   _exit(kFailedStatus);
 }
 
@@ -95,8 +98,10 @@ const char* env_value(const char* name) {
       candidate[dlen] = '/';
       strcpy(candidate + dlen + 1, name);
       execve(candidate, argv, envp);
-      if (errno == EACCES) denied = true;
-      else if (errno != ENOENT && errno != ENOTDIR) err = errno;
+      if (errno == EACCES)
+        denied = true;
+      else if (errno != ENOENT && errno != ENOTDIR)
+        err = errno;
     }
     if (!end) break;
     p = end + 1;
@@ -153,8 +158,10 @@ void load_seccomp() {
   bool in_cwd = chdir(request.cwd) == 0;
   if (setresuid(request.uid, request.uid, request.uid) != 0) child_fail("setuid", errno);
   if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) != 0) child_fail("clear keep-capabilities", errno);
-  if (set_capabilities(request.cap_effective, request.cap_permitted, request.cap_inheritable) != 0) child_fail("set capabilities", errno);
-  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) child_fail("clear ambient capabilities", errno);
+  if (set_capabilities(request.cap_effective, request.cap_permitted, request.cap_inheritable) != 0)
+    child_fail("set capabilities", errno);
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+    child_fail("clear ambient capabilities", errno);
   for (int cap = 0; cap < 64; ++cap)
     if (((request.cap_ambient >> cap) & 1) && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0)
       child_fail("raise an ambient capability", errno);
@@ -192,7 +199,8 @@ int main() {
   // Run from a memfd, it would be named after the fd's number in ps and top.
   prctl(PR_SET_NAME, "berth-exec", 0, 0, 0);
   // The command is given 0-2 alone: nothing berthd leaked past its own wall reaches the container.
-  if (int err = berth::mark_descriptors_cloexec_from(kReport + 1)) fail("mark inherited descriptors close-on-exec", err);
+  if (int err = berth::mark_descriptors_cloexec_from(kReport + 1))
+    fail("mark inherited descriptors close-on-exec", err);
   size_t len = 0;
   for (;;) {
     ssize_t n = read(0, request_buf + len, kRequestMax - len);

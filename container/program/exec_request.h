@@ -13,25 +13,25 @@ namespace berth::exec_wire {
 constexpr char kMagic[4] = {'B', 'X', 'R', '1'};
 
 enum Tag : uint8_t {
-  kArg = 'a',            // repeated, in order; at least one
-  kEnv = 'e',            // repeated "K=V"
+  kArg = 'a',  // repeated, in order; at least one
+  kEnv = 'e',  // repeated "K=V"
   kCwd = 'c',
   kUid = 'u',
   kGid = 'g',
-  kGroup = 'G',          // repeated: additional gids
+  kGroup = 'G',  // repeated: additional gids
   kUmask = 'm',
-  kCapBounding = 'B',    // capability masks
+  kCapBounding = 'B',  // capability masks
   kCapEffective = 'E',
   kCapPermitted = 'P',
   kCapInheritable = 'I',
   kCapAmbient = 'A',
-  kNoNewPrivs = 'n',     // 0 or 1
-  kRlimit = 'r',         // 24 bytes: type, soft, hard
-  kOomScoreAdj = 'o',    // signed
-  kAppArmor = 'x',       // profile name
-  kSeccompBpf = 's',     // struct sock_filter[]
+  kNoNewPrivs = 'n',   // 0 or 1
+  kRlimit = 'r',       // 24 bytes: type, soft, hard
+  kOomScoreAdj = 'o',  // signed
+  kAppArmor = 'x',     // profile name
+  kSeccompBpf = 's',   // struct sock_filter[]
   kSeccompFlags = 'f',
-  kCgroupProcs = 'k',    // repeated: cgroup.procs files (host paths) to join
+  kCgroupProcs = 'k',  // repeated: cgroup.procs files (host paths) to join
 };
 
 constexpr int kMaxArgs = 4096, kMaxEnv = 4096, kMaxGroups = 1024, kMaxRlimits = 32, kMaxCgroups = 32;

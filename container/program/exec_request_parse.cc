@@ -34,10 +34,11 @@ const char* parse_exec_request(const char* buf, size_t len, ExecRequest* r) {
     const auto* u = reinterpret_cast<const unsigned char*>(v);
     at += n;
     bool is_string = tag == kArg || tag == kEnv || tag == kCwd || tag == kAppArmor || tag == kCgroupProcs;
-    if (is_string && (n == 0 || v[n - 1] != '\0' || memchr(v, '\0', n - 1) != nullptr)) return "string record without its single NUL";
-    bool is_number = tag == kUid || tag == kGid || tag == kGroup || tag == kUmask || tag == kCapBounding || tag == kCapEffective ||
-                     tag == kCapPermitted || tag == kCapInheritable || tag == kCapAmbient || tag == kNoNewPrivs ||
-                     tag == kOomScoreAdj || tag == kSeccompFlags;
+    if (is_string && (n == 0 || v[n - 1] != '\0' || memchr(v, '\0', n - 1) != nullptr))
+      return "string record without its single NUL";
+    bool is_number = tag == kUid || tag == kGid || tag == kGroup || tag == kUmask || tag == kCapBounding ||
+                     tag == kCapEffective || tag == kCapPermitted || tag == kCapInheritable || tag == kCapAmbient ||
+                     tag == kNoNewPrivs || tag == kOomScoreAdj || tag == kSeccompFlags;
     if (is_number && n != 8) return "number record not 8 bytes";
     switch (tag) {
       case kArg:

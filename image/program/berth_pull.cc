@@ -54,7 +54,8 @@ int refuse(std::string& buffer, const Status& why) {
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != helper) _exit(1);  // until the ids change
   int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   if (devnull < 0 || ::dup2(devnull, kConnection) < 0) _exit(1);
-  if (Status s = berth::confine_fetcher(); !s.ok()) _exit(berth::pull_fetch::refuse_requests(channel, Status(s.code(), "berth-pull fetcher: " + s.message())));
+  if (Status s = berth::confine_fetcher(); !s.ok())
+    _exit(berth::pull_fetch::refuse_requests(channel, Status(s.code(), "berth-pull fetcher: " + s.message())));
   _exit(berth::pull_fetch::serve_fetcher(channel, hello.registry, ref, hello.credentials));
 }
 

@@ -31,10 +31,12 @@ const Status kFetcherGone(Code::internal, "berth-pull: its fetcher ended");
 
 class FetchedPullSteps final : public PullSteps {
  public:
-  FetchedPullSteps(int fd, BlobStore& blobs, std::atomic<uint64_t>& received) : fd_(fd), blobs_(blobs), received_(received) {}
+  FetchedPullSteps(int fd, BlobStore& blobs, std::atomic<uint64_t>& received)
+      : fd_(fd), blobs_(blobs), received_(received) {}
 
   Result<FetchedManifest> get_manifest(const std::string& tag_or_digest) override {
-    if (!ask({.op = proto::Request::Op::manifest, .ref = tag_or_digest, .what = "manifest " + tag_or_digest})) return kFetcherGone;
+    if (!ask({.op = proto::Request::Op::manifest, .ref = tag_or_digest, .what = "manifest " + tag_or_digest}))
+      return kFetcherGone;
     auto reply = next('R');
     if (!reply.ok()) return reply.status();
     auto decoded = proto::decode_reply(*reply);
@@ -76,14 +78,16 @@ class FetchedPullSteps final : public PullSteps {
   Result<std::string> next(char tag) {
     auto f = proto::read_frame(fd_, buffer_);
     if (!f) return kFetcherGone;
-    if (f->empty() || (*f)[0] != tag) return internal_error(std::string("berth-pull: its fetcher sent no '") + tag + "' frame");
+    if (f->empty() || (*f)[0] != tag)
+      return internal_error(std::string("berth-pull: its fetcher sent no '") + tag + "' frame");
     return f->substr(1);
   }
 
   // The blob's data frames into `w` up to the fetcher's reply, which is returned. A write that
   // fails (a full disk) is the answer once the reply came, so the two sides stay in step.
   Status stream_into(BlobStore::Writer& w, const Descriptor& d) {
-    if (!ask({.op = proto::Request::Op::blob, .digest = d.digest, .size = d.size, .what = "blob " + d.digest})) return kFetcherGone;
+    if (!ask({.op = proto::Request::Op::blob, .digest = d.digest, .size = d.size, .what = "blob " + d.digest}))
+      return kFetcherGone;
     Status written;
     for (;;) {
       auto f = proto::read_frame(fd_, buffer_);
@@ -108,7 +112,8 @@ class FetchedPullSteps final : public PullSteps {
 
 }  // namespace
 
-int serve_fetcher(int fd, const RegistryOptions& registry, const ImageReference& ref, const RegistryCredentials& creds) {
+int serve_fetcher(int fd, const RegistryOptions& registry, const ImageReference& ref,
+                  const RegistryCredentials& creds) {
   // A transfer under way stops once the helper is gone (its end of the socket hung up).
   RegistryClient client(registry, ref, creds, [fd]() -> Status {
     pollfd p{fd, POLLRDHUP, 0};

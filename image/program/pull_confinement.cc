@@ -23,10 +23,12 @@ namespace {
 
 // What unpacking a layer needs: owners, modes with setuid bits, device nodes (whiteouts are 0:0
 // character devices), security.capability xattrs, and trusted.overlay.opaque (CAP_SYS_ADMIN).
-constexpr cap_value_t kKept[] = {CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID, CAP_MKNOD, CAP_SETFCAP, CAP_SYS_ADMIN};
+constexpr cap_value_t kKept[] = {CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER,   CAP_FSETID,
+                                 CAP_MKNOD, CAP_SETFCAP,      CAP_SYS_ADMIN};
 
 // Denied with EPERM. CAP_SYS_ADMIN stays for the xattrs above, so what it would otherwise allow
 // beyond files is closed here.
+// clang-format off
 constexpr const char* kDenied[] = {
     "mount", "umount2", "pivot_root", "chroot", "setns", "unshare",
     "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr",
@@ -41,6 +43,7 @@ constexpr const char* kDenied[] = {
     "iopl", "ioperm", "vhangup", "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid",
     "setgroups", "setfsuid", "setfsgid", "personality", "lookup_dcookie", "nfsservctl",
 };
+// clang-format on
 
 bool kept(cap_value_t c) {
   for (cap_value_t k : kKept)
@@ -92,11 +95,15 @@ Status install_seccomp_filter(bool network) {
   // flags from the filter, so it is "not implemented" and glibc falls back to clone.
   if (int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0); rc != 0 && rc != -EDOM)
     return Status(Code::internal, "seccomp rule for clone3 failed", -rc);
-  for (uint64_t flag : {CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP})
-    if (int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag)); rc != 0)
+  for (uint64_t flag :
+       {CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP})
+    if (int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+                                  SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
+        rc != 0)
       return Status(Code::internal, "seccomp rule for clone failed", -rc);
   if (!network)
-    if (int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX)); rc != 0)
+    if (int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+        rc != 0)
       return Status(Code::internal, "seccomp rule for socket failed", -rc);
   if (int rc = seccomp_load(ctx.get()); rc != 0) return Status(Code::internal, "load the seccomp filter", -rc);
   return ok_status();
@@ -115,7 +122,8 @@ Status confine_unpacker() {
 Status confine_fetcher() {
   // Its own view of the mounts, every one read-only and nothing propagated back to the host's.
   if (::unshare(CLONE_NEWNS) != 0) return errno_status(errno, "unshare a mount namespace");
-  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return errno_status(errno, "make the mounts private");
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return errno_status(errno, "make the mounts private");
   mount_attr attr{};
   attr.attr_set = MOUNT_ATTR_RDONLY;
   if (::mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &attr, sizeof attr) != 0)

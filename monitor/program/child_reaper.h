@@ -11,8 +11,8 @@ namespace berth::monitor {
 
 struct Reaped {
   pid_t pid = 0;
-  int status = 0;        // as from waitpid
-  int64_t at_ns = 0;     // CLOCK_REALTIME when reaped
+  int status = 0;     // as from waitpid
+  int64_t at_ns = 0;  // CLOCK_REALTIME when reaped
 };
 
 class ChildReaper {

@@ -62,10 +62,10 @@ class ContainerIo {
   LogFile* log_ = nullptr;
   ControlServer* sessions_ = nullptr;
   Output out_[2];
-  UniqueFd stdin_fd_;       // pipe write end, or the pty master
+  UniqueFd stdin_fd_;  // pipe write end, or the pty master
   UniqueFd stdin_child_end_;
-  UniqueFd null_fd_;        // runtime stdin when the container has none
-  UniqueFd error_text_;     // tty: the runtime's stderr, which no container stream carries
+  UniqueFd null_fd_;     // runtime stdin when the container has none
+  UniqueFd error_text_;  // tty: the runtime's stderr, which no container stream carries
   UniqueFd error_text_child_;
   bool stdin_wanted_ = false;
   bool stdin_ending_ = false;

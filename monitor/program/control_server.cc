@@ -68,8 +68,10 @@ void ControlServer::handle_events(const pollfd* fds, int n) {
       continue;
     }
     for (auto& c : conns_) {
-      if (c.sock && c.sock.get() == fd) on_message(c);
-      else if (c.stdin_read && c.stdin_read.get() == fd) on_stdin(c);
+      if (c.sock && c.sock.get() == fd)
+        on_message(c);
+      else if (c.stdin_read && c.stdin_read.get() == fd)
+        on_stdin(c);
     }
   }
 }
@@ -128,7 +130,8 @@ void ControlServer::on_message(Connection& c) {
   if (e == proto::DecodeError::other_version) {
     char text[96];
     int n = snprintf(text, sizeof text, "berth-monitor speaks protocol version %u, not %u", proto::kVersion, m.version);
-    proto::send_packet(c.sock.get(), proto::Type::error, nullptr, 0, text, static_cast<size_t>(n), nullptr, 0, MSG_DONTWAIT);
+    proto::send_packet(c.sock.get(), proto::Type::error, nullptr, 0, text, static_cast<size_t>(n), nullptr, 0,
+                       MSG_DONTWAIT);
     return;
   }
   if (e != proto::DecodeError::none) {
@@ -141,25 +144,22 @@ void ControlServer::on_message(Connection& c) {
       proto::send_packet(c.sock.get(), proto::Type::hello_reply, &h, sizeof h, nullptr, 0, nullptr, 0, MSG_DONTWAIT);
       break;
     }
-    case proto::Type::subscribe_exit:
-      c.subscribed = true;
-      break;
+    case proto::Type::subscribe_exit: c.subscribed = true; break;
     case proto::Type::reopen_log: {
       int err = log_->reopen();
-      if (err) send_error(c, "reopen log", err);
-      else proto::send_packet(c.sock.get(), proto::Type::reopen_done, nullptr, 0, nullptr, 0, nullptr, 0, MSG_DONTWAIT);
+      if (err)
+        send_error(c, "reopen log", err);
+      else
+        proto::send_packet(c.sock.get(), proto::Type::reopen_done, nullptr, 0, nullptr, 0, nullptr, 0, MSG_DONTWAIT);
       break;
     }
-    case proto::Type::attach:
-      on_attach(c, m.payload, m.length);
-      break;
+    case proto::Type::attach: on_attach(c, m.payload, m.length); break;
     case proto::Type::resize: {
       proto::Resize rz;
       if (m.fixed(&rz)) io_->resize(rz.rows, rz.cols);  // a resize of a non-tty is meaningless, not an error
       break;
     }
-    default:
-      send_error(c, "unexpected message type", 0);
+    default: send_error(c, "unexpected message type", 0);
   }
 }
 
@@ -201,7 +201,8 @@ void ControlServer::on_attach(Connection& c, const void* payload, size_t len) {
     (s == 0 ? reply.has_stdout : reply.has_stderr) = 1;
     fds[nfds++] = p[0];
   }
-  int err = proto::send_packet(c.sock.get(), proto::Type::attach_fds, &reply, sizeof reply, nullptr, 0, fds, nfds, MSG_DONTWAIT);
+  int err = proto::send_packet(c.sock.get(), proto::Type::attach_fds, &reply, sizeof reply, nullptr, 0, fds, nfds,
+                               MSG_DONTWAIT);
   if (err) {
     close_connection(c);
     return;
@@ -264,7 +265,8 @@ void ControlServer::report_exit(const ExitRecord& r) {
     c.out[1].reset();
     c.stdin_read.reset();
     if (c.attached || c.subscribed)
-      proto::send_packet(c.sock.get(), proto::Type::exited, &e, sizeof e, r.reason, strlen(r.reason), nullptr, 0, MSG_DONTWAIT);
+      proto::send_packet(c.sock.get(), proto::Type::exited, &e, sizeof e, r.reason, strlen(r.reason), nullptr, 0,
+                         MSG_DONTWAIT);
   }
 }
 

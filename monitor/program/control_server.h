@@ -41,8 +41,8 @@ class ControlServer {
     bool subscribed = false;
     bool attached = false;
     bool had_stdin = false;
-    UniqueFd stdin_read;    // from the client, relayed to the container
-    UniqueFd out[2];        // to the client: stdout, stderr
+    UniqueFd stdin_read;  // from the client, relayed to the container
+    UniqueFd out[2];      // to the client: stdout, stderr
     unsigned long dropped = 0;
   };
   static constexpr int kMaxConnections = 64;

@@ -36,11 +36,8 @@ bool parse_monitor_options(int argc, char** argv, MonitorOptions* o, char* err, 
     const char* flag;
     bool* dst;
   } flags[] = {
-      {"--systemd-cgroup", &o->systemd_cgroup},
-      {"--tty", &o->tty},
-      {"--stdin", &o->open_stdin},
-      {"--stdin-once", &o->stdin_once},
-      {"--start", &o->start},
+      {"--systemd-cgroup", &o->systemd_cgroup}, {"--tty", &o->tty},     {"--stdin", &o->open_stdin},
+      {"--stdin-once", &o->stdin_once},         {"--start", &o->start},
   };
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
@@ -83,9 +80,13 @@ bool parse_monitor_options(int argc, char** argv, MonitorOptions* o, char* err, 
     }
     ++i;
   }
-  const char* required[][2] = {{"--id", o->id}, {"--bundle", o->bundle}, {"--runtime", o->runtime},
-                               {"--runtime-root", o->runtime_root}, {"--socket", o->socket_path},
-                               {"--exit-file", o->exit_file}, {"--log-path", o->log_path}};
+  const char* required[][2] = {{"--id", o->id},
+                               {"--bundle", o->bundle},
+                               {"--runtime", o->runtime},
+                               {"--runtime-root", o->runtime_root},
+                               {"--socket", o->socket_path},
+                               {"--exit-file", o->exit_file},
+                               {"--log-path", o->log_path}};
   for (auto& r : required) {
     if (!r[1] || !*r[1]) {
       snprintf(err, cap, "missing %s", r[0]);

@@ -117,8 +117,7 @@ pid_t read_pid_file(const char* path) {
 
 }  // namespace
 
-void run_runtime_create(const MonitorOptions& o, const RuntimeStdio& stdio, ChildReaper& reaper,
-                        CreateResult* out) {
+void run_runtime_create(const MonitorOptions& o, const RuntimeStdio& stdio, ChildReaper& reaper, CreateResult* out) {
   UniqueFd console_listener, console_conn;
   if (o.tty) {
     int err = 0;
@@ -194,7 +193,8 @@ void run_runtime_create(const MonitorOptions& o, const RuntimeStdio& stdio, Chil
     pollfd fds[3] = {{reaper.fd(), POLLIN, 0}, {console_listener.get(), POLLIN, 0}, {console_conn.get(), POLLIN, 0}};
     if (poll(fds, 3, -1) < 0 && errno != EINTR) break;
     if (fds[1].revents & POLLIN) console_conn.reset(accept4(console_listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if ((fds[2].revents & (POLLIN | POLLHUP)) && !out->console_master) out->console_master = receive_console(console_conn.get());
+    if ((fds[2].revents & (POLLIN | POLLHUP)) && !out->console_master)
+      out->console_master = receive_console(console_conn.get());
   }
   if (o.tty) {
     // runc may exit before the monitor got around to accepting: the connection waits in the queue.

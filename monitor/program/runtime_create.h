@@ -24,7 +24,6 @@ struct CreateResult {
   char message[2048] = {};  // why it failed: the runtime's last logged error, or its stderr
 };
 
-void run_runtime_create(const MonitorOptions& o, const RuntimeStdio& stdio, ChildReaper& reaper,
-                        CreateResult* out);
+void run_runtime_create(const MonitorOptions& o, const RuntimeStdio& stdio, ChildReaper& reaper, CreateResult* out);
 
 }  // namespace berth::monitor

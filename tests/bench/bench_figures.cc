@@ -36,7 +36,9 @@ Figures figures_of(std::vector<double>& ms, size_t failures) {
 void print_header() {
   std::printf("| %-40s | %6s | %9s | %9s | %9s | %9s | %8s |\n", "measurement", "calls", "p50 ms", "p95 ms", "p99 ms",
               "mean ms", "failures");
-  std::printf("|------------------------------------------|--------|-----------|-----------|-----------|-----------|----------|\n");
+  std::printf(
+      "|------------------------------------------|--------|-----------|-----------|-----------|-----------|----------|"
+      "\n");
 }
 
 void row(const std::string& what, const Figures& f) {

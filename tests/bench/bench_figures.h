@@ -24,8 +24,8 @@ void row(const std::string& what, const Figures& f);
 // A line for scripts that compare runtimes (side-by-side.sh): "figure<TAB>key<TAB>value".
 void figure(const std::string& key, double value);
 
-long rss_kib(int pid);       // VmRSS, -1 when the process is gone
-long peak_rss_kib(int pid);  // VmHWM
+long rss_kib(int pid);         // VmRSS, -1 when the process is gone
+long peak_rss_kib(int pid);    // VmHWM
 void reset_peak_rss(int pid);  // writing 5 to clear_refs restarts VmHWM
 
 // The body of an HTTP GET (curl), e.g. a Prometheus /metrics page; empty on failure.

@@ -45,14 +45,18 @@ int main(int argc, char** argv) {
   app.add_option("--calls", calls, "calls per round-trip measurement");
   app.add_option("--pull", pull_ref, "also measure PullImage of this image, cold store (removed before each run)");
   app.add_option("--pull-runs", pull_runs, "PullImage runs (the median is reported)");
-  app.add_option("--pull-stored", stored_refs,
-                 "pull these images, then the first again (already stored) --pull-runs times; prints RSS after each step");
+  app.add_option(
+      "--pull-stored", stored_refs,
+      "pull these images, then the first again (already stored) --pull-runs times; prints RSS after each step");
   app.add_option("--runtime-pid", runtime_pid, "the runtime daemon's pid, to report its RSS");
-  app.add_flag("--sandboxes", sandboxes, "also measure RunPodSandbox (20 sequential, 10 parallel) and RSS with 30 sandboxes");
+  app.add_flag("--sandboxes", sandboxes,
+               "also measure RunPodSandbox (20 sequential, 10 parallel) and RSS with 30 sandboxes");
   app.add_flag("--host-network", host_network, "sandboxes on the host network (no netns, no CNI)");
-  app.add_option("--metrics-url", metrics_url, "berth's /metrics URL: report the share of RunPodSandbox spent in CNI plugins");
+  app.add_option("--metrics-url", metrics_url,
+                 "berth's /metrics URL: report the share of RunPodSandbox spent in CNI plugins");
   app.add_option("--containers", container_image, "also measure containers running this image (pulled first)");
-  app.add_option("--streaming", streaming_image, "also measure Exec and PortForward through the streaming server (this image)");
+  app.add_option("--streaming", streaming_image,
+                 "also measure Exec and PortForward through the streaming server (this image)");
   app.add_option("--streaming-mib", streaming_mib, "port-forward transfer size each way");
   app.add_option("--stats", stats_image,
                  "also measure ListContainerStats/ListPodSandboxStats with 100 containers running this image");
@@ -60,14 +64,17 @@ int main(int argc, char** argv) {
   int stats_pods = 10, stats_per_pod = 10;
   app.add_option("--stats-pods", stats_pods, "pods of the stats measurement");
   app.add_option("--stats-containers", stats_per_pod, "running containers per pod of the stats measurement");
-  app.add_option("--pod-image", pod_image, "the image --lifecycle, --steady-state and --density run (`sleep`, /bin/true)");
+  app.add_option("--pod-image", pod_image,
+                 "the image --lifecycle, --steady-state and --density run (`sleep`, /bin/true)");
   app.add_flag("--lifecycle", lifecycle,
                "measure each rpc of a pod's life: Run, Create+Start, ExecSync, StopContainer, RemoveContainer, "
                "StopPodSandbox, RemovePodSandbox");
   app.add_option("--lifecycle-pods", lifecycle_o.pods, "pods --lifecycle makes, one after another");
-  app.add_option("--lifecycle-userns", lifecycle_o.userns_host_base,
-                 "also make, in turn with --lifecycle's pods, as many with a user namespace of their own, host ids from this one");
-  app.add_flag("--steady-state", steady, "replay kubelet's periodic calls on --steady-pods pods for --duration seconds");
+  app.add_option(
+      "--lifecycle-userns", lifecycle_o.userns_host_base,
+      "also make, in turn with --lifecycle's pods, as many with a user namespace of their own, host ids from this one");
+  app.add_flag("--steady-state", steady,
+               "replay kubelet's periodic calls on --steady-pods pods for --duration seconds");
   app.add_option("--steady-pods", steady_o.pods, "pods of the steady state");
   app.add_option("--duration", steady_o.seconds, "seconds of the steady state");
   app.add_flag("--density", density, "start --density-pods pods at --concurrency, then list them");
@@ -117,7 +124,8 @@ int main(int argc, char** argv) {
   auto images = v1::ImageService::NewStub(channel);
   if (!container_image.empty()) run_container_bench(*rt, *images, {container_image, runtime_pid});
   if (!streaming_image.empty()) run_stream_rpc_bench(*rt, *images, streaming_image, streaming_mib);
-  if (!stats_image.empty()) run_stats_bench(*rt, *images, {stats_image, runtime_pid, stats_calls, stats_pods, stats_per_pod});
+  if (!stats_image.empty())
+    run_stats_bench(*rt, *images, {stats_image, runtime_pid, stats_calls, stats_pods, stats_per_pod});
   if (!pull_ref.empty()) run_pull_bench(*images, pull_ref, pull_runs, runtime_pid);
   if (!stored_refs.empty()) run_stored_pull_bench(*images, stored_refs, pull_runs, runtime_pid);
   RuntimeProcs procs(procs_o);

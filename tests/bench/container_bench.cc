@@ -107,7 +107,8 @@ void run_container_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& i
   Figures lc = measure(100, [&] {
     grpc::ClientContext ctx;
     v1::ListContainersResponse r;
-    return rt.ListContainers(&ctx, v1::ListContainersRequest(), &r).ok() && r.containers_size() == static_cast<int>(ids.size());
+    return rt.ListContainers(&ctx, v1::ListContainersRequest(), &r).ok() &&
+           r.containers_size() == static_cast<int>(ids.size());
   });
   row("ListContainers, " + std::to_string(ids.size()) + " containers", lc);
   Figures lp = measure(100, [&] {

@@ -68,8 +68,8 @@ double start_and_time(DaemonProcess& d) {
 std::string kind_of(const std::string& line) { return line.substr(0, line.find(": ")); }
 
 void leftover_rounds(int rounds, int pods, int kill_after_ms) {
-  std::printf("== leftovers: %d concurrent RunPodSandbox, SIGKILL after %d ms, restart, stop and remove every pod\n", pods,
-              kill_after_ms);
+  std::printf("== leftovers: %d concurrent RunPodSandbox, SIGKILL after %d ms, restart, stop and remove every pod\n",
+              pods, kill_after_ms);
   std::map<std::string, int> total;
   int runc_init_total = 0;
   for (int round = 1; round <= rounds; ++round) {
@@ -133,7 +133,8 @@ void leftover_rounds(int rounds, int pods, int kill_after_ms) {
 }
 
 void restart_to_serving(int pods, int restarts) {
-  std::printf("== restart to serving with %d pods of one running container each (%d SIGKILL + restart)\n", pods, restarts);
+  std::printf("== restart to serving with %d pods of one running container each (%d SIGKILL + restart)\n", pods,
+              restarts);
   RegistryProcess registry;
   push_test_images(registry.url(), {"--only", "busybox"});
   std::string image = registry.host() + "/test/busybox:latest";
@@ -144,7 +145,8 @@ void restart_to_serving(int pods, int restarts) {
   std::vector<std::unique_ptr<DaemonProcess>> daemons;
   auto next = [&] {
     daemons.push_back(std::make_unique<DaemonProcess>(DaemonOptions{.wait_ready = false, .network = net},
-                                                      dirs / ("d" + std::to_string(daemons.size()) + ".sock"), root, state));
+                                                      dirs / ("d" + std::to_string(daemons.size()) + ".sock"), root,
+                                                      state));
     return daemons.back().get();
   };
   DaemonProcess* d = next();

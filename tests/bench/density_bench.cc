@@ -21,7 +21,8 @@ void run_density_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& ima
   Figures lc = measure(o.list_calls, [&] {
     grpc::ClientContext ctx;
     v1::ListContainersResponse r;
-    return rt.ListContainers(&ctx, v1::ListContainersRequest(), &r).ok() && r.containers_size() >= static_cast<int>(fleet.pods.size());
+    return rt.ListContainers(&ctx, v1::ListContainersRequest(), &r).ok() &&
+           r.containers_size() >= static_cast<int>(fleet.pods.size());
   });
   Figures lcs = measure(o.list_calls, [&] {
     grpc::ClientContext ctx;
@@ -53,8 +54,8 @@ void run_density_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& ima
     print_runtime_memory("before the pods", before);
     print_runtime_memory(("with " + std::to_string(n) + " pods").c_str(), with_pods);
     PerPodMib per_pod = memory_per_pod(before, with_pods, n);
-    std::printf("runtime memory per pod (daemon + helpers, growth / pods): RSS %.2f MiB, Pss %.2f MiB\n",
-                per_pod.rss, per_pod.pss);
+    std::printf("runtime memory per pod (daemon + helpers, growth / pods): RSS %.2f MiB, Pss %.2f MiB\n", per_pod.rss,
+                per_pod.pss);
     figure("density.daemon_rss_mib", with_pods.daemon.rss_kib / 1024.0);
     figure("density.helpers_rss_mib", with_pods.helpers_rss_kib() / 1024.0);
     figure("density.helpers_pss_mib", with_pods.helpers_pss_kib() / 1024.0);

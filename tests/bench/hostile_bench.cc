@@ -136,9 +136,10 @@ void stalled_pull_flood(DaemonProcess& d) {
   int refused = 0;
   for (auto& p : pulls) refused += p.get().error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED;
   s.report("100 stalled pulls");
-  std::printf("  Status during the flood: %d of %d answered, p50 %.2f ms, p99 %.2f ms, max %.2f ms; %d pulls refused "
-              "RESOURCE_EXHAUSTED\n",
-              answered, asked, quantile(lat, 0.5), quantile(lat, 0.99), quantile(lat, 1.0), refused);
+  std::printf(
+      "  Status during the flood: %d of %d answered, p50 %.2f ms, p99 %.2f ms, max %.2f ms; %d pulls refused "
+      "RESOURCE_EXHAUSTED\n",
+      answered, asked, quantile(lat, 0.5), quantile(lat, 0.99), quantile(lat, 1.0), refused);
 }
 
 std::string exec_url(CriClient& cri, const std::string& id, bool tty) {
@@ -163,7 +164,8 @@ void ping_floods(DaemonProcess& d, CriClient& cri, const std::string& id) {
     auto end = Clock::now() + 10s;
     while (Clock::now() < end) {
       std::string url = exec_url(cri, id, false);
-      auto peer = websocket ? HostilePeer::websocket(url, "v5.channel.k8s.io") : HostilePeer::spdy(url, "v4.channel.k8s.io");
+      auto peer =
+          websocket ? HostilePeer::websocket(url, "v5.channel.k8s.io") : HostilePeer::spdy(url, "v4.channel.k8s.io");
       if (!peer.ok()) break;
       if (!websocket && !(*peer)->open_command_streams(true, true, true).ok()) break;
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now());
@@ -174,17 +176,19 @@ void ping_floods(DaemonProcess& d, CriClient& cri, const std::string& id) {
       cut += f.cut_off;
     }
     char what[96];
-    std::snprintf(what, sizeof what, "%s ping flood (%d sessions, %d cut)", websocket ? "WebSocket" : "SPDY", sessions, cut);
+    std::snprintf(what, sizeof what, "%s ping flood (%d sessions, %d cut)", websocket ? "WebSocket" : "SPDY", sessions,
+                  cut);
     s.report(what);
-    std::printf("  %-34s %.0f MiB sent by the clients, %.1f MiB per session before the cut\n", "", double(sent) / (1 << 20),
-                sessions ? double(sent) / (1 << 20) / sessions : 0.0);
+    std::printf("  %-34s %.0f MiB sent by the clients, %.1f MiB per session before the cut\n", "",
+                double(sent) / (1 << 20), sessions ? double(sent) / (1 << 20) / sessions : 0.0);
   }
 }
 
 void deep_tree(DaemonProcess& d, CriClient& cri, const std::string& pod, const v1::PodSandboxConfig& config,
                const std::string& image) {
   std::string id;
-  if (!cri.create_container(pod, berth::bench::sleeper_config("deep", image), &id, config).ok() || !cri.start_container(id).ok()) {
+  if (!cri.create_container(pod, berth::bench::sleeper_config("deep", image), &id, config).ok() ||
+      !cri.start_container(id).ok()) {
     std::printf("  deep tree: container did not start\n");
     return;
   }
@@ -213,8 +217,9 @@ void deep_tree(DaemonProcess& d, CriClient& cri, const std::string& pod, const v
     std::this_thread::sleep_for(100ms);
   }
   s.report("20 000-level tree, stats polled", 0ms);
-  std::printf("  ContainerStats p50 %.2f ms, max %.2f ms; ListContainerStats p50 %.2f ms, max %.2f ms; inodes seen %llu\n",
-              quantile(one, 0.5), quantile(one, 1.0), quantile(all, 0.5), quantile(all, 1.0), (unsigned long long)inodes);
+  std::printf(
+      "  ContainerStats p50 %.2f ms, max %.2f ms; ListContainerStats p50 %.2f ms, max %.2f ms; inodes seen %llu\n",
+      quantile(one, 0.5), quantile(one, 1.0), quantile(all, 0.5), quantile(all, 1.0), (unsigned long long)inodes);
   auto t = Clock::now();
   bool stopped = cri.stop_container(id, 0).ok();
   grpc::Status removed = cri.remove_container(id);
@@ -253,7 +258,8 @@ int main(int argc, char** argv) {
     v1::PodSandboxConfig config = test_pod("hostile");
     std::string pod, id;
     if (cri.run_pod(config, &pod).ok() &&
-        cri.create_container(pod, berth::bench::sleeper_config("c", image), &id, config).ok() && cri.start_container(id).ok()) {
+        cri.create_container(pod, berth::bench::sleeper_config("c", image), &id, config).ok() &&
+        cri.start_container(id).ok()) {
       ping_floods(d, cri, id);
       deep_tree(d, cri, pod, config, image);
     } else {

@@ -36,8 +36,8 @@ void add_user_namespace(v1::PodSandboxConfig* config, uint32_t host_base) {
 }
 
 // `suffix` names the kind of pod in the figures ("" or " userns").
-FleetPod make_pod(v1::RuntimeService::Stub& rt, const std::string& image, const v1::PodSandboxConfig& config, const std::string& suffix,
-                  CallLatencies& lat, std::string& error) {
+FleetPod make_pod(v1::RuntimeService::Stub& rt, const std::string& image, const v1::PodSandboxConfig& config,
+                  const std::string& suffix, CallLatencies& lat, std::string& error) {
   FleetPod pod;
   auto t0 = Clock::now();
   Clock::time_point t1;
@@ -135,8 +135,8 @@ void run_lifecycle_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& i
     print_runtime_memory("before the pods", before);
     print_runtime_memory(("with " + std::to_string(pods.size() + userns_pods.size()) + " pods").c_str(), with_pods);
     PerPodMib per_pod = memory_per_pod(before, with_pods, pods.size() + userns_pods.size());
-    std::printf("runtime memory per pod (daemon + helpers, growth / pods): RSS %.2f MiB, Pss %.2f MiB\n",
-                per_pod.rss, per_pod.pss);
+    std::printf("runtime memory per pod (daemon + helpers, growth / pods): RSS %.2f MiB, Pss %.2f MiB\n", per_pod.rss,
+                per_pod.pss);
     figure("lifecycle.per_pod_rss_mib", per_pod.rss);
     figure("lifecycle.per_pod_pss_mib", per_pod.pss);
   }

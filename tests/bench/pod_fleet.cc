@@ -64,8 +64,11 @@ grpc::Status start_pod(v1::RuntimeService::Stub& rt, const v1::PodSandboxConfig&
     // kubelet repeats the pod's user namespace on each of its containers.
     const auto& pod_ns = config.linux().security_context().namespace_options();
     if (pod_ns.has_userns_options())
-      *req.mutable_config()->mutable_linux()->mutable_security_context()->mutable_namespace_options()->mutable_userns_options() =
-          pod_ns.userns_options();
+      *req.mutable_config()
+           ->mutable_linux()
+           ->mutable_security_context()
+           ->mutable_namespace_options()
+           ->mutable_userns_options() = pod_ns.userns_options();
     *req.mutable_sandbox_config() = config;
     v1::CreateContainerResponse r;
     s = rt.CreateContainer(&ctx, req, &r);
@@ -99,8 +102,10 @@ Fleet start_fleet(v1::RuntimeService::Stub& rt, const FleetOptions& o) {
     FleetPod made;
     grpc::Status s = start_pod(rt, bench_pod_config(o.name + "-" + std::to_string(i)), o.image, &made);
     std::lock_guard lock(mu);
-    if (s.ok()) fleet.pods.push_back(made);
-    else if (!made.pod_id.empty()) fleet.broken_pod_ids.push_back(made.pod_id);
+    if (s.ok())
+      fleet.pods.push_back(made);
+    else if (!made.pod_id.empty())
+      fleet.broken_pod_ids.push_back(made.pod_id);
     if (!s.ok()) {
       ++fleet.failures;
       fleet.last_error = s.error_message();

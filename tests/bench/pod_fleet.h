@@ -11,8 +11,8 @@
 namespace berth::bench {
 
 struct FleetOptions {
-  std::string image;       // busybox-like: runs `sleep`, has /bin/true
-  std::string name;        // pod names are <name>-<i>; each pod's cgroup parent /berth-bench/<name>-<i>
+  std::string image;  // busybox-like: runs `sleep`, has /bin/true
+  std::string name;   // pod names are <name>-<i>; each pod's cgroup parent /berth-bench/<name>-<i>
   size_t pods = 0;
   size_t concurrency = 10;
 };
@@ -22,9 +22,9 @@ struct FleetPod {
 };
 
 struct Fleet {
-  std::vector<FleetPod> pods;  // the ones whose container started, in no particular order
+  std::vector<FleetPod> pods;               // the ones whose container started, in no particular order
   std::vector<std::string> broken_pod_ids;  // sandboxes whose container did not start
-  double start_seconds = 0;    // wall time to start them all
+  double start_seconds = 0;                 // wall time to start them all
   size_t failures = 0;
   std::string last_error;
 };

@@ -27,7 +27,7 @@ struct RuntimeSample {
 struct RuntimeProcsOptions {
   int daemon_pid = 0;
   std::vector<std::string> helper_exes;  // executable base names, e.g. containerd-shim-runc-v2, berth-monitor
-  std::string helper_marker;  // a string each helper's command line holds (the daemon's socket or work dir)
+  std::string helper_marker;             // a string each helper's command line holds (the daemon's socket or work dir)
 };
 
 class RuntimeProcs {

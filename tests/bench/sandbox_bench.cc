@@ -51,8 +51,10 @@ void run_sandbox_bench(v1::RuntimeService::Stub& rt, const SandboxBenchOptions& 
     v1::RunPodSandboxResponse r;
     grpc::Status s = rt.RunPodSandbox(&ctx, req, &r);
     std::lock_guard lock(ids_mu);
-    if (s.ok()) ids.push_back(r.pod_sandbox_id());
-    else last_error = s.error_message();
+    if (s.ok())
+      ids.push_back(r.pod_sandbox_id());
+    else
+      last_error = s.error_message();
     return s.ok();
   };
   const char* kind = o.host_network ? "host network" : "pod network";
@@ -71,8 +73,8 @@ void run_sandbox_bench(v1::RuntimeService::Stub& rt, const SandboxBenchOptions& 
   for (auto& t : par) t.join();
   double par_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   row(std::string("RunPodSandbox, ") + kind + ", sequential", seq);
-  std::printf("| %-40s | %6d | %9.1f | %9s | %9s | %9s | %8zu |\n", "RunPodSandbox x10 parallel, wall", 10, par_ms, "", "", "",
-              par_fail.load());
+  std::printf("| %-40s | %6d | %9.1f | %9s | %9s | %9s | %8zu |\n", "RunPodSandbox x10 parallel, wall", 10, par_ms, "",
+              "", "", par_fail.load());
   while (ids.size() < 30 && run_pod("fill-" + std::to_string(ids.size()))) {
   }
   long with30 = o.runtime_pid > 0 ? rss_kib(o.runtime_pid) : -1;
@@ -91,11 +93,14 @@ void run_sandbox_bench(v1::RuntimeService::Stub& rt, const SandboxBenchOptions& 
     const char* m = "berth_cni_plugin_duration_seconds_sum";
     double add_s = metric_sum(after, m, "command=\"ADD\"") - metric_sum(before, m, "command=\"ADD\"");
     double per_pod_ms = add_s * 1000 / 20;
-    std::printf("CNI plugin execs (ADD, all plugins of the chain): %.1f ms per pod on average, %.0f%% of the mean RunPodSandbox\n",
-                per_pod_ms, seq.mean_ms > 0 ? 100 * per_pod_ms / seq.mean_ms : 0);
+    std::printf(
+        "CNI plugin execs (ADD, all plugins of the chain): %.1f ms per pod on average, %.0f%% of the mean "
+        "RunPodSandbox\n",
+        per_pod_ms, seq.mean_ms > 0 ? 100 * per_pod_ms / seq.mean_ms : 0);
   }
   if (o.runtime_pid > 0)
-    std::printf("runtime RSS idle %.1f MiB, with %zu sandboxes %.1f MiB\n", idle_kib / 1024.0, ids.size(), with30 / 1024.0);
+    std::printf("runtime RSS idle %.1f MiB, with %zu sandboxes %.1f MiB\n", idle_kib / 1024.0, ids.size(),
+                with30 / 1024.0);
   if (helpers > 0)
     std::printf("per sandbox helper processes: one pause each, %.0f KiB RSS on average\n",
                 static_cast<double>(helper_total) / helpers);
@@ -121,9 +126,10 @@ void run_sandbox_bench(v1::RuntimeService::Stub& rt, const SandboxBenchOptions& 
   });
   row(std::string("StopPodSandbox, ") + kind, stop);
   row(std::string("RemovePodSandbox (stopped), ") + kind, remove);
-  std::printf("StopPodSandbox (%s): p50 %.1f ms, p95 %.1f ms; RemovePodSandbox of a stopped pod: p50 %.1f ms, p95 %.1f ms"
-              " (%zu sequential each)\n",
-              kind, stop.p50_ms, stop.p95_ms, remove.p50_ms, remove.p95_ms, timed.size());
+  std::printf(
+      "StopPodSandbox (%s): p50 %.1f ms, p95 %.1f ms; RemovePodSandbox of a stopped pod: p50 %.1f ms, p95 %.1f ms"
+      " (%zu sequential each)\n",
+      kind, stop.p50_ms, stop.p95_ms, remove.p50_ms, remove.p95_ms, timed.size());
   remove_pods(rt, ids);
 }
 

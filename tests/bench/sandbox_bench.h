@@ -11,9 +11,9 @@
 namespace berth::bench {
 
 struct SandboxBenchOptions {
-  int runtime_pid = 0;      // the runtime daemon, for its RSS
+  int runtime_pid = 0;        // the runtime daemon, for its RSS
   bool host_network = false;  // pods on the host network: no netns, no CNI
-  std::string metrics_url;  // berth's http://<metrics_address>/metrics, for the CNI share
+  std::string metrics_url;    // berth's http://<metrics_address>/metrics, for the CNI share
 };
 
 void run_sandbox_bench(runtime::v1::RuntimeService::Stub& rt, const SandboxBenchOptions& options);

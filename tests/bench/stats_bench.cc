@@ -92,9 +92,10 @@ void run_stats_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& image
     return rt.ListPodSandboxMetrics(&ctx, v1::ListPodSandboxMetricsRequest(), &r).ok();
   });
   row("ListPodSandboxMetrics, with them", lpm);
-  std::printf("\nwith %zu containers in %zu pods (median of %zu calls, one connection): ListContainerStats %.3f ms, "
-              "ListPodSandboxStats %.3f ms, ListPodSandboxMetrics %.3f ms\n",
-              containers, pods.size(), o.calls, lcs.p50_ms, lps.p50_ms, lpm.p50_ms);
+  std::printf(
+      "\nwith %zu containers in %zu pods (median of %zu calls, one connection): ListContainerStats %.3f ms, "
+      "ListPodSandboxStats %.3f ms, ListPodSandboxMetrics %.3f ms\n",
+      containers, pods.size(), o.calls, lcs.p50_ms, lps.p50_ms, lpm.p50_ms);
   if (o.runtime_pid > 0) std::printf("runtime RSS with them: %.1f MiB\n", rss_kib(o.runtime_pid) / 1024.0);
   if (!last_error.empty()) std::printf("last error: %s\n", last_error.c_str());
   remove_pods(rt, pods);

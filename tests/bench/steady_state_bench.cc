@@ -43,8 +43,10 @@ struct KubeletCalls {
   }
 
   void relist() {
-    call<v1::ListPodSandboxRequest, v1::ListPodSandboxResponse>("ListPodSandbox", &v1::RuntimeService::Stub::ListPodSandbox);
-    call<v1::ListContainersRequest, v1::ListContainersResponse>("ListContainers", &v1::RuntimeService::Stub::ListContainers);
+    call<v1::ListPodSandboxRequest, v1::ListPodSandboxResponse>("ListPodSandbox",
+                                                                &v1::RuntimeService::Stub::ListPodSandbox);
+    call<v1::ListContainersRequest, v1::ListContainersResponse>("ListContainers",
+                                                                &v1::RuntimeService::Stub::ListContainers);
   }
 
   void pod_status(const FleetPod& pod) {
@@ -104,8 +106,8 @@ void run_steady_state_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub
                             const SteadyStateOptions& o) {
   if (!pull_image(images, o.image)) return;
   Fleet fleet = start_fleet(rt, {o.image, "steady", o.pods, o.concurrency});
-  std::printf("\nkubelet steady state: %zu of %zu pods started in %.1f s (concurrency %zu)\n", fleet.pods.size(), o.pods,
-              fleet.start_seconds, o.concurrency);
+  std::printf("\nkubelet steady state: %zu of %zu pods started in %.1f s (concurrency %zu)\n", fleet.pods.size(),
+              o.pods, fleet.start_seconds, o.concurrency);
   if (fleet.failures > 0) std::printf("%zu pods failed; last error: %s\n", fleet.failures, fleet.last_error.c_str());
   std::this_thread::sleep_for(std::chrono::seconds(2));  // let the starts' after-work settle
 
@@ -120,7 +122,8 @@ void run_steady_state_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub
   loops[2].push_back({milliseconds(10000), milliseconds(500), [&] { calls.stats(); }});
   loops[3].push_back({milliseconds(5000), milliseconds(250), [&] { calls.status(); }});
   for (size_t i = 0; i < n; ++i)
-    loops[4 + i % o.probe_threads].push_back({milliseconds(10000), probe_at[i], [&, i] { calls.probe(fleet.pods[i]); }});
+    loops[4 + i % o.probe_threads].push_back(
+        {milliseconds(10000), probe_at[i], [&, i] { calls.probe(fleet.pods[i]); }});
 
   RuntimeSample start_sample = procs.sample();
   auto start = Clock::now();

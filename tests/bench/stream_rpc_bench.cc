@@ -24,8 +24,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::string start_container(v1::RuntimeService::Stub& rt, const std::string& pod, const v1::PodSandboxConfig& pod_config,
-                            const std::string& name, const std::string& image, const std::string& script) {
+std::string start_container(v1::RuntimeService::Stub& rt, const std::string& pod,
+                            const v1::PodSandboxConfig& pod_config, const std::string& name, const std::string& image,
+                            const std::string& script) {
   v1::ContainerConfig c;
   c.mutable_metadata()->set_name(name);
   c.mutable_image()->set_image(image);
@@ -121,7 +122,8 @@ std::string netns_of(v1::RuntimeService::Stub& rt, const std::string& pod) {
 
 }  // namespace
 
-void run_stream_rpc_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& images, const std::string& image, uint64_t mib) {
+void run_stream_rpc_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& images, const std::string& image,
+                          uint64_t mib) {
   using namespace berth::test;
   {
     grpc::ClientContext ctx;
@@ -193,7 +195,8 @@ void run_stream_rpc_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& 
   } else {
     last_error = pf.status().message();
   }
-  std::printf("\nExec `true` through the streaming server: p50 %.1f ms, p95 %.1f ms (50 runs)\n", exec.p50_ms, exec.p95_ms);
+  std::printf("\nExec `true` through the streaming server: p50 %.1f ms, p95 %.1f ms (50 runs)\n", exec.p50_ms,
+              exec.p95_ms);
   std::printf("port-forward into the pod over SPDY, %llu MiB: download %.0f MiB/s, upload %.0f MiB/s\n",
               static_cast<unsigned long long>(mib), down, up);
   if (!last_error.empty()) std::printf("last error: %s\n", last_error.c_str());

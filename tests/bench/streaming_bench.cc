@@ -39,7 +39,8 @@ void exec_round_trip(StreamingServer& server, const char* name, StreamOptions o,
     auto url = server.register_exec({"bench", {"true"}, false, false, true, true});
     auto r = run_command(*url, o);
     if (!r.ok() || r->exit_code != 0) {
-      std::printf("  %s: run %d failed: %s\n", name, i, r.ok() ? r->error_stream.c_str() : r.status().message().c_str());
+      std::printf("  %s: run %d failed: %s\n", name, i,
+                  r.ok() ? r->error_stream.c_str() : r.status().message().c_str());
       return;
     }
     times.push_back(ms_since(t));
@@ -151,9 +152,10 @@ void flood(StreamingServer& server, ProcessBackend& backend, const char* name, b
   settle(server);
   std::sort(sent.begin(), sent.end());
   auto mib = [](uint64_t bytes) { return double(bytes) / (1 << 20); };
-  std::printf("  ping flood, %-10s %3zu clients in %.0f s, %d not cut off; MiB each got in before the cut: "
-              "min %.1f median %.1f max %.1f\n",
-              name, sent.size(), seconds, not_cut, mib(sent.front()), mib(sent[sent.size() / 2]), mib(sent.back()));
+  std::printf(
+      "  ping flood, %-10s %3zu clients in %.0f s, %d not cut off; MiB each got in before the cut: "
+      "min %.1f median %.1f max %.1f\n",
+      name, sent.size(), seconds, not_cut, mib(sent.front()), mib(sent[sent.size() / 2]), mib(sent.back()));
   std::printf("  %-22s RSS before %6.1f MiB  peak %6.1f MiB  after %6.1f MiB;  threads before %d  peak %d  after %d\n",
               "", double(rss_before) / 1024, double(sampler.peak_rss()) / 1024, double(vm_rss_kib(::getpid())) / 1024,
               threads_before, sampler.peak_threads() - 1, thread_count(::getpid()) - 1);
@@ -166,8 +168,10 @@ int main(int argc, char** argv) {
   uint64_t mib = 256;
   double flood_seconds = 0;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--mib") && i + 1 < argc) mib = uint64_t(std::atoll(argv[++i]));
+    if (!std::strcmp(argv[i], "--runs") && i + 1 < argc)
+      runs = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--mib") && i + 1 < argc)
+      mib = uint64_t(std::atoll(argv[++i]));
     else if (!std::strcmp(argv[i], "--flood"))
       flood_seconds = i + 1 < argc && argv[i + 1][0] != '-' ? std::atof(argv[++i]) : 10;
     else {
@@ -182,7 +186,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "streaming-bench: %s\n", server.status().message().c_str());
     return 1;
   }
-  std::printf("streaming-bench: server %s, %u cpus\n", (*server)->address().c_str(), std::thread::hardware_concurrency());
+  std::printf("streaming-bench: server %s, %u cpus\n", (*server)->address().c_str(),
+              std::thread::hardware_concurrency());
   if (flood_seconds > 0) {
     spdlog::set_level(spdlog::level::err);  // every cut-off is a warning
     flood(**server, backend, "SPDY", false, flood_seconds);

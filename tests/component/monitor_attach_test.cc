@@ -71,8 +71,9 @@ TEST(Monitor, AttachEchoesStdinToSeveralSessions) {
   ASSERT_TRUE(write_all(d->stdin_fd.get(), "still here\n"));
   EXPECT_TRUE(read_until(d->stdout_fd.get(), "still here\n", &seen_d));
   // Sessions get output as it is read, the log a moment later.
-  EXPECT_TRUE(eventually([&] { return c.contents("stdout") == Strings{"F hello", "F second", "F still here"}; }))
-      << ::testing::PrintToString(c.contents("stdout"));
+  EXPECT_TRUE(eventually([&] {
+    return c.contents("stdout") == Strings{"F hello", "F second", "F still here"};
+  })) << ::testing::PrintToString(c.contents("stdout"));
 
   ASSERT_TRUE(c.kill(SIGKILL).ok());
   auto exit = d->wait_exit(30s);

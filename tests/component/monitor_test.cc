@@ -117,9 +117,10 @@ TEST(Monitor, HangingCreateIsKilledAtTheTimeout) {
   MonitoredContainer c("hang", {"true"});
   TempDir fake("berth-monitor-runtime");
   // A runtime whose create never returns; every other command (the cleanup's delete) succeeds.
-  write_file(fake / "runtime",
-             "#!/bin/sh\ncase \" $* \" in *\" create \"*) echo $$ > " + fake / "pid" + "; exec sleep 1000;; esac\nexit 0\n",
-             0755);
+  write_file(
+      fake / "runtime",
+      "#!/bin/sh\ncase \" $* \" in *\" create \"*) echo $$ > " + fake / "pid" + "; exec sleep 1000;; esac\nexit 0\n",
+      0755);
   auto o = c.options();
   o.runtime_path = fake / "runtime";
   o.timeout = 500ms;
@@ -264,7 +265,8 @@ TEST(Monitor, WatcherLearnsOfExitsWithoutPolling) {
 }
 
 TEST(Monitor, OutlivesTheProcessThatSpawnedIt) {
-  MonitoredContainer c("orphan", {"sh", "-c", "trap 'exit 5' TERM; i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.05; done"});
+  MonitoredContainer c(
+      "orphan", {"sh", "-c", "trap 'exit 5' TERM; i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.05; done"});
   int p[2];
   ASSERT_EQ(pipe(p), 0);
   pid_t spawner = fork();

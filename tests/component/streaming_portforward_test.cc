@@ -33,8 +33,7 @@ TEST_F(StreamingTest, PortForwardOverSpdy) {
     streams.push_back(*s);
   }
   std::vector<std::thread> threads;
-  for (int i = 0; i < 4; ++i)
-    threads.emplace_back([&, i] { echo_check(*streams[i], pseudo_random(1 << 20, 10 + i)); });
+  for (int i = 0; i < 4; ++i) threads.emplace_back([&, i] { echo_check(*streams[i], pseudo_random(1 << 20, 10 + i)); });
   for (auto& t : threads) t.join();
   auto big = (*pf)->open(echo.port());
   ASSERT_TRUE(big.ok());

@@ -78,7 +78,9 @@ TEST_F(Containers, LifecycleFromAPulledImage) {
   EXPECT_NE(info["runtimeSpec"]["process"]["args"][2].get<std::string>().find("echo hello"), std::string::npos);
   // It runs in the pod's network namespace.
   EXPECT_EQ(fs::read_symlink("/proc/" + std::to_string(pid) + "/ns/net"),
-            fs::read_symlink("/proc/" + std::to_string(std::stoi(shell("cat " + d_->state() + "/sandboxes/" + pod_ + "/pid"))) + "/ns/net"));
+            fs::read_symlink("/proc/" +
+                             std::to_string(std::stoi(shell("cat " + d_->state() + "/sandboxes/" + pod_ + "/pid"))) +
+                             "/ns/net"));
   ASSERT_OK(cri.stop_container(id, 10));
   st = status(id);
   EXPECT_EQ(st.state(), v1::CONTAINER_EXITED);
@@ -99,7 +101,8 @@ TEST_F(Containers, LogFileLinesAreExact) {
   auto& cri = ready();
   // Both streams, a partial last line, CRLF, and a 1 MiB line (64 chunks of 16 KiB).
   std::string id = run(shell_container(
-      "logs", "echo out-1; echo err-1 >&2; printf 'crlf\\r\\n'; yes x | tr -d '\\n' | head -c 1048576; echo; printf tail"));
+      "logs",
+      "echo out-1; echo err-1 >&2; printf 'crlf\\r\\n'; yes x | tr -d '\\n' | head -c 1048576; echo; printf tail"));
   auto st = wait_exited(id);
   EXPECT_EQ(st.exit_code(), 0);
   EXPECT_EQ(st.reason(), "Completed");
@@ -197,15 +200,21 @@ TEST_F(Containers, StoppingThePodDoesNotWaitForTheDeleteAtAContainersExit) {
   const std::string dir = hold.path();
   write_file(hold / "runc-held",
              "#!/bin/sh\ndel=; for a; do [ \"$a\" = delete ] && del=1; last=$a; done\n"
-             "if [ -n \"$del\" ] && [ -e \"" + dir + "/hold-$last\" ]; then\n"
-             "  : > \"" + dir + "/begun\"; while [ ! -e \"" + dir + "/released\" ]; do sleep 0.02; done\nfi\n"
-             "exec runc \"$@\"\n", 0755);
+             "if [ -n \"$del\" ] && [ -e \"" +
+                 dir +
+                 "/hold-$last\" ]; then\n"
+                 "  : > \"" +
+                 dir + "/begun\"; while [ ! -e \"" + dir +
+                 "/released\" ]; do sleep 0.02; done\nfi\n"
+                 "exec runc \"$@\"\n",
+             0755);
   // Whatever happens below, the held delete goes on before the fixture removes the pods.
   struct Release {
     std::string path;
     ~Release() { write_file(path, ""); }
   } release{dir + "/released"};
-  auto& cri = ready("pod", {.config_toml = "[runtimes.runc]\npath = \"runc\"\n[runtimes.held]\npath = \"" + (hold / "runc-held") + "\"\n"});
+  auto& cri = ready("pod", {.config_toml = "[runtimes.runc]\npath = \"runc\"\n[runtimes.held]\npath = \"" +
+                                           (hold / "runc-held") + "\"\n"});
   auto pod = test_pod("held");
   pod.set_log_directory(logs_->path());
   std::string pod_id, id;
@@ -288,7 +297,9 @@ TEST_F(Containers, ExecSyncOutputExitCodeAndTimeout) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 30s);
   // The timed-out command is gone from the container.
   // (It may stay a zombie: the container's init here is `sleep`, which reaps nobody.)
-  EXPECT_EQ(exec_out(id, {"/bin/sh", "-c", "case \"$(grep State /proc/$(cat /tmp/sleeper)/status 2>/dev/null)\" in *zombie*|'') echo gone;; *) echo alive;; esac"}),
+  EXPECT_EQ(exec_out(id, {"/bin/sh", "-c",
+                          "case \"$(grep State /proc/$(cat /tmp/sleeper)/status 2>/dev/null)\" in *zombie*|'') echo "
+                          "gone;; *) echo alive;; esac"}),
             "gone\n");
   // Output is capped, not buffered without bound: 20 MiB of output gives what fits one CRI
   // message (16 MiB, less room for the rest of the response).
@@ -331,7 +342,8 @@ TEST_F(Containers, SpecAsSeenFromInside) {
   v1::ContainerStatus cs = status(id);
   EXPECT_EQ(cs.user().linux().uid(), 1000);
   EXPECT_EQ(cs.user().linux().gid(), 1000);
-  EXPECT_EQ(std::vector<int64_t>(cs.user().linux().supplemental_groups().begin(), cs.user().linux().supplemental_groups().end()),
+  EXPECT_EQ(std::vector<int64_t>(cs.user().linux().supplemental_groups().begin(),
+                                 cs.user().linux().supplemental_groups().end()),
             (std::vector<int64_t>{44, 4242}));  // as `id` lists them
   ASSERT_EQ(cs.mounts_size(), 1);
   EXPECT_EQ(cs.mounts(0).container_path(), "/data");
@@ -380,14 +392,16 @@ TEST_F(Containers, SpecAsSeenFromInside) {
 TEST_F(Containers, RuntimeDefaultSeccompRefusesNamespacesUnlessSysAdmin) {
   auto& cri = ready();
   auto confined = shell_container("confined", "sleep 1000");
-  confined.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(v1::SecurityProfile::RuntimeDefault);
+  confined.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(
+      v1::SecurityProfile::RuntimeDefault);
   auto admin = confined;
   admin.mutable_metadata()->set_name("admin");
   admin.mutable_linux()->mutable_security_context()->mutable_capabilities()->add_add_capabilities("SYS_ADMIN");
   // Where AppArmor is on, its default profile denies mount whatever the capabilities (as
   // containerd's does): this test is about the seccomp filter, so both go without it.
   for (auto* c : {&confined, &admin})
-    c->mutable_linux()->mutable_security_context()->mutable_apparmor()->set_profile_type(v1::SecurityProfile::Unconfined);
+    c->mutable_linux()->mutable_security_context()->mutable_apparmor()->set_profile_type(
+        v1::SecurityProfile::Unconfined);
   std::string c = run(confined), a = run(admin);
   v1::ExecSyncResponse r;
   // A user namespace needs no capability from the kernel: only the filter stops it.
@@ -399,7 +413,8 @@ TEST_F(Containers, RuntimeDefaultSeccompRefusesNamespacesUnlessSysAdmin) {
   // mount is refused without CAP_SYS_ADMIN, allowed with it.
   ASSERT_OK(cri.exec_sync(c, {"/bin/sh", "-c", "mkdir -p /tmp/m && mount -t tmpfs none /tmp/m"}, &r, 10));
   EXPECT_NE(r.exit_code(), 0);
-  ASSERT_OK(cri.exec_sync(a, {"/bin/sh", "-c", "busybox unshare -n true && mkdir -p /tmp/m && mount -t tmpfs none /tmp/m"}, &r, 10));
+  ASSERT_OK(cri.exec_sync(
+      a, {"/bin/sh", "-c", "busybox unshare -n true && mkdir -p /tmp/m && mount -t tmpfs none /tmp/m"}, &r, 10));
   EXPECT_EQ(r.exit_code(), 0) << r.stderr();
 }
 
@@ -408,7 +423,8 @@ TEST_F(Containers, MountPropagationFollowsTheHost) {
   TempDir host;
   fs::create_directories(host / "shared");
   // A shared mount on the host: a mount made under it later shows up in an rslave container.
-  ASSERT_EQ(shell("mount --bind " + host / "shared" + " " + host / "shared" + " && mount --make-shared " + host / "shared" + " && echo ok"),
+  ASSERT_EQ(shell("mount --bind " + host / "shared" + " " + host / "shared" + " && mount --make-shared " +
+                  host / "shared" + " && echo ok"),
             "ok\n");
   auto c = shell_container("prop", "sleep 1000");
   auto* m = c.add_mounts();
@@ -476,7 +492,8 @@ TEST_F(Containers, ResourcesAreAppliedAndUpdatedLive) {
   tiny.set_memory_limit_in_bytes(4096);
   grpc::Status below = cri.update_resources(id, tiny);
   EXPECT_EQ(below.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << below.error_message();
-  EXPECT_NE(below.error_message().find("memory_limit_in_bytes: memory limit 4096 is below the current memory use"), std::string::npos)
+  EXPECT_NE(below.error_message().find("memory_limit_in_bytes: memory limit 4096 is below the current memory use"),
+            std::string::npos)
       << below.error_message();
   EXPECT_EQ(memory(), std::to_string(48 << 20) + "\n");
   EXPECT_EQ(status(id).resources().linux().memory_limit_in_bytes(), 48 << 20);
@@ -539,7 +556,8 @@ TEST_F(Containers, ContainersOutliveABerthdKill) {
     pod_config_.set_log_directory(logs_->path());
     ASSERT_OK(cri.run_pod(pod_config_, &pod_));
     cri_ = std::make_unique<CriClient>(first);
-    id = run(shell_container("tick", "i=0; while [ ! -e /tmp/stop ]; do echo tick-$i; i=$((i+1)); sleep 0.05; done; exit 42"));
+    id = run(shell_container("tick",
+                             "i=0; while [ ! -e /tmp/stop ]; do echo tick-$i; i=$((i+1)); sleep 0.05; done; exit 42"));
     // Exits on its own while berthd is down.
     quitter = run(shell_container("quitter", "while [ ! -e /tmp/go ]; do sleep 0.05; done; echo bye; exit 7"));
     ASSERT_TRUE(wait_for_file_text(logs_->path() + "/tick.log", "tick-2\n"));
@@ -547,7 +565,8 @@ TEST_F(Containers, ContainersOutliveABerthdKill) {
   }
   // berthd is gone: the container goes on and its log keeps growing; the other one exits.
   size_t before = read_file(logs_->path() + "/tick.log").size();
-  int64_t down_since = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  int64_t down_since =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   write_file(state + "/containers/" + quitter + "/rootfs/tmp/go", "");  // through its rootfs mount
   ASSERT_TRUE(wait_for_file_text(logs_->path() + "/quitter.log", "bye\n"));
   for (int i = 0; i < 500 && !std::filesystem::exists(state + "/containers/" + quitter + "/exit.json"); ++i)

@@ -195,8 +195,10 @@ TEST_F(Crash, CensusSeesEveryKindOfResourceALivePodHolds) {
   for (const char* kind : {"mount", "cgroup", "process", "runtime container", "host-local address", "veth", "nat rule",
                            "netns pin", "sandbox bundle", "container bundle", "monitor socket", "sandbox checkpoint",
                            "container record", "writable layer", "CNI cache entry", "blob", "snapshot"}) {
-    EXPECT_TRUE(std::any_of(left.begin(), left.end(), [&](const std::string& l) { return l.rfind(std::string(kind) + ": ", 0) == 0; }))
-        << "no " << kind << " among:\n" << joined(left);
+    EXPECT_TRUE(std::any_of(left.begin(), left.end(),
+                            [&](const std::string& l) { return l.rfind(std::string(kind) + ": ", 0) == 0; }))
+        << "no " << kind << " among:\n"
+        << joined(left);
   }
   remove_everything(d, true);
   expect_host_clean(true);
@@ -278,10 +280,12 @@ TEST_F(Crash, StopAndRemoveRacingCreateNeverLeaveAContainerInAGonePod) {
     calls.push_back(std::async(std::launch::async, [&, w] {
       for (int i = 0; i < 50; ++i) {
         std::string id;
-        grpc::Status s = cri.create_container(pod_id, shell_container("c" + std::to_string(w) + "-" + std::to_string(i), kServe), &id, config);
+        grpc::Status s = cri.create_container(
+            pod_id, shell_container("c" + std::to_string(w) + "-" + std::to_string(i), kServe), &id, config);
         if (!s.ok()) {
           // Refused as the pod is going, or gone: never anything else.
-          EXPECT_TRUE(s.error_code() == grpc::StatusCode::FAILED_PRECONDITION || s.error_code() == grpc::StatusCode::NOT_FOUND)
+          EXPECT_TRUE(s.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
+                      s.error_code() == grpc::StatusCode::NOT_FOUND)
               << s.error_code() << " " << s.error_message();
           ++refused;
           return;
@@ -346,8 +350,7 @@ TEST_F(Crash, ContainerWhoseRecordIsGoneIsStoppedAndRemovedAtStart) {
   EXPECT_FALSE(fs::exists(state_ + "/containers/" + id));
   EXPECT_FALSE(fs::exists(root_ + "/containers/" + id));
   EXPECT_FALSE(fs::exists(state_ + "/runtime/runc/" + id));
-  for (const auto& l : host_leftovers(scope(false)))
-    EXPECT_EQ(l.find(id), std::string::npos) << l;
+  for (const auto& l : host_leftovers(scope(false))) EXPECT_EQ(l.find(id), std::string::npos) << l;
   ASSERT_EQ(again.list_pods().size(), 1u);
   std::string next;
   ASSERT_OK(again.create_container(pod_id, shell_container("next", kServe), &next, config));

@@ -57,7 +57,8 @@ TEST_F(ConfigFiles, PrintConfigShowsTheMergeAndWhereEachValueCameFrom) {
   ASSERT_EQ(run_berthd({"--config", main_file(), "--print-config"}, &out, &err), 0) << err;
   EXPECT_NE(out.find("log_level = \"error\"  # " + drop_in("20-level.toml")), std::string::npos) << out;
   EXPECT_NE(out.find("max_concurrent_rpcs = 64  # " + main_file()), std::string::npos) << out;
-  EXPECT_NE(out.find("[registries.\"registry.example\"]\nmirrors = [\"http://127.0.0.1:5000\"]  # " + drop_in("10-registry.toml")),
+  EXPECT_NE(out.find("[registries.\"registry.example\"]\nmirrors = [\"http://127.0.0.1:5000\"]  # " +
+                     drop_in("10-registry.toml")),
             std::string::npos)
       << out;
   // Flags are part of it.
@@ -73,11 +74,13 @@ TEST_F(ConfigFiles, CheckConfigNamesTheFileAndKeyOfTheFirstError) {
   write_file(drop_in("10-ok.toml"), "shutdown_timeout_seconds = 5\n");
   std::string out, err;
   ASSERT_EQ(run_berthd({"--config", main_file(), "--check-config"}, &out, &err), 0) << err;
-  EXPECT_NE(out.find("configuration is valid (" + main_file() + ", " + drop_in("10-ok.toml") + ")"), std::string::npos) << out;
+  EXPECT_NE(out.find("configuration is valid (" + main_file() + ", " + drop_in("10-ok.toml") + ")"), std::string::npos)
+      << out;
   write_file(drop_in("20-bad.toml"), "streaming_idle_timeout_seconds = \"long\"\n");
   EXPECT_EQ(run_berthd({"--config", main_file(), "--check-config"}, &out, &err), 2);
-  EXPECT_NE(err.find("config " + drop_in("20-bad.toml") + ": key 'streaming_idle_timeout_seconds': expected an integer"),
-            std::string::npos)
+  EXPECT_NE(
+      err.find("config " + drop_in("20-bad.toml") + ": key 'streaming_idle_timeout_seconds': expected an integer"),
+      std::string::npos)
       << err;
   // A bad flag is named as one.
   ::unlink(drop_in("20-bad.toml").c_str());
@@ -98,7 +101,8 @@ size_t wait_for_log(DaemonProcess& d, const std::string& text, size_t from = 0, 
 
 // Writes the drop-in <config file>.d/<name> of a daemon started with a config file, sends SIGHUP
 // and waits for the reload to report `keys` applied; the log offset past that, or npos.
-size_t reload_with(DaemonProcess& d, const std::string& name, const std::string& text, const std::string& keys, size_t from) {
+size_t reload_with(DaemonProcess& d, const std::string& name, const std::string& text, const std::string& keys,
+                   size_t from) {
   const std::string drop_ins = d.dir() + "/berth.toml.d";
   ::mkdir(drop_ins.c_str(), 0755);
   write_file(drop_ins + "/" + name, text);
@@ -119,10 +123,11 @@ TEST_F(Reload, SighupAppliesAMirrorAndTheLogLevelAndRefusesABadFile) {
   CriClient cri(d);
   EXPECT_FALSE(cri.pull_image(image).ok());
 
-  write_file(drop_ins + "/10-mirror.toml", "log_level = \"debug\"\n[registries.\"" + dead + "\"]\nmirrors = [\"" +
-                                               registry_->url() + "\"]\n");
+  write_file(drop_ins + "/10-mirror.toml",
+             "log_level = \"debug\"\n[registries.\"" + dead + "\"]\nmirrors = [\"" + registry_->url() + "\"]\n");
   ::kill(d.pid(), SIGHUP);
-  size_t mark = wait_for_log(d, "config: reloaded from " + main_file + ", " + drop_ins + "/10-mirror.toml: applied log_level, registries");
+  size_t mark = wait_for_log(
+      d, "config: reloaded from " + main_file + ", " + drop_ins + "/10-mirror.toml: applied log_level, registries");
   ASSERT_NE(mark, std::string::npos) << d.log();
   grpc::Status s = cri.pull_image(image);
   EXPECT_TRUE(s.ok()) << s.error_message() << d.log();
@@ -143,7 +148,9 @@ TEST_F(Reload, SighupAppliesAMirrorAndTheLogLevelAndRefusesABadFile) {
   // An invalid drop-in: the log names it and the key, and the running configuration stays.
   write_file(drop_ins + "/20-bad.toml", "log_level = \"loud\"\n");
   ::kill(d.pid(), SIGHUP);
-  mark = wait_for_log(d, "reload refused, keeping the running configuration: config " + drop_ins + "/20-bad.toml: key 'log_level'", mark);
+  mark = wait_for_log(
+      d, "reload refused, keeping the running configuration: config " + drop_ins + "/20-bad.toml: key 'log_level'",
+      mark);
   ASSERT_NE(mark, std::string::npos) << d.log();
   ASSERT_TRUE(cri.remove_image(image).ok());
   s = cri.pull_image(image);
@@ -153,8 +160,10 @@ TEST_F(Reload, SighupAppliesAMirrorAndTheLogLevelAndRefusesABadFile) {
   // A key that needs a restart is reported, not applied.
   write_file(drop_ins + "/20-bad.toml", "max_concurrent_rpcs = 64\n");
   ::kill(d.pid(), SIGHUP);
-  mark = wait_for_log(d, "config: key max_concurrent_rpcs changed; it takes effect at the next restart (set in " + drop_ins +
-                             "/20-bad.toml)", mark);
+  mark = wait_for_log(d,
+                      "config: key max_concurrent_rpcs changed; it takes effect at the next restart (set in " +
+                          drop_ins + "/20-bad.toml)",
+                      mark);
   EXPECT_NE(mark, std::string::npos) << d.log();
   EXPECT_EQ(effective()["max_concurrent_rpcs"], started_rpcs) << "a restart-only key shows its running value";
   ASSERT_TRUE(cri.remove_image(image).ok());
@@ -184,7 +193,8 @@ TEST_F(Reload, RegistryCaFileAndInsecureApplyToTheNextPull) {
   ASSERT_NE(mark, std::string::npos) << d.log();
   s = cri.pull_image(image);
   EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.error_message().find(": 400"), std::string::npos) << "a plain HTTP request to the TLS port: " << s.error_message();
+  EXPECT_NE(s.error_message().find(": 400"), std::string::npos)
+      << "a plain HTTP request to the TLS port: " << s.error_message();
   EXPECT_EQ(s.error_message().find("certificate"), std::string::npos) << s.error_message();
   EXPECT_TRUE(cri.list_images().empty());
 
@@ -199,9 +209,10 @@ TEST_F(Reload, RegistryCaFileAndInsecureApplyToTheNextPull) {
 // endpoint where it was, and says so.
 TEST_F(Reload, MetricsEndpointMovesAndStaysWhereItIsWhenTheNewAddressIsTaken) {
   const int first = free_loopback_port();
-  DaemonProcess& d = daemon({.config_toml = "log_level = \"info\"\nmetrics_address = \"127.0.0.1:" + std::to_string(first) + "\"\n",
-                             .test_network = false,
-                             .log_level = ""});
+  DaemonProcess& d =
+      daemon({.config_toml = "log_level = \"info\"\nmetrics_address = \"127.0.0.1:" + std::to_string(first) + "\"\n",
+              .test_network = false,
+              .log_level = ""});
   std::string reply = http_get(first, "/metrics");
   ASSERT_EQ(reply.rfind("HTTP/1.0 200", 0), 0u) << reply;
 
@@ -228,7 +239,8 @@ TEST_F(Reload, MetricsEndpointMovesAndStaysWhereItIsWhenTheNewAddressIsTaken) {
   ::kill(d.pid(), SIGHUP);
   mark = wait_for_log(d, "key 'metrics_address'", mark);
   EXPECT_NE(mark, std::string::npos) << d.log();
-  EXPECT_NE(wait_for_log(d, "still serving \"127.0.0.1:" + std::to_string(second) + "\"", mark), std::string::npos) << d.log();
+  EXPECT_NE(wait_for_log(d, "still serving \"127.0.0.1:" + std::to_string(second) + "\"", mark), std::string::npos)
+      << d.log();
   reply = http_get(second, "/metrics");
   EXPECT_EQ(reply.rfind("HTTP/1.0 200", 0), 0u) << reply;
   ::close(taken);
@@ -247,8 +259,8 @@ TEST_F(ReloadStreaming, TimeoutsApplyToNewSessionsAndUrls) {
   const StreamOptions out_only{.stderr = false};
   // Idle once it said it started (the test must not take a session that never came up as cut).
   auto idle_exec = [&] {
-    auto c = RemoteCommandClient::connect(exec_url(id, {"/bin/sh", "-c", "echo started; exec sleep 1000"}, false, true, false),
-                                          out_only);
+    auto c = RemoteCommandClient::connect(
+        exec_url(id, {"/bin/sh", "-c", "echo started; exec sleep 1000"}, false, true, false), out_only);
     EXPECT_TRUE(c.ok()) << c.status().message();
     EXPECT_TRUE(c.ok() && (*c)->wait_stdout("started", 30s));
     return c;
@@ -257,13 +269,15 @@ TEST_F(ReloadStreaming, TimeoutsApplyToNewSessionsAndUrls) {
   ASSERT_TRUE(before.ok());
   const std::string early_url = exec_url(id, {"echo", "early"}, false, true, false);
 
-  size_t mark = reload_with(*d_, "10-streaming.toml", "streaming_idle_timeout_seconds = 2\nstreaming_token_ttl_seconds = 1\n",
-                            "streaming_idle_timeout_seconds, streaming_token_ttl_seconds", 0);
+  size_t mark =
+      reload_with(*d_, "10-streaming.toml", "streaming_idle_timeout_seconds = 2\nstreaming_token_ttl_seconds = 1\n",
+                  "streaming_idle_timeout_seconds, streaming_token_ttl_seconds", 0);
   ASSERT_NE(mark, std::string::npos) << d_->log();
   const std::string late_url = exec_url(id, {"echo", "late"}, false, true, false);
   auto after = idle_exec();
   ASSERT_TRUE(after.ok());
-  auto forward = PortForwardClient::connect(port_forward_url(), {.transport = Transport::spdy, .protocols = {"portforward.k8s.io"}});
+  auto forward = PortForwardClient::connect(port_forward_url(),
+                                            {.transport = Transport::spdy, .protocols = {"portforward.k8s.io"}});
   ASSERT_TRUE(forward.ok()) << forward.status().message();
 
   CommandResult cut = (*after)->wait(60s);

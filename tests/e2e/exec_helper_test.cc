@@ -251,8 +251,10 @@ TEST_F(ExecHelper, AHandlerThatIsNotRuncOrCrunGetsItsPauseAndEveryExecThroughIt)
   write_file(wrapper,
              "#!/bin/sh\n"
              "[ \"$1\" = --version ] && { echo 'sandboxed-runtime version 1.0'; exit 0; }\n"
-             "echo \"$*\" >> " + calls + "\n"
-             "exec runc \"$@\"\n",
+             "echo \"$*\" >> " +
+                 calls +
+                 "\n"
+                 "exec runc \"$@\"\n",
              0755);
   DaemonProcess& d = daemon({.config_toml = "[runtimes.sandboxed]\npath = \"" + wrapper + "\"\n"});
   CriClient cri(d);
@@ -262,14 +264,16 @@ TEST_F(ExecHelper, AHandlerThatIsNotRuncOrCrunGetsItsPauseAndEveryExecThroughIt)
   std::string pod;
   ASSERT_OK(cri.run_pod(config, &pod, "sandboxed"));
   EXPECT_NE(read_file(calls).find("create --bundle " + d.state() + "/sandboxes/" + pod), std::string::npos)
-      << "the pause was not created through the runtime:\n" << read_file(calls);
+      << "the pause was not created through the runtime:\n"
+      << read_file(calls);
   std::string id;
   ASSERT_OK(cri.create_container(pod, shell_container("probed", "exec sleep 1000"), &id, config));
   ASSERT_OK(cri.start_container(id));
   EXPECT_EQ(exec_parent(cri, id, d.pid(), "7.125"), "runc");
   EXPECT_NE(read_file(calls).find(" exec --process "), std::string::npos) << read_file(calls);
-  EXPECT_NE(d.log().find("exec in container " + id + ": through the runtime: handler sandboxed does not run host processes"),
-            std::string::npos);
+  EXPECT_NE(
+      d.log().find("exec in container " + id + ": through the runtime: handler sandboxed does not run host processes"),
+      std::string::npos);
   ASSERT_OK(cri.stop_pod(pod));
   ASSERT_OK(cri.remove_pod(pod));
 }
@@ -280,7 +284,8 @@ TEST_F(ExecHelper, MissingCommandIsAnErrorNamingIt) {
   v1::ExecSyncResponse r;
   grpc::Status s = cri.exec_sync(id, {"no-such-tool"}, &r, 10);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error_message().find("\"no-such-tool\": executable file not found in $PATH"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("\"no-such-tool\": executable file not found in $PATH"), std::string::npos)
+      << s.error_message();
   s = cri.exec_sync(id, {"/no/such/tool"}, &r, 10);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error_message().find("/no/such/tool"), std::string::npos) << s.error_message();

@@ -42,7 +42,9 @@ bool eventually(P pred, std::chrono::seconds timeout = 20s) {
 class HostileRegistry : public HostileRegistryProcess {
  public:
   using HostileRegistryProcess::HostileRegistryProcess;
-  nlohmann::json stats() const { return nlohmann::json::parse(shell("curl -s http://127.0.0.1:" + std::to_string(port()) + "/_stats")); }
+  nlohmann::json stats() const {
+    return nlohmann::json::parse(shell("curl -s http://127.0.0.1:" + std::to_string(port()) + "/_stats"));
+  }
 };
 
 class HostilePeers : public PodFixture {
@@ -65,7 +67,8 @@ TEST_F(HostilePeers, PullsFromATricklingRegistryEndWithTheirClients) {
   long threads_before = threads_of(d.pid()), rss_before = rss_kib(d.pid());
   std::vector<std::future<grpc::Status>> pulls;
   for (int i = 0; i < 20; ++i)
-    pulls.push_back(std::async(std::launch::async, [&, i] { return pull(d, reg.ref("trickle" + std::to_string(i)), 2000ms); }));
+    pulls.push_back(
+        std::async(std::launch::async, [&, i] { return pull(d, reg.ref("trickle" + std::to_string(i)), 2000ms); }));
   long threads_during = 0;
   for (auto& p : pulls) {
     threads_during = std::max(threads_during, threads_of(d.pid()));
@@ -123,7 +126,8 @@ TEST_F(HostilePeers, AFloodOfStalledPullsLeavesStatusServed) {
   auto& d = daemon({.config_toml = "max_concurrent_rpcs = 16\n"});
   std::vector<std::future<grpc::Status>> pulls;
   for (int i = 0; i < 30; ++i)
-    pulls.push_back(std::async(std::launch::async, [&, i] { return pull(d, reg.ref("flood" + std::to_string(i)), 15000ms); }));
+    pulls.push_back(
+        std::async(std::launch::async, [&, i] { return pull(d, reg.ref("flood" + std::to_string(i)), 15000ms); }));
   std::this_thread::sleep_for(500ms);
   CriClient cri(d);
   int served = 0;
@@ -146,7 +150,8 @@ TEST_F(HostilePeers, AFloodOfStalledPullsLeavesStatusServed) {
     grpc::Status s = p.get();
     if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
       ++refused;
-      EXPECT_NE(s.error_message().find("too many PullImage calls in progress (4"), std::string::npos) << s.error_message();
+      EXPECT_NE(s.error_message().find("too many PullImage calls in progress (4"), std::string::npos)
+          << s.error_message();
     } else {
       EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_code() << ": " << s.error_message();
     }

@@ -86,7 +86,8 @@ class Images : public ::testing::Test {
   static size_t count_files(const std::string& dir) {
     size_t n = 0;
     std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
       if (!it->is_directory()) ++n;
     return n;
   }
@@ -118,9 +119,7 @@ class Images : public ::testing::Test {
     }
     ~Proxy() { release(); }  // a held request must not outlive a failed test by minutes
     std::string host() const { return "127.0.0.1:" + std::to_string(port); }
-    json stats() const {
-      return json::parse(shell("curl -sf http://" + host() + "/_stats"), nullptr, false);
-    }
+    json stats() const { return json::parse(shell("curl -sf http://" + host() + "/_stats"), nullptr, false); }
     int held() const {
       json j = stats();
       return j.is_object() ? j.value("held", -1) : -1;
@@ -186,7 +185,8 @@ TEST_F(Images, ReferenceFormsAndDigestPinning) {
     Proxy liar({"--serve-instead", wrong + "=/v2/test/busybox/manifests/latest"});
     grpc::Status s = pull(d, liar.host() + "/test/busybox@" + wrong, &resp);
     EXPECT_FALSE(s.ok());
-    EXPECT_NE(s.error_message().find("manifest " + wrong + ": digest mismatch: content hashes to " + digest), std::string::npos)
+    EXPECT_NE(s.error_message().find("manifest " + wrong + ": digest mismatch: content hashes to " + digest),
+              std::string::npos)
         << s.error_message();
     EXPECT_NE(s.error_message().find(liar.host()), std::string::npos) << s.error_message();
     json st = liar.stats();
@@ -224,7 +224,8 @@ TEST_F(Images, LayersUnpackWithWhiteoutsOwnersAndLinks) {
   ASSERT_EQ(pull_ok(d, ref("test/layered:v1")), img["config"]);
   auto st = status(d, ref("test/layered:v1"));
   EXPECT_EQ(st.image().username(), "app");
-  std::string l2 = snapshot(d, img["layers"][1]), l3 = snapshot(d, img["layers"][2]), l4 = snapshot(d, img["layers"][3]);
+  std::string l2 = snapshot(d, img["layers"][1]), l3 = snapshot(d, img["layers"][2]),
+              l4 = snapshot(d, img["layers"][3]);
   struct stat s {};
   ASSERT_EQ(::lstat((l2 + "/data/b").c_str(), &s), 0);
   EXPECT_EQ(s.st_uid, 1000u);
@@ -329,7 +330,8 @@ TEST_F(Images, StalledRegistryHitsTheIdleTimeout) {
   int port = free_loopback_port();
   ScriptServer stall("stall-server.py", {std::to_string(port)}, port);
   std::string host = "127.0.0.1:" + std::to_string(port);
-  DaemonProcess d({.config_toml = "image_pull_idle_timeout_seconds = 2\n[registries.\"" + host + "\"]\ninsecure = true\n"});
+  DaemonProcess d(
+      {.config_toml = "image_pull_idle_timeout_seconds = 2\n[registries.\"" + host + "\"]\ninsecure = true\n"});
   ASSERT_TRUE(d.start()) << d.log();
   v1::PullImageResponse resp;
   grpc::Status s = pull(d, host + "/test/busybox:latest", &resp);
@@ -343,7 +345,8 @@ TEST_F(Images, ASlowButMovingTransferIsNotCut) {
   int port = free_loopback_port();
   ScriptServer trickle("stall-server.py", {std::to_string(port), "1.5"}, port);
   std::string host = "127.0.0.1:" + std::to_string(port);
-  DaemonProcess d({.config_toml = "image_pull_idle_timeout_seconds = 2\n[registries.\"" + host + "\"]\ninsecure = true\n"});
+  DaemonProcess d(
+      {.config_toml = "image_pull_idle_timeout_seconds = 2\n[registries.\"" + host + "\"]\ninsecure = true\n"});
   ASSERT_TRUE(d.start()) << d.log();
   v1::PullImageResponse resp;
   auto started = std::chrono::steady_clock::now();
@@ -360,7 +363,8 @@ TEST_F(Images, CorruptedBlobIsRejectedAndNothingKept) {
   json dg = json::parse(push_test_images(reg.url()));
   ASSERT_EQ(dg["corrupt"]["layers"].size(), 3u);
   std::string layer = dg["corrupt"]["layers"][2];
-  std::string data = reg.storage() + "/docker/registry/v2/blobs/sha256/" + layer.substr(7, 2) + "/" + layer.substr(7) + "/data";
+  std::string data =
+      reg.storage() + "/docker/registry/v2/blobs/sha256/" + layer.substr(7, 2) + "/" + layer.substr(7) + "/data";
   std::string good = read_file(data);
   std::string bad = good;
   bad[bad.size() / 2] ^= 0x55;
@@ -397,7 +401,8 @@ TEST_F(Images, BasicAuthFromAuthConfig) {
   v1::AuthConfig wrong;
   wrong.set_username("berth");
   wrong.set_password("wrong-pw");
-  EXPECT_EQ(pull(d, reg.host() + "/test/busybox:latest", &resp, &wrong).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(pull(d, reg.host() + "/test/busybox:latest", &resp, &wrong).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
   v1::AuthConfig good;
   good.set_username("berth");
   good.set_password("s3cret-pw");
@@ -422,7 +427,8 @@ TEST_F(Images, CredentialsGoOnlyToTheirRegistry) {
     auto j = json::parse(answer.substr(std::min(answer.size(), answer.find("\r\n\r\n") + 4)), nullptr, false);
     return j.is_object() ? j["authorization"] : json();
   };
-  const std::string cfg = "[registries.\"" + reg.host() + "\"]\nmirrors = [\"http://127.0.0.1:" + std::to_string(mirror_port) + "\"]\n";
+  const std::string cfg =
+      "[registries.\"" + reg.host() + "\"]\nmirrors = [\"http://127.0.0.1:" + std::to_string(mirror_port) + "\"]\n";
   DaemonProcess d({.config_toml = cfg});
   ASSERT_TRUE(d.start()) << d.log();
   v1::PullImageResponse resp;
@@ -434,7 +440,8 @@ TEST_F(Images, CredentialsGoOnlyToTheirRegistry) {
   EXPECT_EQ(mirror_saw(), json::array()) << "the mirror was sent the registry's credentials";
   v1::AuthConfig elsewhere = good;
   elsewhere.set_server_address("https://registry.elsewhere.example/v1/");
-  EXPECT_EQ(pull(d, reg.host() + "/test/busybox:other", &resp, &elsewhere).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(pull(d, reg.host() + "/test/busybox:other", &resp, &elsewhere).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
   v1::AuthConfig named = good;
   named.set_server_address("http://" + reg.host() + "/");
   s = pull(d, reg.host() + "/test/busybox:other", &resp, &named);
@@ -457,7 +464,8 @@ TEST_F(Images, ACallerWithoutCredentialsDoesNotRideOnAnothersPull) {
   RegistryProcess reg("berth", "s3cret-pw");
   push_test_images(reg.url(), {"--user", "berth", "--password", "s3cret-pw", "--only", "busybox"});
   const int port = free_loopback_port();
-  ScriptServer proxy("token-proxy.py", {std::to_string(port), reg.url(), "-", "-", "--hold", "/manifests/latest"}, port);
+  ScriptServer proxy("token-proxy.py", {std::to_string(port), reg.url(), "-", "-", "--hold", "/manifests/latest"},
+                     port);
   struct Release {
     int port;
     ~Release() { (void)http_get(port, "/_release"); }
@@ -587,8 +595,8 @@ TEST_F(Images, MirrorsAreTriedInOrderThenTheRegistry) {
   RegistryProcess empty_mirror;
   // registry.berth.invalid does not exist: only its mirrors can serve it.
   std::string cfg = "[registries.\"registry.berth.invalid\"]\nmirrors = [\"http://127.0.0.1:" + std::to_string(dead) +
-                    "\", \"" + empty_mirror.url() + "\", \"" + registry_->url() + "\"]\n" +
-                    "[registries.\"" + registry_->host() + "\"]\nmirrors = [\"" + empty_mirror.url() + "\"]\n";
+                    "\", \"" + empty_mirror.url() + "\", \"" + registry_->url() + "\"]\n" + "[registries.\"" +
+                    registry_->host() + "\"]\nmirrors = [\"" + empty_mirror.url() + "\"]\n";
   DaemonProcess d({.config_toml = cfg});
   ASSERT_TRUE(d.start()) << d.log();
   EXPECT_EQ(pull_ok(d, "registry.berth.invalid/test/busybox:latest"), (*digests_)["busybox"]["config"]);

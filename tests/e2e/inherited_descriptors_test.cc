@@ -50,7 +50,8 @@ std::map<int, std::string> descriptors_listed(const std::string& listing) {
     if (arrow == std::string::npos) continue;
     size_t start = line.rfind(' ', arrow - 1);
     std::string target = line.substr(arrow + 4);
-    if (target.rfind("/proc/", 0) == 0 && target.size() > 3 && target.compare(target.size() - 3, 3, "/fd") == 0) continue;
+    if (target.rfind("/proc/", 0) == 0 && target.size() > 3 && target.compare(target.size() - 3, 3, "/fd") == 0)
+      continue;
     out[std::atoi(line.substr(start + 1, arrow - start - 1).c_str())] = target;
   }
   return out;
@@ -113,8 +114,11 @@ TEST_F(InheritedDescriptors, WhatBerthStartsHoldsItsStdioAlone) {
 
   // Sessions of every kind, and a metrics connection, open while the processes below start.
   auto shell = RemoteCommandClient::connect(exec_url(box, {"/bin/sh"}, true, true, false, true),
-                                            {.transport = Transport::websocket, .protocols = {"v5.channel.k8s.io"},
-                                             .stdin = true, .stderr = false, .tty = true});
+                                            {.transport = Transport::websocket,
+                                             .protocols = {"v5.channel.k8s.io"},
+                                             .stdin = true,
+                                             .stderr = false,
+                                             .tty = true});
   ASSERT_TRUE(shell.ok()) << shell.status().message();
   ASSERT_TRUE((*shell)->wait_stdout("# ", kWait));
   grpc::ClientContext actx;
@@ -126,7 +130,8 @@ TEST_F(InheritedDescriptors, WhatBerthStartsHoldsItsStdioAlone) {
   ASSERT_OK(cri_->runtime().Attach(&actx, areq, &aresp));
   auto attached = RemoteCommandClient::connect(aresp.url(), {.transport = Transport::spdy});
   ASSERT_TRUE(attached.ok()) << attached.status().message();
-  auto forward = PortForwardClient::connect(port_forward_url(), {.transport = Transport::spdy, .protocols = {"portforward.k8s.io"}});
+  auto forward = PortForwardClient::connect(port_forward_url(),
+                                            {.transport = Transport::spdy, .protocols = {"portforward.k8s.io"}});
   ASSERT_TRUE(forward.ok()) << forward.status().message();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // nc listens
   auto stream = (*forward)->open(8080);

@@ -95,9 +95,12 @@ TEST_F(KubeletFeatures, StatusAdvertisesEveryHandlerAndWhatItCanDo) {
 // and, for a runtime without it (here a wrapper that hides it), a read-only copy berthd prepares.
 TEST_F(KubeletFeatures, RecursiveReadOnlyMountMakesEverySubmountReadOnly) {
   TempDir wrapper;
-  write_file(wrapper / "runc-norro",
-             "#!/bin/sh\nif [ \"$1\" = features ]; then runc features | grep -v '\"rro\",'; else exec runc \"$@\"; fi\n", 0755);
-  auto& cri = ready("pod", {.config_toml = "[runtimes.runc]\npath = \"runc\"\n[runtimes.norro]\npath = \"" + (wrapper / "runc-norro") + "\"\n"});
+  write_file(
+      wrapper / "runc-norro",
+      "#!/bin/sh\nif [ \"$1\" = features ]; then runc features | grep -v '\"rro\",'; else exec runc \"$@\"; fi\n",
+      0755);
+  auto& cri = ready("pod", {.config_toml = "[runtimes.runc]\npath = \"runc\"\n[runtimes.norro]\npath = \"" +
+                                           (wrapper / "runc-norro") + "\"\n"});
   TempDir host;
   fs::permissions(host.path(), fs::perms(0755));
   write_file(host / "top.txt", "top\n");
@@ -119,7 +122,8 @@ TEST_F(KubeletFeatures, RecursiveReadOnlyMountMakesEverySubmountReadOnly) {
       m->set_recursive_read_only(recursive);
     }
     std::string id;
-    ASSERT_OK(cri.create_container(host_prepared ? norro_pod_id : pod_, c, &id, host_prepared ? norro_pod : pod_config_));
+    ASSERT_OK(
+        cri.create_container(host_prepared ? norro_pod_id : pod_, c, &id, host_prepared ? norro_pod : pod_config_));
     ASSERT_OK(cri.start_container(id));
     EXPECT_EQ(exec_out(id, {"cat", "/rro/top.txt", "/rro/sub/inner.txt"}), "top\ninner\n");
     auto writes = [&](const std::string& path) {
@@ -226,11 +230,15 @@ TEST_F(KubeletFeatures, CdiDevicesAreAppliedAsTheirSpecsSay) {
     "devices":[
       {"name":"null","containerEdits":{"deviceNodes":[{"path":"/dev/vendor-null","hostPath":"/dev/null"}],"env":["VENDOR_DEV=null"]}},
       {"name":"loop","containerEdits":{"deviceNodes":[{"path":"/dev/vendor-loop","hostPath":"/dev/loop-control"}],
-                                       "mounts":[{"hostPath":")" + data.path() + R"(","containerPath":"/vendor-data","options":["ro","rbind"]}]}}]})");
-  write_file(specs / "other.yaml", "cdiVersion: 0.7.0\nkind: other.example/gpu\ndevices:\n- name: zero\n  containerEdits:\n"
-                                   "    deviceNodes:\n    - path: /dev/vendor-zero\n      hostPath: /dev/zero\n"
-                                   "    additionalGIDs: [4321]\n");
-  write_file(specs / "broken.json", R"({"cdiVersion":"9.9.9","kind":"broken.example/x","devices":[{"name":"a","containerEdits":{}}]})");
+                                       "mounts":[{"hostPath":")" +
+                                        data.path() +
+                                        R"(","containerPath":"/vendor-data","options":["ro","rbind"]}]}}]})");
+  write_file(specs / "other.yaml",
+             "cdiVersion: 0.7.0\nkind: other.example/gpu\ndevices:\n- name: zero\n  containerEdits:\n"
+             "    deviceNodes:\n    - path: /dev/vendor-zero\n      hostPath: /dev/zero\n"
+             "    additionalGIDs: [4321]\n");
+  write_file(specs / "broken.json",
+             R"({"cdiVersion":"9.9.9","kind":"broken.example/x","devices":[{"name":"a","containerEdits":{}}]})");
   auto& cri = ready("pod", {.config_toml = "cdi_spec_dirs = [\"" + specs.path() + "\"]\n"});
 
   auto c = shell_container("cdi", "sleep 1000");
@@ -238,7 +246,8 @@ TEST_F(KubeletFeatures, CdiDevicesAreAppliedAsTheirSpecsSay) {
     c.add_cdi_devices()->set_name(name);
   std::string id = run(c);
   EXPECT_EQ(exec_out(id, {"/bin/sh", "-c", "echo $VENDOR_SPEC $VENDOR_DEV"}), "1 null\n");
-  EXPECT_EQ(exec_out(id, {"/bin/sh", "-c", "test -c /dev/vendor-null && echo x > /dev/vendor-null && echo wrote"}), "wrote\n");
+  EXPECT_EQ(exec_out(id, {"/bin/sh", "-c", "test -c /dev/vendor-null && echo x > /dev/vendor-null && echo wrote"}),
+            "wrote\n");
   EXPECT_EQ(exec_out(id, {"/bin/sh", "-c", "head -c 4 /dev/vendor-zero | od -An -tx1"}), " 00 00 00 00\n");
   // Not among the runtime's default devices: it opens only through the spec's cgroup rule.
   EXPECT_EQ(exec_out(id, {"/bin/sh", "-c", "exec 3<>/dev/vendor-loop && echo opened"}), "opened\n");
@@ -270,7 +279,9 @@ TEST_F(KubeletFeatures, CdiDevicesAreAppliedAsTheirSpecsSay) {
   EXPECT_EQ(cri.list_containers().size(), 2u);
 
   // A spec file changed on disk is seen by the next create, without a restart.
-  write_file(specs / "broken.json", R"({"cdiVersion":"0.8.0","kind":"broken.example/x","devices":[{"name":"a","containerEdits":{"env":["FIXED=yes"]}}]})");
+  write_file(
+      specs / "broken.json",
+      R"({"cdiVersion":"0.8.0","kind":"broken.example/x","devices":[{"name":"a","containerEdits":{"env":["FIXED=yes"]}}]})");
   auto fixed = shell_container("fixed", "sleep 1000");
   fixed.add_cdi_devices()->set_name("broken.example/x=a");
   std::string fixed_id = run(fixed);
@@ -281,13 +292,15 @@ TEST_F(KubeletFeatures, CdiDevicesAreAppliedAsTheirSpecsSay) {
   auto annotated = shell_container("annotated", "sleep 1000");
   (*annotated.mutable_annotations())["cdi.k8s.io/vendor.test_null"] = "vendor.example/test=null";
   std::string annotated_id = run(annotated);
-  EXPECT_EQ(exec_out(annotated_id, {"/bin/sh", "-c", "echo $VENDOR_DEV; test -c /dev/vendor-null && echo node"}), "null\nnode\n");
+  EXPECT_EQ(exec_out(annotated_id, {"/bin/sh", "-c", "echo $VENDOR_DEV; test -c /dev/vendor-null && echo node"}),
+            "null\nnode\n");
   auto misnamed = shell_container("misnamed", "sleep 1000");
   (*misnamed.mutable_annotations())["cdi.k8s.io/vendor.test_0"] = "null";
   std::string misnamed_id;
   grpc::Status refused = cri.create_container(pod_, misnamed, &misnamed_id, pod_config_);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << refused.error_message();
-  EXPECT_NE(refused.error_message().find("annotation cdi.k8s.io/vendor.test_0"), std::string::npos) << refused.error_message();
+  EXPECT_NE(refused.error_message().find("annotation cdi.k8s.io/vendor.test_0"), std::string::npos)
+      << refused.error_message();
 }
 
 // In-place pod resize: the pod's own cgroup gets the new pod-level limits (resources plus
@@ -357,7 +370,8 @@ TEST_F(KubeletFeatures, UpdatePodSandboxResourcesResizesThePodCgroup) {
   grpc::ClientContext unknown_ctx;
   v1::UpdatePodSandboxResourcesRequest unknown;
   unknown.set_pod_sandbox_id("nope");
-  EXPECT_EQ(again.runtime().UpdatePodSandboxResources(&unknown_ctx, unknown, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(again.runtime().UpdatePodSandboxResources(&unknown_ctx, unknown, &resp).error_code(),
+            grpc::StatusCode::NOT_FOUND);
 }
 
 // kubelet makes the pod cgroups itself and sets them before UpdatePodSandboxResources, which only
@@ -448,7 +462,9 @@ TEST_F(KubeletFeatures, ImageVolumesAreSharedReadOnlyLayers) {
   EXPECT_EQ(exec_out(a, {"ls", "/sub"}), "b\nb-link\nnull\nsym\n");
   EXPECT_EQ(exec_out(a, {"/bin/sh", "-c", "test -x /bb/bin/busybox && echo yes"}), "yes\n");
   for (const char* path : {"/vol/new", "/sub/new", "/bb/new"})
-    EXPECT_EQ(exec_out(a, {"/bin/sh", "-c", std::string("touch ") + path + " 2>/dev/null && echo yes || echo no"}), "no\n") << path;
+    EXPECT_EQ(exec_out(a, {"/bin/sh", "-c", std::string("touch ") + path + " 2>/dev/null && echo yes || echo no"}),
+              "no\n")
+        << path;
   auto st = status(a);
   ASSERT_EQ(st.mounts_size(), 3);
   EXPECT_EQ(st.mounts(1).image().image(), layered());
@@ -495,9 +511,12 @@ TEST_F(KubeletFeatures, ImageVolumeSubPathMustExistAndStayInside) {
     grpc::StatusCode code;
     const char* why;
   } cases[] = {
-      {layered(), "nope", grpc::StatusCode::INVALID_ARGUMENT, "config.mounts[0].image_sub_path: 'nope' does not exist in the image"},
-      {layered(), "../..", grpc::StatusCode::INVALID_ARGUMENT, "config.mounts[0].image_sub_path: '../..' leaves the image"},
-      {layered(), "data/sym", grpc::StatusCode::INVALID_ARGUMENT, "config.mounts[0].image_sub_path: 'data/sym' leaves the image"},
+      {layered(), "nope", grpc::StatusCode::INVALID_ARGUMENT,
+       "config.mounts[0].image_sub_path: 'nope' does not exist in the image"},
+      {layered(), "../..", grpc::StatusCode::INVALID_ARGUMENT,
+       "config.mounts[0].image_sub_path: '../..' leaves the image"},
+      {layered(), "data/sym", grpc::StatusCode::INVALID_ARGUMENT,
+       "config.mounts[0].image_sub_path: 'data/sym' leaves the image"},
       {registry_->host() + "/test/never-pulled:v1", "", grpc::StatusCode::NOT_FOUND, "config.mounts[0].image: image"},
   };
   for (const auto& k : cases) {

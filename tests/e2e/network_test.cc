@@ -156,7 +156,8 @@ TEST_F(Network, BridgePodIsReachableAndStopFreesEverything) {
     EXPECT_EQ(fetch(ip, 8080), "hello from the pod");
   }
   // The pod's eth0 holds the address inside its own netns.
-  EXPECT_NE(shell("nsenter --net=" + d.state() + "/netns/" + id + " ip -o -4 addr show eth0").find(ip + "/24"), std::string::npos);
+  EXPECT_NE(shell("nsenter --net=" + d.state() + "/netns/" + id + " ip -o -4 addr show eth0").find(ip + "/24"),
+            std::string::npos);
   ASSERT_TRUE(cri.stop_pod(id).ok());
   EXPECT_TRUE(net.allocated_ips().empty());
   EXPECT_TRUE(net.veths().empty());
@@ -236,17 +237,18 @@ exit 0
   grpc::Status s = cri.run_pod(test_pod("refused"), &id);
   ASSERT_FALSE(s.ok());
   // The plugin's error object reaches the caller as the exact JSON text it printed.
-  EXPECT_NE(s.error_message().find(
-                R"(plugin refuser (ADD): {"cniVersion":"1.0.0","code":7,"msg":"invalid network config","details":"refuser does not like this pod"})"),
-            std::string::npos)
+  EXPECT_NE(
+      s.error_message().find(
+          R"(plugin refuser (ADD): {"cniVersion":"1.0.0","code":7,"msg":"invalid network config","details":"refuser does not like this pod"})"),
+      std::string::npos)
       << s.error_message();
   expect_nothing_left(cri, d, *net);
 }
 
 TEST_F(Network, HungPluginTimesOutAndIsKilled) {
   auto net = std::make_shared<TestNetwork>();
-  plugin("hanger", "#!/bin/sh\ncat >/dev/null\n[ \"$CNI_COMMAND\" = ADD ] || exit 0\necho $$ > " + (plugins_ / "hanger.pid") +
-                       "\nexec sleep 120\n");
+  plugin("hanger", "#!/bin/sh\ncat >/dev/null\n[ \"$CNI_COMMAND\" = ADD ] || exit 0\necho $$ > " +
+                       (plugins_ / "hanger.pid") + "\nexec sleep 120\n");
   net->write_conflist({R"({"type": "hanger"})"});
   auto& d = daemon_on(net, "cni_plugin_timeout_seconds = 1\n");
   CriClient cri(d);
@@ -254,7 +256,8 @@ TEST_F(Network, HungPluginTimesOutAndIsKilled) {
   grpc::Status s = cri.run_pod(test_pod("hung"), &id);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
-  EXPECT_NE(s.error_message().find("plugin hanger (ADD): timed out after 1000ms"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("plugin hanger (ADD): timed out after 1000ms"), std::string::npos)
+      << s.error_message();
   int pid = std::stoi(read_file(plugins_ / "hanger.pid"));
   EXPECT_NE(::kill(pid, 0), 0) << "the hung plugin is still running";
   expect_nothing_left(cri, d, *net);
@@ -263,8 +266,8 @@ TEST_F(Network, HungPluginTimesOutAndIsKilled) {
 TEST_F(Network, PluginThatClosesItsOutputAndHangsTimesOutAndIsKilled) {
   auto net = std::make_shared<TestNetwork>();
   // Nothing left to read: only a deadline on waiting for its exit can end this ADD.
-  plugin("closer", "#!/bin/sh\ncat >/dev/null\n[ \"$CNI_COMMAND\" = ADD ] || exit 0\necho $$ > " + (plugins_ / "closer.pid") +
-                       "\nexec >&- 2>&-\nsleep 1000\n");
+  plugin("closer", "#!/bin/sh\ncat >/dev/null\n[ \"$CNI_COMMAND\" = ADD ] || exit 0\necho $$ > " +
+                       (plugins_ / "closer.pid") + "\nexec >&- 2>&-\nsleep 1000\n");
   net->write_conflist({R"({"type": "closer"})"});
   auto& d = daemon_on(net, "cni_plugin_timeout_seconds = 1\n");
   CriClient cri(d);
@@ -277,7 +280,8 @@ TEST_F(Network, PluginThatClosesItsOutputAndHangsTimesOutAndIsKilled) {
   grpc::Status s = run.get();
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
-  EXPECT_NE(s.error_message().find("plugin closer (ADD): timed out after 1000ms"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("plugin closer (ADD): timed out after 1000ms"), std::string::npos)
+      << s.error_message();
   int pgid = std::stoi(read_file(plugins_ / "closer.pid"));
   bool gone = false;
   for (int i = 0; i < 500 && !gone; ++i) {  // the orphaned sleep is reaped by init, in its own time
@@ -401,8 +405,9 @@ TEST_F(Network, TextFileBusyIsRetriedAndThePodComesUp) {
   std::this_thread::sleep_for(400ms);
   ::close(writer);
   std::string id = run.get();
-  EXPECT_NE(d.log().find("plugin bridge (ADD) for " + id + ": exec " + (plugins_ / "bridge") + ": text file busy, retry 1"),
-            std::string::npos)
+  EXPECT_NE(
+      d.log().find("plugin bridge (ADD) for " + id + ": exec " + (plugins_ / "bridge") + ": text file busy, retry 1"),
+      std::string::npos)
       << d.log();
   EXPECT_FALSE(pod_ip(cri, id).empty());
   ASSERT_TRUE(cri.remove_pod(id).ok());
@@ -449,7 +454,9 @@ TEST_F(Network, ConfDirIsWatchedAndNetworkReadyFlipsBothWays) {
   CriClient cri(d);
   std::string msg;
   ASSERT_TRUE(wait_network_ready(cri, false, &msg));
-  EXPECT_NE(msg.find("NetworkPluginNotReady: no valid CNI network config in " + d.dir() + "/cni-conf"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("NetworkPluginNotReady: no valid CNI network config in " + d.dir() + "/cni-conf"),
+            std::string::npos)
+      << msg;
   // Host-network pods never need CNI; the others fail cleanly without a network.
   auto host = test_pod("hostnet");
   host.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_network(v1::NODE);
@@ -488,7 +495,8 @@ TEST_F(Network, NetworkReadyFollowsThePluginBinariesWithoutAConfDirChange) {
   fs::rename(plugins_ / "passer", plugins_ / "passer.away");
   ASSERT_TRUE(wait_network_ready(cri, false, &msg)) << msg;
   EXPECT_NE(msg.find("NetworkPluginNotReady: network " + net->name()), std::string::npos) << msg;
-  EXPECT_NE(msg.find("needs plugins not found in " + plugins_.path() + ":/usr/lib/cni: passer"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("needs plugins not found in " + plugins_.path() + ":/usr/lib/cni: passer"), std::string::npos)
+      << msg;
   fs::rename(plugins_ / "passer.away", plugins_ / "passer");
   ASSERT_TRUE(wait_network_ready(cri, true, &msg)) << msg;
 }
@@ -639,8 +647,9 @@ TEST_F(Network, PluginsGetTheCniEnvironmentPrevResultAndTheirCapabilities) {
   EXPECT_EQ(add["CNI_CONTAINERID"], id);
   EXPECT_EQ(add["CNI_NETNS"], d.state() + "/netns/" + id);
   EXPECT_EQ(add["CNI_IFNAME"], "eth0");
-  EXPECT_EQ(add["CNI_ARGS"], "IgnoreUnknown=1;K8S_POD_NAMESPACE=berth-test;K8S_POD_NAME=args;K8S_POD_INFRA_CONTAINER_ID=" + id +
-                                 ";K8S_POD_UID=uid-args");
+  EXPECT_EQ(add["CNI_ARGS"],
+            "IgnoreUnknown=1;K8S_POD_NAMESPACE=berth-test;K8S_POD_NAME=args;K8S_POD_INFRA_CONTAINER_ID=" + id +
+                ";K8S_POD_UID=uid-args");
   EXPECT_EQ(add["CNI_PATH"], plugins_.path() + ":/usr/lib/cni");
   EXPECT_EQ(add["conf"]["name"], net->name());
   EXPECT_EQ(add["conf"]["cniVersion"], "1.0.0");
@@ -662,9 +671,12 @@ TEST_F(Network, PluginsGetTheCniEnvironmentPrevResultAndTheirCapabilities) {
 std::string fixed_result_plugin(const std::string& version) {
   std::string result;
   if (version == "0.3.1")
-    result = R"({"cniVersion":"0.3.1","ips":[{"version":"6","address":"fd00:be7::5/64"},{"version":"4","address":"10.254.3.5/24"}]})";
+    result =
+        R"({"cniVersion":"0.3.1","ips":[{"version":"6","address":"fd00:be7::5/64"},{"version":"4","address":"10.254.3.5/24"}]})";
   else
-    result = R"({"cniVersion":")" + version + R"(","interfaces":[{"name":"eth0"}],"ips":[{"address":"fd00:be7::5/64","interface":0},{"address":"10.254.3.5/24","interface":0}]})";
+    result =
+        R"({"cniVersion":")" + version +
+        R"(","interfaces":[{"name":"eth0"}],"ips":[{"address":"fd00:be7::5/64","interface":0},{"address":"10.254.3.5/24","interface":0}]})";
   return "#!/bin/sh\ncat >/dev/null\n[ \"$CNI_COMMAND\" = ADD ] || exit 0\necho '" + result + "'\n";
 }
 

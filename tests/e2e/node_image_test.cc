@@ -52,15 +52,18 @@ class NodeImage : public DaemonTest {
     push_test_images(registry_->url(), {"--only", "busybox"});
     // The package from this build dir, then the image from the package.
     debs_ = new TempDir("berth-node-deb");
-    std::string out = shell("cd " BERTH_BINARY_DIR " && cpack -G DEB -B " + debs_->path() +
-                            " -D CPACK_DEBIAN_COMPRESSION_TYPE=gzip 2>&1 && ls " + debs_->path() + "/berth_*_amd64.deb");
+    std::string out =
+        shell("cd " BERTH_BINARY_DIR " && cpack -G DEB -B " + debs_->path() +
+              " -D CPACK_DEBIAN_COMPRESSION_TYPE=gzip 2>&1 && ls " + debs_->path() + "/berth_*_amd64.deb");
     std::string deb = out.substr(out.rfind('\n', out.size() - 2) + 1);
     while (!deb.empty() && deb.back() == '\n') deb.pop_back();
-    std::string pushed = shell(std::string(BERTH_SOURCE_DIR) + "/packaging/node-image/build-node-image " + registry_->url() +
-                               " --deb " + deb + " --tag test");
+    std::string pushed = shell(std::string(BERTH_SOURCE_DIR) + "/packaging/node-image/build-node-image " +
+                               registry_->url() + " --deb " + deb + " --tag test");
     auto j = nlohmann::json::parse(pushed, nullptr, false);
-    if (j.is_object() && j.contains("reference")) image_ = j["reference"];
-    else build_log_ = out + "\n" + pushed;
+    if (j.is_object() && j.contains("reference"))
+      image_ = j["reference"];
+    else
+      build_log_ = out + "\n" + pushed;
   }
   static void TearDownTestSuite() {
     delete registry_;
@@ -94,7 +97,8 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
   ASSERT_OK(host.run_pod(node_pod, &node_pod_id));
   v1::ContainerConfig node = test_container("berthd", image_, {});
   node.mutable_linux()->mutable_security_context()->set_privileged(true);
-  for (const auto& a : {"--config", "/etc/berth/berth.toml", "--socket", "/run/berth-socket/berth.sock", "--log-level", "debug"})
+  for (const auto& a :
+       {"--config", "/etc/berth/berth.toml", "--socket", "/run/berth-socket/berth.sock", "--log-level", "debug"})
     node.add_args(a);
   auto* m = node.add_mounts();
   m->set_host_path(volume.path());
@@ -146,11 +150,14 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
   EXPECT_EQ(net.veths().size(), 1u);
   EXPECT_FALSE(net.nat_rules_naming(net.name()).empty()) << "portmap's rules, made with the image's iptables";
   std::string cid;
-  ASSERT_OK(nested.create_container(pod_id, test_container("hello", busybox(), {"/bin/sh", "-c", "echo hello from the nested berth; exec sleep 1000"}),
-                                    &cid, pod));
+  ASSERT_OK(nested.create_container(
+      pod_id,
+      test_container("hello", busybox(), {"/bin/sh", "-c", "echo hello from the nested berth; exec sleep 1000"}), &cid,
+      pod));
   ASSERT_OK(nested.start_container(cid));
   bool logged = false;
-  for (auto deadline = std::chrono::steady_clock::now() + 30s; !logged && std::chrono::steady_clock::now() < deadline;) {
+  for (auto deadline = std::chrono::steady_clock::now() + 30s;
+       !logged && std::chrono::steady_clock::now() < deadline;) {
     logged = read_file(volume / "pod-logs/hello.log").find("hello from the nested berth") != std::string::npos;
     if (!logged) std::this_thread::sleep_for(50ms);
   }
@@ -164,8 +171,9 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
   int lines = 0;
   for (std::string line; std::getline(cgroup_lines, line);) {
     // v1's memory and pids hierarchies, or v2's one unless a cgroup namespace hides the path.
-    bool checked = line.find(":memory:") != std::string::npos || line.find(":pids:") != std::string::npos ||
-                   (line.rfind("0::", 0) == 0 && cgroups.stdout().find(":memory:") == std::string::npos && line != "0::/");
+    bool checked =
+        line.find(":memory:") != std::string::npos || line.find(":pids:") != std::string::npos ||
+        (line.rfind("0::", 0) == 0 && cgroups.stdout().find(":memory:") == std::string::npos && line != "0::/");
     if (!checked) continue;
     ++lines;
     EXPECT_NE(line.find(nested_parent + "/"), std::string::npos) << "not in the nested pod's cgroup: " << line;
@@ -188,7 +196,8 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
                                    .nested_in_pid = node_pid};
   std::string live;
   for (const auto& l : host_leftovers(nested_scope)) live += l + "\n";
-  for (const char* kind : {"mount: /run/berth/", "cgroup: ", "process: ", "netns pin: ", "sandbox checkpoint: ", "veth: ", "blob: "})
+  for (const char* kind :
+       {"mount: /run/berth/", "cgroup: ", "process: ", "netns pin: ", "sandbox checkpoint: ", "veth: ", "blob: "})
     EXPECT_NE(live.find(kind), std::string::npos) << kind << " not in the census of the running nested pod:\n" << live;
 
   // Removed at both levels.
@@ -215,7 +224,10 @@ TEST_F(NodeImage, RunsBerthNestedAndAPodInIt) {
   EXPECT_EQ(::access(nested_socket.c_str(), F_OK), -1) << "the nested berthd left its socket";
   EXPECT_TRUE(mounts_below(volume.path()).empty());
   EXPECT_TRUE(mounts_below(socket_dir.path()).empty());
-  EXPECT_EQ(host_leftovers({.root = outer.root(), .state = outer.state(), .cgroup_parent = test_cgroup_parent(), .images_removed = true}),
+  EXPECT_EQ(host_leftovers({.root = outer.root(),
+                            .state = outer.state(),
+                            .cgroup_parent = test_cgroup_parent(),
+                            .images_removed = true}),
             std::vector<std::string>{});
 }
 

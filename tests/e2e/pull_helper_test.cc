@@ -49,7 +49,8 @@ std::vector<pid_t> pull_helpers_of(pid_t parent) {
     std::string name = e.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     pid_t pid = std::stoi(name);
-    if (status_field(pid, "PPid") == std::to_string(parent) && status_field(pid, "Name") == "berth-pull") out.push_back(pid);
+    if (status_field(pid, "PPid") == std::to_string(parent) && status_field(pid, "Name") == "berth-pull")
+      out.push_back(pid);
   }
   return out;
 }
@@ -135,7 +136,8 @@ TEST_F(PullHelper, RunsConfinedAndDoesEachStep) {
 // mount namespace of its own; the helper, which unpacks, has a network namespace with nothing in it.
 TEST_F(PullHelper, TheFetcherHoldsNoCapabilityAndTheUnpackerNoNetwork) {
   const int port = free_loopback_port();
-  ScriptServer proxy("token-proxy.py", {std::to_string(port), registry_->url(), "-", "-", "--hold", "/manifests/latest"}, port);
+  ScriptServer proxy("token-proxy.py",
+                     {std::to_string(port), registry_->url(), "-", "-", "--hold", "/manifests/latest"}, port);
   auto held = [&] {
     std::string answer = http_get(port, "/_stats");
     size_t body = answer.find("\r\n\r\n");
@@ -148,7 +150,8 @@ TEST_F(PullHelper, TheFetcherHoldsNoCapabilityAndTheUnpackerNoNetwork) {
   } release{port};
   auto& d = daemon();
   CriClient cri(d);
-  auto pull = std::async(std::launch::async, [&] { return cri.pull_image("127.0.0.1:" + std::to_string(port) + "/test/busybox:latest"); });
+  auto pull = std::async(std::launch::async,
+                         [&] { return cri.pull_image("127.0.0.1:" + std::to_string(port) + "/test/busybox:latest"); });
   pid_t helper = 0, fetcher = 0;
   ASSERT_TRUE(eventually([&] {
     auto helpers = pull_helpers_of(d.pid());
@@ -158,12 +161,15 @@ TEST_F(PullHelper, TheFetcherHoldsNoCapabilityAndTheUnpackerNoNetwork) {
     fetcher = children.empty() ? 0 : children.front();
     return fetcher > 0 && held() == 1;
   })) << "no fetcher seen while the manifest was held";
-  for (const char* set : {"CapEff", "CapPrm", "CapInh", "CapBnd", "CapAmb"}) EXPECT_EQ(status_field(fetcher, set), "0000000000000000") << set;
+  for (const char* set : {"CapEff", "CapPrm", "CapInh", "CapBnd", "CapAmb"})
+    EXPECT_EQ(status_field(fetcher, set), "0000000000000000") << set;
   EXPECT_EQ(status_field(fetcher, "Uid"), "65534\t65534\t65534\t65534");
   EXPECT_EQ(status_field(fetcher, "Gid"), "65534\t65534\t65534\t65534");
   EXPECT_EQ(status_field(fetcher, "NoNewPrivs"), "1");
   EXPECT_EQ(status_field(fetcher, "Seccomp"), "2");
-  auto ns = [](pid_t pid, const char* kind) { return fs::read_symlink("/proc/" + std::to_string(pid) + "/ns/" + kind).string(); };
+  auto ns = [](pid_t pid, const char* kind) {
+    return fs::read_symlink("/proc/" + std::to_string(pid) + "/ns/" + kind).string();
+  };
   EXPECT_NE(ns(fetcher, "mnt"), ns(::getpid(), "mnt"));
   EXPECT_EQ(ns(fetcher, "net"), ns(::getpid(), "net")) << "the fetcher is the one that reaches registries";
   EXPECT_NE(ns(helper, "net"), ns(::getpid(), "net")) << "the unpacker reaches none";
@@ -219,7 +225,8 @@ TEST_F(PullHelper, ACrashedHelperFailsOnlyItsPull) {
   ASSERT_EQ(::kill(helpers.front(), crash), 0);
   grpc::Status s = pull.get();
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INTERNAL) << s.error_message();
-  EXPECT_NE(s.error_message().find("ended before it answered: killed by signal " + std::to_string(crash)), std::string::npos)
+  EXPECT_NE(s.error_message().find("ended before it answered: killed by signal " + std::to_string(crash)),
+            std::string::npos)
       << s.error_message();
   EXPECT_EQ(::kill(d.pid(), 0), 0);
   EXPECT_TRUE(dir_is_empty(d.root() + "/images/tmp"));

@@ -42,7 +42,8 @@ v1::PodSandboxConfig pod(const std::string& name) {
 // Daemons whose sandboxes are all removed when the test ends, also when it failed (DaemonTest).
 class Sandboxes : public DaemonTest {
  protected:
-  static grpc::Status run_pod(DaemonProcess& d, const v1::PodSandboxConfig& c, std::string* id, const std::string& handler = "") {
+  static grpc::Status run_pod(DaemonProcess& d, const v1::PodSandboxConfig& c, std::string* id,
+                              const std::string& handler = "") {
     grpc::ClientContext ctx;
     v1::RunPodSandboxRequest req;
     *req.mutable_config() = c;
@@ -193,7 +194,8 @@ TEST_F(Sandboxes, ResolvConfFromDnsConfigAndHostCopy) {
   ASSERT_TRUE(run_pod(d, c, &id).ok());
   std::string dir = d.state() + "/sandboxes/" + id;
   EXPECT_EQ(shell("cat " + dir + "/resolv.conf"),
-            "nameserver 10.96.0.10\nnameserver 10.96.0.11\nsearch berth-test.svc.cluster.local svc.cluster.local\noptions ndots:5\n");
+            "nameserver 10.96.0.10\nnameserver 10.96.0.11\nsearch berth-test.svc.cluster.local "
+            "svc.cluster.local\noptions ndots:5\n");
   EXPECT_EQ(shell("cat " + dir + "/hostname"), "dns-pod\n");
   EXPECT_NE(shell("cat " + dir + "/hosts").find("127.0.1.1\tdns-pod"), std::string::npos);
   std::string id2;
@@ -206,12 +208,15 @@ TEST_F(Sandboxes, SysctlsAndSeccompAreApplied) {
   auto c = pod("sysctl-pod");
   (*c.mutable_linux()->mutable_sysctls())["net.ipv4.ip_unprivileged_port_start"] = "80";
   (*c.mutable_linux()->mutable_sysctls())["kernel.shm_rmid_forced"] = "1";
-  c.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(v1::SecurityProfile::RuntimeDefault);
+  c.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(
+      v1::SecurityProfile::RuntimeDefault);
   std::string id;
   grpc::Status s = run_pod(d, c, &id);
   ASSERT_TRUE(s.ok()) << s.error_message();
   int pid = pause_pid(d, id);
-  EXPECT_EQ(shell("nsenter --net --target " + std::to_string(pid) + " cat /proc/sys/net/ipv4/ip_unprivileged_port_start"), "80\n");
+  EXPECT_EQ(
+      shell("nsenter --net --target " + std::to_string(pid) + " cat /proc/sys/net/ipv4/ip_unprivileged_port_start"),
+      "80\n");
   EXPECT_EQ(shell("nsenter --ipc --target " + std::to_string(pid) + " cat /proc/sys/kernel/shm_rmid_forced"), "1\n");
   EXPECT_NE(shell("cat /proc/" + std::to_string(pid) + "/status").find("Seccomp:\t2"), std::string::npos);
 }
@@ -223,16 +228,17 @@ TEST_F(Sandboxes, SysctlsAndSeccompAreApplied) {
 TEST_F(Sandboxes, PauseStartsWithoutTheRuntimeAndConfined) {
   auto& d = daemon();
   auto c = pod("launched-pod");
-  c.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(v1::SecurityProfile::RuntimeDefault);
+  c.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(
+      v1::SecurityProfile::RuntimeDefault);
   std::string id;
   ASSERT_OK(run_pod(d, c, &id));
   std::string runc_list = "runc --root " + d.state() + "/runtime/runc list -q";
   EXPECT_EQ(shell(runc_list).find(id), std::string::npos);
   std::string p = "/proc/" + std::to_string(pause_pid(d, id));
   std::string status = shell("cat " + p + "/status");
-  for (const char* want : {"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000",
-                           "CapBnd:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2",
-                           "NSpid:\t"})
+  for (const char* want :
+       {"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000",
+        "CapBnd:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2", "NSpid:\t"})
     EXPECT_NE(status.find(want), std::string::npos) << want << "\n" << status;
   EXPECT_NE(status.find("\t1\n", status.find("NSpid:")), std::string::npos) << status;  // PID 1 in its namespace
   EXPECT_NE(shell("cat " + p + "/cgroup").find(id), std::string::npos);
@@ -287,7 +293,8 @@ TEST_F(Sandboxes, SecurityContextUserResourcesAndLocalhostSeccomp) {
   EXPECT_NE(st.find("Seccomp:	2"), std::string::npos) << st;
   EXPECT_NE(st.find("NoNewPrivs:	1"), std::string::npos) << st;
   const std::string cg = test_cgroup_parent() + "/" + id;
-  EXPECT_EQ(read_file(host_cgroup_file(cg, "memory", "memory.limit_in_bytes", "memory.max")), std::to_string(80 << 20) + "\n");
+  EXPECT_EQ(read_file(host_cgroup_file(cg, "memory", "memory.limit_in_bytes", "memory.max")),
+            std::to_string(80 << 20) + "\n");
   // 512 shares are weight 20 on v2 (runc's and crun's conversion).
   EXPECT_EQ(read_file(host_cgroup_file(cg, "cpu", "cpu.shares", "cpu.weight")), host_cgroup_v2() ? "20\n" : "512\n");
 
@@ -358,7 +365,8 @@ TEST_F(Sandboxes, KilledPauseMakesTheSandboxNotReady) {
   EXPECT_EQ(not_ready[0].id(), id);
   auto all = list(d);
   ASSERT_EQ(all.size(), 3u);
-  for (const auto& p : all) EXPECT_EQ(p.state(), p.id() == id ? v1::SANDBOX_NOTREADY : v1::SANDBOX_READY) << p.metadata().name();
+  for (const auto& p : all)
+    EXPECT_EQ(p.state(), p.id() == id ? v1::SANDBOX_NOTREADY : v1::SANDBOX_READY) << p.metadata().name();
   f.mutable_state()->set_state(v1::SANDBOX_READY);
   EXPECT_EQ(list(d, f).size(), 2u);
   for (const auto& other : {before, after}) ASSERT_TRUE(remove(d, other).ok());
@@ -479,7 +487,9 @@ TEST_F(Sandboxes, NameIsReservedWhileTheSandboxExists) {
 
 TEST_F(Sandboxes, SandboxImageFromARegistryIsPulledPinnedAndUsed) {
   RegistryProcess reg;
-  auto digests = nlohmann::json::parse(push_test_images(reg.url(), {"--only", "busybox", "--pause-binary", fs::path(berthd_path()).parent_path().string() + "/berth-pause"}));
+  auto digests = nlohmann::json::parse(push_test_images(
+      reg.url(),
+      {"--only", "busybox", "--pause-binary", fs::path(berthd_path()).parent_path().string() + "/berth-pause"}));
   std::string image = reg.host() + "/test/pause:v1";
   auto& d = daemon({.config_toml = "sandbox_image = \"" + image + "\"\n"});
   std::string id;
@@ -532,7 +542,8 @@ TEST_F(Sandboxes, SandboxImageFromARegistryIsPulledPinnedAndUsed) {
 
 TEST_F(Sandboxes, SandboxImageAClientPulledFirstIsPinned) {
   RegistryProcess reg;
-  push_test_images(reg.url(), {"--only", "none", "--pause-binary", fs::path(berthd_path()).parent_path().string() + "/berth-pause"});
+  push_test_images(
+      reg.url(), {"--only", "none", "--pause-binary", fs::path(berthd_path()).parent_path().string() + "/berth-pause"});
   std::string image = reg.host() + "/test/pause:v1";
   auto& d = daemon({.config_toml = "sandbox_image = \"" + image + "\"\n"});
   ASSERT_TRUE(pull_image(d, image).ok());
@@ -561,16 +572,19 @@ TEST_F(Sandboxes, BadInputIsRefusedAndLeavesNothing) {
       {"no name", [](auto& c) { c.mutable_metadata()->set_name(""); }, "", "config.metadata.name"},
       {"no uid", [](auto& c) { c.mutable_metadata()->set_uid(""); }, "", "config.metadata.uid"},
       {"handler", [](auto&) {}, "gvisor", "unknown handler 'gvisor' (known: runc)"},
-      {"sysctl", [](auto& c) { (*c.mutable_linux()->mutable_sysctls())["kernel.hostname"] = "x"; }, "", "'kernel.hostname' is not a namespaced sysctl"},
+      {"sysctl", [](auto& c) { (*c.mutable_linux()->mutable_sysctls())["kernel.hostname"] = "x"; }, "",
+       "'kernel.hostname' is not a namespaced sysctl"},
       {"host net sysctl",
        [](auto& c) {
          c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_network(v1::NODE);
          (*c.mutable_linux()->mutable_sysctls())["net.ipv4.ip_forward"] = "1";
        },
        "", "host's network namespace"},
-      {"target", [](auto& c) { c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_pid(v1::TARGET); }, "",
-       "namespace_options.pid"},
-      {"cgroup parent", [](auto& c) { c.mutable_linux()->set_cgroup_parent("relative/path"); }, "", "linux.cgroup_parent"},
+      {"target",
+       [](auto& c) { c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_pid(v1::TARGET); },
+       "", "namespace_options.pid"},
+      {"cgroup parent", [](auto& c) { c.mutable_linux()->set_cgroup_parent("relative/path"); }, "",
+       "linux.cgroup_parent"},
       {"seccomp file",
        [](auto& c) {
          auto* p = c.mutable_linux()->mutable_security_context()->mutable_seccomp();

@@ -50,7 +50,8 @@ class Seccomp : public PodFixture {
     std::istringstream out(exec_out(id, cmd));
     std::map<std::string, std::string> results;
     for (std::string line; std::getline(out, line);)
-      if (auto colon = line.find(": "); colon != std::string::npos) results[line.substr(0, colon)] = line.substr(colon + 2);
+      if (auto colon = line.find(": "); colon != std::string::npos)
+        results[line.substr(0, colon)] = line.substr(colon + 2);
     return results;
   }
 };
@@ -73,13 +74,17 @@ TEST_F(Seccomp, AShellWorkloadRunsUnderRuntimeDefault) {
       "yes | head -1000 | wc -l >/dev/null; kill -0 $$; env >/dev/null; "
       "echo all-done; sleep 1000";
   auto c = shell_container("workload", script);
-  c.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(v1::SecurityProfile::RuntimeDefault);
+  c.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(
+      v1::SecurityProfile::RuntimeDefault);
   std::string id = run(c);
   ASSERT_TRUE(wait_for_file_text(logs_->path() + "/workload.log", "all-done")) << log_of("workload");
   EXPECT_EQ(status(id).state(), v1::CONTAINER_RUNNING);
   v1::ExecSyncResponse r;
-  ASSERT_OK(cri.exec_sync(id, {"/bin/sh", "-c", "grep Seccomp: /proc/self/status; ps | wc -l; date +%Y | wc -c; cat /proc/1/cmdline | tr '\\0' ' '"},
-                          &r, 10));
+  ASSERT_OK(cri.exec_sync(
+      id,
+      {"/bin/sh", "-c",
+       "grep Seccomp: /proc/self/status; ps | wc -l; date +%Y | wc -c; cat /proc/1/cmdline | tr '\\0' ' '"},
+      &r, 10));
   EXPECT_EQ(r.exit_code(), 0) << r.stderr();
   EXPECT_NE(r.stdout().find("Seccomp:\t2"), std::string::npos) << r.stdout();
   EXPECT_NE(r.stdout().find("sleep 1000"), std::string::npos) << r.stdout();  // the script's last command
@@ -90,8 +95,8 @@ TEST_F(Seccomp, RefusedCallsGetEpermThatUnconfinedOnesDoNot) {
   ready_with_probe();
   std::string confined = probe_container("confined", v1::SecurityProfile::RuntimeDefault);
   std::string open = probe_container("open", v1::SecurityProfile::Unconfined);
-  const std::vector<std::string> probes{"io_uring_setup", "keyctl", "personality-no-randomize", "socket-vsock", "kcmp",
-                                        "statmount", "clone-newuser"};
+  const std::vector<std::string> probes{
+      "io_uring_setup", "keyctl", "personality-no-randomize", "socket-vsock", "kcmp", "statmount", "clone-newuser"};
   auto in = probe(confined, probes), out = probe(open, probes);
   int compared = 0;
   for (const auto& p : probes) {
@@ -170,7 +175,9 @@ TEST_F(Seccomp, DefaultContainerCanChroot) {
 TEST_F(Seccomp, LocalhostProfiles) {
   auto& cri = ready_with_probe();
   TempDir dir;
-  write_file(dir / "uring.json", R"({"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["keyctl"],"action":"SCMP_ACT_ERRNO","errnoRet":1}]})");
+  write_file(
+      dir / "uring.json",
+      R"({"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["keyctl"],"action":"SCMP_ACT_ERRNO","errnoRet":1}]})");
   auto c = test_container("localhost", probe_image(), {"/bin/sleep", "1000"});
   auto* sp = c.mutable_linux()->mutable_security_context()->mutable_seccomp();
   sp->set_profile_type(v1::SecurityProfile::Localhost);

@@ -34,7 +34,8 @@ std::set<std::string> census(DaemonProcess& d) {
 // once may still see `runc init` where the next one sees the command.
 std::set<std::string> settled_census(DaemonProcess& d) {
   auto starting = [](const std::set<std::string>& lines) {
-    return std::any_of(lines.begin(), lines.end(), [](const std::string& l) { return l.find(" runc init") != std::string::npos; });
+    return std::any_of(lines.begin(), lines.end(),
+                       [](const std::string& l) { return l.find(" runc init") != std::string::npos; });
   };
   auto lines = census(d);
   for (int i = 0; i < 100 && starting(lines); ++i) {
@@ -48,10 +49,10 @@ std::string nul(const std::string& before, const std::string& after) { return be
 
 struct Hostile {
   std::string what;
-  std::string field;  // the error must name it
-  std::function<void(v1::PodSandboxConfig&)> pod;         // RunPodSandbox with this change, or
-  std::function<void(v1::ContainerConfig&)> container;    // CreateContainer with this change, or
-  std::vector<std::string> exec;                          // ExecSync and Exec of this command
+  std::string field;                                    // the error must name it
+  std::function<void(v1::PodSandboxConfig&)> pod;       // RunPodSandbox with this change, or
+  std::function<void(v1::ContainerConfig&)> container;  // CreateContainer with this change, or
+  std::vector<std::string> exec;                        // ExecSync and Exec of this command
 };
 
 std::vector<Hostile> hostile_requests() {
@@ -61,8 +62,10 @@ std::vector<Hostile> hostile_requests() {
   auto sc = [](C& c) { return c.mutable_linux()->mutable_security_context(); };
   return {
       // RunPodSandbox: CNI_ARGS, file lines, paths.
-      {"pod name with ';' (CNI_ARGS)", "config.metadata.name", [](P& c) { c.mutable_metadata()->set_name("a;K8S_POD_NAME=b"); }},
-      {"pod namespace with '='", "config.metadata.namespace", [](P& c) { c.mutable_metadata()->set_namespace_("ns=x"); }},
+      {"pod name with ';' (CNI_ARGS)", "config.metadata.name",
+       [](P& c) { c.mutable_metadata()->set_name("a;K8S_POD_NAME=b"); }},
+      {"pod namespace with '='", "config.metadata.namespace",
+       [](P& c) { c.mutable_metadata()->set_namespace_("ns=x"); }},
       {"pod uid with ';'", "config.metadata.uid", [](P& c) { c.mutable_metadata()->set_uid("u;IgnoreUnknown=0"); }},
       {"pod name with a newline", "config.metadata.name", [](P& c) { c.mutable_metadata()->set_name("a\nb"); }},
       {"pod name with NUL", "config.metadata.name", [](P& c) { c.mutable_metadata()->set_name(nul("a", "b")); }},
@@ -83,15 +86,20 @@ std::vector<Hostile> hostile_requests() {
        }},
       {"DNS search with a second line", "config.dns_config.searches[0]",
        [=](P& c) { dns(c)->add_searches("svc.cluster.local\nnameserver 6.6.6.6"); }},
-      {"DNS search with a space (a second domain)", "config.dns_config.searches[0]", [=](P& c) { dns(c)->add_searches("a.com evil.com"); }},
-      {"DNS option with a second line", "config.dns_config.options[0]", [=](P& c) { dns(c)->add_options("ndots:5\nnameserver 6.6.6.6"); }},
+      {"DNS search with a space (a second domain)", "config.dns_config.searches[0]",
+       [=](P& c) { dns(c)->add_searches("a.com evil.com"); }},
+      {"DNS option with a second line", "config.dns_config.options[0]",
+       [=](P& c) { dns(c)->add_options("ndots:5\nnameserver 6.6.6.6"); }},
       {"sysctl value with a newline", "config.linux.sysctls",
        [](P& c) { (*c.mutable_linux()->mutable_sysctls())["net.ipv4.ip_unprivileged_port_start"] = "0\n1"; }},
-      {"sysctl name leaving /proc/sys", "config.linux.sysctls", [](P& c) { (*c.mutable_linux()->mutable_sysctls())["net/../../../etc/x"] = "1"; }},
+      {"sysctl name leaving /proc/sys", "config.linux.sysctls",
+       [](P& c) { (*c.mutable_linux()->mutable_sysctls())["net/../../../etc/x"] = "1"; }},
       {"label value with NUL", "config.labels", [](P& c) { (*c.mutable_labels())["app"] = nul("a", "b"); }},
       {"annotation key with NUL", "config.annotations", [](P& c) { (*c.mutable_annotations())[nul("k", "x")] = "v"; }},
-      {"cgroup parent with a newline", "config.linux.cgroup_parent", [](P& c) { c.mutable_linux()->set_cgroup_parent("/berth-test-pods\n/x"); }},
-      {"cgroup parent with '..'", "cgroup_parent", [](P& c) { c.mutable_linux()->set_cgroup_parent("/berth-test-pods/../../x"); }},
+      {"cgroup parent with a newline", "config.linux.cgroup_parent",
+       [](P& c) { c.mutable_linux()->set_cgroup_parent("/berth-test-pods\n/x"); }},
+      {"cgroup parent with '..'", "cgroup_parent",
+       [](P& c) { c.mutable_linux()->set_cgroup_parent("/berth-test-pods/../../x"); }},
       {"port mapping host IP that is no address", "config.port_mappings[0].host_ip",
        [](P& c) {
          auto* p = c.add_port_mappings();
@@ -108,9 +116,12 @@ std::vector<Hostile> hostile_requests() {
          p->set_localhost_ref("/var/lib/kubelet/seccomp/a\n.json");
        }},
       // CreateContainer: exec arguments, env, paths, the log path.
-      {"container name with NUL", "config.metadata.name", nullptr, [](C& c) { c.mutable_metadata()->set_name(nul("c", "x")); }},
-      {"container name with a newline", "config.metadata.name", nullptr, [](C& c) { c.mutable_metadata()->set_name("c\nx"); }},
-      {"image with NUL", "config.image.image", nullptr, [](C& c) { c.mutable_image()->set_image(nul("busybox", "x")); }},
+      {"container name with NUL", "config.metadata.name", nullptr,
+       [](C& c) { c.mutable_metadata()->set_name(nul("c", "x")); }},
+      {"container name with a newline", "config.metadata.name", nullptr,
+       [](C& c) { c.mutable_metadata()->set_name("c\nx"); }},
+      {"image with NUL", "config.image.image", nullptr,
+       [](C& c) { c.mutable_image()->set_image(nul("busybox", "x")); }},
       {"command with NUL", "config.command[0]", nullptr, [](C& c) { c.set_command(0, nul("/bin/sh", "x")); }},
       {"argument with NUL", "config.args[0]", nullptr, [](C& c) { c.add_args(nul("a", "b")); }},
       {"env value with NUL", "config.envs[0].value", nullptr,
@@ -154,10 +165,12 @@ std::vector<Hostile> hostile_requests() {
        }},
       {"absolute log path", "config.log_path", nullptr, [](C& c) { c.set_log_path("/etc/cron.d/x"); }},
       {"log path with '..'", "config.log_path", nullptr, [](C& c) { c.set_log_path("../escape.log"); }},
-      {"log path leaving the directory through a subdir", "config.log_path", nullptr, [](C& c) { c.set_log_path("a/../../x.log"); }},
+      {"log path leaving the directory through a subdir", "config.log_path", nullptr,
+       [](C& c) { c.set_log_path("a/../../x.log"); }},
       {"log path with a newline", "config.log_path", nullptr, [](C& c) { c.set_log_path("c\n.log"); }},
       {"label with NUL", "config.labels", nullptr, [](C& c) { (*c.mutable_labels())["k"] = nul("v", "x"); }},
-      {"annotation with NUL", "config.annotations", nullptr, [](C& c) { (*c.mutable_annotations())["k"] = nul("v", "x"); }},
+      {"annotation with NUL", "config.annotations", nullptr,
+       [](C& c) { (*c.mutable_annotations())["k"] = nul("v", "x"); }},
       {"masked path that is relative", "config.linux.security_context.masked_paths[0]", nullptr,
        [=](C& c) { sc(c)->add_masked_paths("proc/kcore"); }},
       {"AppArmor profile name with a newline", "config.linux.security_context", nullptr,
@@ -188,7 +201,8 @@ class Security : public PodFixture {
       v1::ExecSyncResponse r;
       s = cri_->exec_sync(running, h.exec, &r, 10);
       grpc::Status streamed = exec_url(running, h.exec);
-      EXPECT_EQ(streamed.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << h.what << " (Exec): " << streamed.error_message();
+      EXPECT_EQ(streamed.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+          << h.what << " (Exec): " << streamed.error_message();
     }
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << h.what << ": " << s.error_message();
     EXPECT_NE(s.error_message().find(h.field), std::string::npos) << h.what << ": " << s.error_message();
@@ -219,7 +233,8 @@ TEST_F(Security, HostileRequestsAreRefusedNamingTheFieldAndLeaveNothing) {
     EXPECT_EQ(cri.list_containers().size(), containers_before) << h.what;
     auto host_after = census(*d_);
     std::vector<std::string> added;
-    std::set_difference(host_after.begin(), host_after.end(), host_before.begin(), host_before.end(), std::back_inserter(added));
+    std::set_difference(host_after.begin(), host_after.end(), host_before.begin(), host_before.end(),
+                        std::back_inserter(added));
     EXPECT_TRUE(added.empty()) << h.what << " left: " << added.front() << " (" << added.size() << " in all)";
   }
   std::printf("hostile requests: %zu cases, %d accepted\n", cases.size(), accepted);
@@ -247,7 +262,8 @@ TEST_F(Security, AnAmbiguousIdPrefixIsRefusedByEveryRpc) {
   for (int i = 0; container_prefix.empty() && i < 40; ++i) {
     std::string id;
     ASSERT_OK(cri.create_container(pod_, shell_container("twin-" + std::to_string(i), "sleep 1000"), &id, pod_config_));
-    if (containers_by_first[id[0]].push_back(id), containers_by_first[id[0]].size() == 2) container_prefix = std::string(1, id[0]);
+    if (containers_by_first[id[0]].push_back(id), containers_by_first[id[0]].size() == 2)
+      container_prefix = std::string(1, id[0]);
   }
   ASSERT_FALSE(pod_prefix.empty());
   ASSERT_FALSE(container_prefix.empty());
@@ -279,7 +295,8 @@ TEST_F(Security, AnAmbiguousIdPrefixIsRefusedByEveryRpc) {
     expect_refused("PortForward", rt.PortForward(&ctx, req, &resp), "pod_sandbox_id");
   }
   std::string made;
-  expect_refused("CreateContainer", cri.create_container(p, shell_container("x", "true"), &made, pod_config_), "pod_sandbox_id");
+  expect_refused("CreateContainer", cri.create_container(p, shell_container("x", "true"), &made, pod_config_),
+                 "pod_sandbox_id");
   expect_refused("StartContainer", cri.start_container(c), "container_id");
   expect_refused("StopContainer", cri.stop_container(c, 0), "container_id");
   expect_refused("RemoveContainer", cri.remove_container(c), "container_id");
@@ -357,8 +374,8 @@ TEST_F(Security, OtherHostUsersCannotReachContainerContent) {
   for (const std::string& dir : {d_->dir(), d_->root(), d_->state()}) fs::permissions(dir, fs::perms(0755));
   const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all ";
   ASSERT_EQ(shell(as_nobody + "id -u").substr(0, 5), "65534");
-  for (const std::string& cmd : {"ls " + rootfs, rootfs + "/bin/busybox true", "cat " + rootfs + "/etc/passwd", "ls " + shm,
-                                 "cat " + shm + "/x", "ls " + snapshot, "cat " + snapshot + "/etc/passwd",
+  for (const std::string& cmd : {"ls " + rootfs, rootfs + "/bin/busybox true", "cat " + rootfs + "/etc/passwd",
+                                 "ls " + shm, "cat " + shm + "/x", "ls " + snapshot, "cat " + snapshot + "/etc/passwd",
                                  "ls " + d_->root() + "/containers/" + id, "ls " + d_->state() + "/netns"}) {
     // Through a shell: setpriv's own exec of its argument is not a fair test of the user's rights.
     std::string out = shell(as_nobody + "/bin/sh -c '" + cmd + "' 2>&1; echo \"exit=$?\"");
@@ -369,7 +386,8 @@ TEST_F(Security, OtherHostUsersCannotReachContainerContent) {
   auto user = shell_container("unprivileged", "sleep 1000");
   user.mutable_linux()->mutable_security_context()->mutable_run_as_user()->set_value(1000);
   std::string u = run(user);
-  EXPECT_EQ(exec_out(u, {"sh", "-c", "id -u; ls / >/dev/null && cat /etc/hostname >/dev/null && echo ok"}), "1000\nok\n");
+  EXPECT_EQ(exec_out(u, {"sh", "-c", "id -u; ls / >/dev/null && cat /etc/hostname >/dev/null && echo ok"}),
+            "1000\nok\n");
 }
 
 // A container that asks for no masked or read-only paths gets berth's defaults: the kernel's
@@ -387,9 +405,10 @@ TEST_F(Security, DefaultMaskedPathsAndCgroupNamespaceHoldInsideAContainer) {
     expected += "0\n";
   }
   ASSERT_FALSE(read_file("/proc/keys").empty());  // the host's is not empty: the masking is what shows
-  std::string out = exec_out(id, {"sh", "-c",
-                                  script + "ls /sys/firmware | wc -l; echo 1 > /proc/sys/kernel/core_uses_pid 2>/dev/null && "
-                                           "echo sys-writable; echo b > /proc/sysrq-trigger 2>/dev/null && echo sysrq-writable; echo done"});
+  std::string out = exec_out(
+      id, {"sh", "-c",
+           script + "ls /sys/firmware | wc -l; echo 1 > /proc/sys/kernel/core_uses_pid 2>/dev/null && "
+                    "echo sys-writable; echo b > /proc/sysrq-trigger 2>/dev/null && echo sysrq-writable; echo done"});
   EXPECT_EQ(out, expected + "0\ndone\n");
   if (host_cgroup_v2()) {
     // The container's /proc/self/cgroup is "0::/" in a cgroup namespace of its own.
@@ -464,7 +483,8 @@ TEST_F(Security, RegistryChallengesAndRedirectsCannotLeadBerthAstray) {
   // blobs must be fetched again.)
   ASSERT_OK(cri_->remove_image(image()));
   int port = free_loopback_port();
-  ScriptServer proxy("token-proxy.py", {std::to_string(port), registry_->url(), "-", "-", "--redirect-blobs", "file:///etc/hostname"},
+  ScriptServer proxy("token-proxy.py",
+                     {std::to_string(port), registry_->url(), "-", "-", "--redirect-blobs", "file:///etc/hostname"},
                      port);
   grpc::Status s = cri_->pull_image("127.0.0.1:" + std::to_string(port) + "/test/busybox:latest");
   EXPECT_FALSE(s.ok());
@@ -477,7 +497,8 @@ TEST_F(Security, RegistryChallengesAndRedirectsCannotLeadBerthAstray) {
 TEST_F(Security, HostileImageFilesNeitherBlockNorReachTheHost) {
   auto& cri = ready();
   push_test_images(registry_->url(), {"--only", "hostile"});
-  const std::string fifo = registry_->host() + "/test/hostile-etc:fifo", links = registry_->host() + "/test/hostile-etc:links";
+  const std::string fifo = registry_->host() + "/test/hostile-etc:fifo",
+                    links = registry_->host() + "/test/hostile-etc:links";
   ASSERT_OK(cri.pull_image(fifo));
   ASSERT_OK(cri.pull_image(links));
   auto host_before = census(*d_);

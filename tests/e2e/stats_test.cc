@@ -166,7 +166,8 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
 // whose rate is computed from the one before.
 TEST_F(Stats, CallsAnswerFromTheBackgroundSample) {
   ready_own_cgroup("sampled", {.config_toml = "stats_collection_period_seconds = 1\n"});
-  std::string id = run(test_container("busy", image(), {"dd", "if=/dev/zero", "of=/dev/null", "bs=1M", "count=100000000"}));
+  std::string id =
+      run(test_container("busy", image(), {"dd", "if=/dev/zero", "of=/dev/null", "bs=1M", "count=100000000"}));
   auto first = container_stats(id);
   ASSERT_TRUE(first.has_cpu());
   // The next sample is taken by the background thread; the rate needs two.
@@ -221,8 +222,9 @@ TEST_F(Stats, CpuAndMemoryOfABusyContainerMatchTheKernel) {
   auto b = container_stats(id);
   ASSERT_TRUE(b.cpu().has_usage_nano_cores());
   // usage_nano_cores is the rate between the previous sample and this one.
-  double expected = static_cast<double>(b.cpu().usage_core_nano_seconds().value() - a.cpu().usage_core_nano_seconds().value()) /
-                    static_cast<double>(b.cpu().timestamp() - a.cpu().timestamp()) * 1e9;
+  double expected =
+      static_cast<double>(b.cpu().usage_core_nano_seconds().value() - a.cpu().usage_core_nano_seconds().value()) /
+      static_cast<double>(b.cpu().timestamp() - a.cpu().timestamp()) * 1e9;
   EXPECT_NEAR(static_cast<double>(b.cpu().usage_nano_cores().value()), expected, expected * 0.01 + 1e6);
   // It burns, within its quota of half a core (the host's other work may slow it down).
   EXPECT_GT(b.cpu().usage_nano_cores().value(), 50'000'000u);
@@ -240,7 +242,8 @@ TEST_F(Stats, CpuAndMemoryOfABusyContainerMatchTheKernel) {
   EXPECT_NEAR(static_cast<double>(m.usage_bytes().value()), static_cast<double>(usage), 4.0 * MiB);
   EXPECT_GE(m.usage_bytes().value(), m.working_set_bytes().value());
   EXPECT_GE(m.rss_bytes().value(), 64 * MiB);
-  EXPECT_NEAR(static_cast<double>(m.rss_bytes().value()), static_cast<double>(stat_value(mstat, "total_rss")), 4.0 * MiB);
+  EXPECT_NEAR(static_cast<double>(m.rss_bytes().value()), static_cast<double>(stat_value(mstat, "total_rss")),
+              4.0 * MiB);
   EXPECT_EQ(m.available_bytes().value() + m.working_set_bytes().value(), 256 * MiB);  // against the limit
   EXPECT_GT(m.page_faults().value(), 0u);
   EXPECT_LE(m.major_page_faults().value(), m.page_faults().value());
@@ -356,7 +359,7 @@ TEST_F(Stats, PodNetworkCountersGrowWithTrafficIntoThePod) {
   })) << after.linux().network().default_interface().rx_bytes().value() - rx0;
   const auto& eth0 = after.linux().network().default_interface();
   EXPECT_LE(eth0.rx_bytes().value(), rx0 + MiB + 512 * 1024);  // 1 MiB and the TCP/IP overhead
-  EXPECT_GT(eth0.tx_bytes().value(), tx0);                      // the acknowledgements
+  EXPECT_GT(eth0.tx_bytes().value(), tx0);                     // the acknowledgements
   EXPECT_EQ(eth0.rx_errors().value(), 0u);
   EXPECT_EQ(after.linux().network().interfaces(0).rx_bytes().value(), eth0.rx_bytes().value());
   EXPECT_GE(after.linux().network().timestamp(), before.linux().network().timestamp());
@@ -501,7 +504,9 @@ TEST_F(Stats, PodSandboxMetricsAreTheDescribedOnes) {
   // PSI is reported only where the kernel keeps it for the container (and cpu "full" only since
   // Linux 5.13); every other described metric must be there.
   const std::string psi = psi_dir(id);
-  auto has_full = [&](const char* res) { return read_file(psi + "/" + res + ".pressure").find("full ") != std::string::npos; };
+  auto has_full = [&](const char* res) {
+    return read_file(psi + "/" + res + ".pressure").find("full ") != std::string::npos;
+  };
   for (const auto& [name, n] : label_count) {
     if (name.rfind("container_pressure_", 0) == 0) {
       std::string res = name.substr(19, name.find('_', 19) - 19);  // cpu, memory, io
@@ -530,7 +535,8 @@ std::string disk_of(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return "";
   std::error_code ec;
-  fs::path sys = fs::canonical("/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev)), ec);
+  fs::path sys =
+      fs::canonical("/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev)), ec);
   if (ec) return "";
   if (fs::exists(sys / "partition")) sys = sys.parent_path();
   std::string dev = read_file(sys / "dev");
@@ -597,10 +603,14 @@ TEST_F(Stats, ThrottledContainerDoingDirectIoHasPsiAndIoFigures) {
     const std::string blkio = cgroup(id, "blkio");
     for (const char* rule : {"/blkio.throttle.read_bps_device", "/blkio.throttle.write_bps_device"})
       std::ofstream(blkio + rule) << disk << " 1099511627776\n";
-    io_counted = !disk.empty() && read_file(blkio + "/blkio.throttle.write_bps_device").find(disk + " ") != std::string::npos;
+    io_counted =
+        !disk.empty() && read_file(blkio + "/blkio.throttle.write_bps_device").find(disk + " ") != std::string::npos;
   }
   if (io_counted) {
-    exec_out(id, {"/bin/sh", "-c", "dd if=/dev/zero of=/io bs=1048576 count=8 oflag=direct && dd if=/io of=/dev/null bs=1048576 iflag=direct"});
+    exec_out(
+        id,
+        {"/bin/sh", "-c",
+         "dd if=/dev/zero of=/io bs=1048576 count=8 oflag=direct && dd if=/io of=/dev/null bs=1048576 iflag=direct"});
   } else {
     RecordProperty("io_growth", "not checked: no throttle rule could be set on the writable layer's disk");
   }
@@ -617,7 +627,8 @@ TEST_F(Stats, ThrottledContainerDoingDirectIoHasPsiAndIoFigures) {
                                              "container_fs_reads_total", "container_fs_writes_total"};
   std::vector<std::string> psi_names;
   for (const char* res : {"cpu", "memory", "io"})
-    for (const char* kind : {"waiting", "stalled"}) psi_names.push_back(std::string("container_pressure_") + res + "_" + kind + "_seconds_total");
+    for (const char* kind : {"waiting", "stalled"})
+      psi_names.push_back(std::string("container_pressure_") + res + "_" + kind + "_seconds_total");
   for (const auto& n : io_names) EXPECT_TRUE(described.count(n)) << n;
   for (const auto& n : psi_names) EXPECT_TRUE(described.count(n)) << n;
 
@@ -641,7 +652,8 @@ TEST_F(Stats, ThrottledContainerDoingDirectIoHasPsiAndIoFigures) {
     return values["container_pressure_cpu_waiting_seconds_total"] >= 1;
   })) << values["container_pressure_cpu_waiting_seconds_total"];
   for (const auto& n : psi_names) EXPECT_TRUE(values.count(n)) << n << " not reported";
-  EXPECT_LE(values["container_pressure_cpu_waiting_seconds_total"], *psi_total_us(psi + "/cpu.pressure", "some") / 1'000'000);
+  EXPECT_LE(values["container_pressure_cpu_waiting_seconds_total"],
+            *psi_total_us(psi + "/cpu.pressure", "some") / 1'000'000);
   for (const auto& n : io_names) EXPECT_TRUE(values.count(n)) << n << " not reported";
   if (io_counted) {
     EXPECT_GE(values["container_fs_writes_bytes_total"], 8 * MiB);
@@ -659,7 +671,8 @@ class EventStream {
   EventStream(DaemonProcess& d, bool read) {
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    stub_ = v1::RuntimeService::NewStub(grpc::CreateCustomChannel("unix:" + d.socket(), grpc::InsecureChannelCredentials(), args));
+    stub_ = v1::RuntimeService::NewStub(
+        grpc::CreateCustomChannel("unix:" + d.socket(), grpc::InsecureChannelCredentials(), args));
     ctx_.set_deadline(std::chrono::system_clock::now() + 180s);  // a failing test never hangs
     reader_ = stub_->GetContainerEvents(&ctx_, v1::GetEventsRequest());
     reader_->WaitForInitialMetadata();  // subscribed: berthd sends it after subscribing
@@ -768,8 +781,9 @@ TEST_F(Stats, ContainersThatExitAtOnceAreToldStartedBeforeStopped) {
   for (int round = 0; round < 6; ++round) {
     std::vector<std::string> batch(8);
     for (size_t i = 0; i < batch.size(); ++i)
-      ASSERT_OK(cri.create_container(pod_, shell_container("quick-" + std::to_string(round) + "-" + std::to_string(i), "exit 3"),
-                                     &batch[i], pod_config_));
+      ASSERT_OK(cri.create_container(
+          pod_, shell_container("quick-" + std::to_string(round) + "-" + std::to_string(i), "exit 3"), &batch[i],
+          pod_config_));
     std::vector<std::thread> starts;
     for (const auto& id : batch) starts.emplace_back([&cri, id] { EXPECT_TRUE(cri.start_container(id).ok()); });
     for (auto& t : starts) t.join();
@@ -804,12 +818,14 @@ TEST_F(Stats, ASubscriberThatNeverReadsIsDroppedAndNothingElseWaits) {
   std::string last;
   int cycles = 0;
   for (; cycles < 300 && d_->log().find("dropped subscriber") == std::string::npos; ++cycles) {
-    ASSERT_OK(cri.create_container(pod_, shell_container("churn-" + std::to_string(cycles), "true"), &last, pod_config_));
+    ASSERT_OK(
+        cri.create_container(pod_, shell_container("churn-" + std::to_string(cycles), "true"), &last, pod_config_));
     ASSERT_OK(cri.remove_container(last));
   }
   RecordProperty("cycles_until_dropped", cycles);
   ASSERT_NE(d_->log().find("GetContainerEvents: dropped subscriber 1: it fell 4 events behind"), std::string::npos)
-      << "after " << cycles << " cycles\n" << d_->log();
+      << "after " << cycles << " cycles\n"
+      << d_->log();
   // The reader kept up with every one of them.
   EXPECT_EQ(reader.about(last, 2).size(), 2u);
   // berthd goes on: other calls answer, and the reader still gets new events.
@@ -829,7 +845,8 @@ TEST_F(Stats, ASubscriberThatNeverReadsIsDroppedAndNothingElseWaits) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_NE(d_->log().find(ended), std::string::npos) << d_->log();
   grpc::Status end = stalled.drain();
-  EXPECT_TRUE(end.error_code() == grpc::StatusCode::CANCELLED || end.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED)
+  EXPECT_TRUE(end.error_code() == grpc::StatusCode::CANCELLED ||
+              end.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED)
       << end.error_code() << ": " << end.error_message();
 }
 
@@ -890,7 +907,8 @@ std::map<std::string, double> parse_prometheus(const std::string& text) {
     for (const char* suffix : {"_bucket", "_sum", "_count"}) {
       std::string s(suffix);
       if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0 &&
-          types.count(name.substr(0, name.size() - s.size())) && types[name.substr(0, name.size() - s.size())] == "histogram")
+          types.count(name.substr(0, name.size() - s.size())) &&
+          types[name.substr(0, name.size() - s.size())] == "histogram")
         family = name.substr(0, name.size() - s.size());
     }
     EXPECT_TRUE(types.count(family)) << "line " << n << ": no TYPE for " << name;
@@ -924,10 +942,12 @@ std::map<std::string, double> parse_prometheus(const std::string& text) {
 }
 
 // Sum of every sample of `name` whose labels contain each of `want`.
-double sum_of(const std::map<std::string, double>& samples, const std::string& name, const std::vector<std::string>& want = {}) {
+double sum_of(const std::map<std::string, double>& samples, const std::string& name,
+              const std::vector<std::string>& want = {}) {
   double sum = 0;
   for (const auto& [series, v] : samples) {
-    if (series.compare(0, name.size(), name) != 0 || (series.size() > name.size() && series[name.size()] != '{')) continue;
+    if (series.compare(0, name.size(), name) != 0 || (series.size() > name.size() && series[name.size()] != '{'))
+      continue;
     bool all = true;
     for (const auto& w : want) all = all && series.find(w) != std::string::npos;
     if (all) sum += v;
@@ -945,7 +965,9 @@ TEST_F(Stats, MetricsEndpointIsPrometheusTextAndItsCountersMove) {
   EXPECT_EQ(sum_of(m0, "berth_rpc_requests_total", {"method=\"PullImage\"", "code=\"OK\""}), 1);
   EXPECT_EQ(sum_of(m0, "berth_rpc_requests_total", {"method=\"RunPodSandbox\"", "code=\"OK\""}), 1);
   EXPECT_EQ(sum_of(m0, "berth_sandbox_start_duration_seconds_count", {"result=\"ok\""}), 1);
-  EXPECT_GE(sum_of(m0, "berth_cni_plugin_duration_seconds_count", {"plugin=\"bridge\"", "command=\"ADD\"", "result=\"ok\""}), 1);
+  EXPECT_GE(
+      sum_of(m0, "berth_cni_plugin_duration_seconds_count", {"plugin=\"bridge\"", "command=\"ADD\"", "result=\"ok\""}),
+      1);
   EXPECT_EQ(sum_of(m0, "berth_cni_plugin_busy_retries_total"), 0);
   EXPECT_EQ(sum_of(m0, "berth_sandboxes_ready"), 1);
   EXPECT_EQ(sum_of(m0, "berth_containers_running"), 0);
@@ -984,4 +1006,3 @@ TEST_F(Stats, MetricsEndpointIsPrometheusTextAndItsCountersMove) {
 
 }  // namespace
 }  // namespace berth::test
-

@@ -54,9 +54,10 @@ TEST_F(BerthdStreaming, ExecOverSpdyAndWebSocket) {
     Transport transport;
     std::string protocol;
   };
-  for (const auto& way : {Way{Transport::spdy, "v4.channel.k8s.io"}, Way{Transport::spdy, "v2.channel.k8s.io"},
-                          Way{Transport::websocket, "v5.channel.k8s.io"}, Way{Transport::websocket, "v4.channel.k8s.io"},
-                          Way{Transport::websocket, "v4.base64.channel.k8s.io"}}) {
+  for (const auto& way :
+       {Way{Transport::spdy, "v4.channel.k8s.io"}, Way{Transport::spdy, "v2.channel.k8s.io"},
+        Way{Transport::websocket, "v5.channel.k8s.io"}, Way{Transport::websocket, "v4.channel.k8s.io"},
+        Way{Transport::websocket, "v4.base64.channel.k8s.io"}}) {
     SCOPED_TRACE(way.protocol);
     std::string url = exec_url(id, {"/bin/sh", "-c", "echo to-out; echo to-err >&2; exit 3"}, false, true, true);
     ASSERT_EQ(url.find("http://127.0.0.1:"), 0u) << url;
@@ -83,8 +84,11 @@ TEST_F(BerthdStreaming, ExecWithATerminalSeesItsSizeAndResizes) {
   ready();
   std::string id = run(test_container("tty", image(), {"sleep", "1000"}));
   std::string url = exec_url(id, {"/bin/sh"}, true, true, false, true);
-  auto c = RemoteCommandClient::connect(url, {.transport = Transport::websocket, .protocols = {"v5.channel.k8s.io"},
-                                              .stdin = true, .stderr = false, .tty = true});
+  auto c = RemoteCommandClient::connect(url, {.transport = Transport::websocket,
+                                              .protocols = {"v5.channel.k8s.io"},
+                                              .stdin = true,
+                                              .stderr = false,
+                                              .tty = true});
   ASSERT_TRUE(c.ok()) << c.status().message();
   ASSERT_TRUE((*c)->resize(100, 40).ok());
   ASSERT_TRUE((*c)->wait_stdout("# ", kWait));  // the shell's prompt: it reads its terminal now
@@ -113,7 +117,8 @@ TEST_F(BerthdStreaming, ExecWithATerminalSeesItsSizeAndResizes) {
 
 TEST_F(BerthdStreaming, AttachToATtyAndANonTtyContainer) {
   ready();
-  auto plain = test_container("plain", image(), {"/bin/sh", "-c", "while read line; do echo got-$line; echo err-$line >&2; done"});
+  auto plain = test_container("plain", image(),
+                              {"/bin/sh", "-c", "while read line; do echo got-$line; echo err-$line >&2; done"});
   plain.set_stdin(true);
   std::string pid = run(plain);
   std::string url;
@@ -140,7 +145,8 @@ TEST_F(BerthdStreaming, AttachToATtyAndANonTtyContainer) {
   term.set_stdin(true);
   std::string tid = run(term);
   ASSERT_OK(attach(tid, true, true, &url));
-  auto t = RemoteCommandClient::connect(url, {.transport = Transport::spdy, .stdin = true, .stderr = false, .tty = true});
+  auto t =
+      RemoteCommandClient::connect(url, {.transport = Transport::spdy, .stdin = true, .stderr = false, .tty = true});
   ASSERT_TRUE(t.ok()) << t.status().message();
   ASSERT_TRUE((*t)->resize(90, 33).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -194,7 +200,8 @@ TEST_F(BerthdStreaming, PortForwardIntoThePod) {
   // An echo server inside the pod's network namespace (busybox nc, a persistent listener).
   run(test_container("echo", image(), {"nc", "-ll", "-p", "8080", "-e", "/bin/cat"}));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  auto pf = PortForwardClient::connect(port_forward_url(), {.transport = Transport::spdy, .protocols = {"portforward.k8s.io"}});
+  auto pf = PortForwardClient::connect(port_forward_url(),
+                                       {.transport = Transport::spdy, .protocols = {"portforward.k8s.io"}});
   ASSERT_TRUE(pf.ok()) << pf.status().message();
   std::vector<PortForwardClient::Stream*> streams;
   for (int i = 0; i < 3; ++i) {
@@ -210,15 +217,16 @@ TEST_F(BerthdStreaming, PortForwardIntoThePod) {
     EXPECT_TRUE(*got == payload) << "payload of " << payload.size() << " bytes differs";
   };
   std::vector<std::thread> threads;
-  for (int i = 0; i < 3; ++i) threads.emplace_back([&, i] { echo(streams[i], random_bytes(i == 0 ? (32 << 20) : (1 << 20), i)); });
+  for (int i = 0; i < 3; ++i)
+    threads.emplace_back([&, i] { echo(streams[i], random_bytes(i == 0 ? (32 << 20) : (1 << 20), i)); });
   for (auto& t : threads) t.join();
   // A port nobody listens on: the error stream says so.
   auto refused = (*pf)->open(8081);
   ASSERT_TRUE(refused.ok());
   EXPECT_NE((*refused)->error_text(kWait).find("8081"), std::string::npos);
   // WebSocket, with the ports from the request.
-  auto ws = PortForwardClient::connect(port_forward_url({8080}), {.transport = Transport::websocket, .protocols = {"v4.channel.k8s.io"}},
-                                       {8080});
+  auto ws = PortForwardClient::connect(port_forward_url({8080}),
+                                       {.transport = Transport::websocket, .protocols = {"v4.channel.k8s.io"}}, {8080});
   ASSERT_TRUE(ws.ok()) << ws.status().message();
   auto s = (*ws)->open(8080);
   ASSERT_TRUE(s.ok());
@@ -228,7 +236,8 @@ TEST_F(BerthdStreaming, PortForwardIntoThePod) {
 TEST_F(BerthdStreaming, AVanishingClientsExecIsKilled) {
   ready();
   std::string id = run(test_container("box", image(), {"sleep", "1000"}));
-  std::string url = exec_url(id, {"/bin/sh", "-c", "echo $$ > /tmp/exec.pid; echo started; exec sleep 1000"}, false, true, true);
+  std::string url =
+      exec_url(id, {"/bin/sh", "-c", "echo $$ > /tmp/exec.pid; echo started; exec sleep 1000"}, false, true, true);
   auto c = RemoteCommandClient::connect(url, {});
   ASSERT_TRUE(c.ok()) << c.status().message();
   ASSERT_TRUE((*c)->wait_stdout("started", kWait));
@@ -293,7 +302,8 @@ TEST_F(BerthdStreaming, TokensAreSingleUseAndExpire) {
   // The address is in verbose Status.
   v1::StatusResponse st;
   ASSERT_OK(cri_->status(&st, true));
-  EXPECT_NE(url.find(nlohmann::json::parse(st.info().at("streaming"))["address"].get<std::string>()), std::string::npos);
+  EXPECT_NE(url.find(nlohmann::json::parse(st.info().at("streaming"))["address"].get<std::string>()),
+            std::string::npos);
 }
 
 TEST_F(BerthdStreaming, BadRequestsAndGarbage) {
@@ -352,8 +362,8 @@ TEST_F(BerthdStreaming, PingFloodsLeaveBerthdsMemoryAlone) {
   for (int round = 0; round < 8; ++round) {
     for (bool websocket : {false, true}) {
       std::string pid_file = "/tmp/flood-" + std::to_string(round) + (websocket ? "w" : "s") + ".pid";
-      std::string url = exec_url(id, {"/bin/sh", "-c", "echo $$ > " + pid_file + "; exec sleep 2000"}, true, true,
-                                 true);
+      std::string url =
+          exec_url(id, {"/bin/sh", "-c", "echo $$ > " + pid_file + "; exec sleep 2000"}, true, true, true);
       auto peer = websocket ? HostilePeer::websocket(url, "v5.channel.k8s.io")  //
                             : HostilePeer::spdy(url, "v4.channel.k8s.io");
       ASSERT_TRUE(peer.ok()) << peer.status().message();

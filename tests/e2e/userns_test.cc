@@ -45,7 +45,8 @@ std::string proc_status_line(int pid, const std::string& key) {
 
 // Each of `parts` somewhere in a container's log (one expectation per part).
 void expect_in_log(const std::string& log, std::initializer_list<std::string> parts) {
-  for (const std::string& part : parts) EXPECT_NE(log.find(part), std::string::npos) << "'" << part << "' missing from:\n" << log;
+  for (const std::string& part : parts)
+    EXPECT_NE(log.find(part), std::string::npos) << "'" << part << "' missing from:\n" << log;
 }
 
 class UserNamespaces : public PodFixture {
@@ -91,7 +92,8 @@ class UserNamespaces : public PodFixture {
   }
 };
 
-void add_mount(v1::ContainerConfig* c, const std::string& host, const std::string& in_container, uint32_t idmap_host_base = 0) {
+void add_mount(v1::ContainerConfig* c, const std::string& host, const std::string& in_container,
+               uint32_t idmap_host_base = 0) {
   auto* m = c->add_mounts();
   m->set_host_path(host);
   m->set_container_path(in_container);
@@ -111,10 +113,12 @@ TEST_F(UserNamespaces, RootInThePodIsTheMappedIdOnTheNode) {
   ASSERT_GT(st.runtime_handlers_size(), 0);
   EXPECT_TRUE(st.runtime_handlers(0).features().user_namespaces()) << "this kernel has id-mapped overlay layers";
 
-  std::string id = run(userns_container("c", "id -u; id -g; cat /proc/self/uid_map; stat -c 'busybox %u:%g' /bin/busybox; "
-                                            "stat -c 'resolv %u:%g' /etc/resolv.conf; stat -c 'root %u:%g' /; "
-                                            "echo hi > /written && echo written; touch /dev/shm/x && echo shm; echo done; sleep 1000",
-                                         kHostBase));
+  std::string id =
+      run(userns_container("c",
+                           "id -u; id -g; cat /proc/self/uid_map; stat -c 'busybox %u:%g' /bin/busybox; "
+                           "stat -c 'resolv %u:%g' /etc/resolv.conf; stat -c 'root %u:%g' /; "
+                           "echo hi > /written && echo written; touch /dev/shm/x && echo shm; echo done; sleep 1000",
+                           kHostBase));
   ASSERT_TRUE(wait_for_file_text(logs_->path() + "/c.log", "done")) << log_of("c");
   std::string log = log_of("c");
   EXPECT_NE(log.find("stdout F 0\n"), std::string::npos) << log;  // id -u and id -g
@@ -151,7 +155,8 @@ TEST_F(UserNamespaces, RootInThePodIsTheMappedIdOnTheNode) {
   EXPECT_TRUE(fs::exists(pin));
   // The pause is in it too (started by berth-pause-launch, not the runtime), as a mapped id.
   int pause = info["pid"].get<int>();
-  struct stat pin_st {}, pause_ns {};
+  struct stat pin_st {
+  }, pause_ns{};
   ASSERT_EQ(::stat(pin.c_str(), &pin_st), 0);
   ASSERT_EQ(::stat(("/proc/" + std::to_string(pause) + "/ns/user").c_str(), &pause_ns), 0);
   EXPECT_EQ(pin_st.st_ino, pause_ns.st_ino);
@@ -223,11 +228,12 @@ TEST_F(UserNamespaces, VolumesAreIdMappedAndPodsWithOtherMappingsAreApart) {
   ASSERT_EQ(::chmod((vol / "secret").c_str(), 0600), 0);
   ASSERT_EQ(::chmod(shared.path().c_str(), 01777), 0);
 
-  v1::ContainerConfig a = userns_container("a",
-                                           "cat /vol/secret; stat -c 'vol %u:%g' /vol/secret; echo a > /vol/from-a && echo wrote-vol; "
-                                           "cat /plain/secret || echo plain-denied; stat -c 'plain %u' /plain; "
-                                           "echo a > /shared/a && chmod 600 /shared/a && echo shared-written; echo done; sleep 1000",
-                                           kHostBase);
+  v1::ContainerConfig a =
+      userns_container("a",
+                       "cat /vol/secret; stat -c 'vol %u:%g' /vol/secret; echo a > /vol/from-a && echo wrote-vol; "
+                       "cat /plain/secret || echo plain-denied; stat -c 'plain %u' /plain; "
+                       "echo a > /shared/a && chmod 600 /shared/a && echo shared-written; echo done; sleep 1000",
+                       kHostBase);
   add_mount(&a, vol.path(), "/vol", kHostBase);
   add_mount(&a, vol.path(), "/plain");
   add_mount(&a, shared.path(), "/shared");
@@ -249,8 +255,8 @@ TEST_F(UserNamespaces, VolumesAreIdMappedAndPodsWithOtherMappingsAreApart) {
 
   // Another pod, other host ids, the same shared dir: pod a's private file is closed to it.
   std::string b_pod = other_userns_pod("userns-b", kHostBase + 65536);
-  v1::ContainerConfig b = userns_container("b", "cat /shared/a || echo b-denied; stat -c 'a %u' /shared/a; echo done; sleep 1000",
-                                           kHostBase + 65536);
+  v1::ContainerConfig b = userns_container(
+      "b", "cat /shared/a || echo b-denied; stat -c 'a %u' /shared/a; echo done; sleep 1000", kHostBase + 65536);
   add_mount(&b, shared.path(), "/shared");
   std::string b_id;
   v1::PodSandboxConfig b_config = test_pod("userns-b");
@@ -275,7 +281,8 @@ TEST_F(UserNamespaces, VolumesAreIdMappedAndPodsWithOtherMappingsAreApart) {
 
 // The paths of the host's mount table (and `extra`) through which user `uid` (no groups) opens each
 // of `names` (relative to a mount point): what an unprivileged user of the node reaches.
-std::vector<std::string> reachable_by(uid_t uid, const std::vector<std::string>& names, const std::vector<std::string>& extra = {}) {
+std::vector<std::string> reachable_by(uid_t uid, const std::vector<std::string>& names,
+                                      const std::vector<std::string>& extra = {}) {
   std::vector<std::string> candidates = extra;
   std::istringstream mountinfo(read_file("/proc/self/mountinfo"));
   for (std::string line; std::getline(mountinfo, line);) {
@@ -309,7 +316,8 @@ std::vector<std::string> reachable_by(uid_t uid, const std::vector<std::string>&
   std::vector<std::string> paths;
   std::istringstream in(out);
   for (std::string l; std::getline(in, l);) paths.push_back(l);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) paths.push_back("(the check as uid " + std::to_string(uid) + " failed)");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    paths.push_back("(the check as uid " + std::to_string(uid) + " failed)");
   return paths;
 }
 
@@ -335,8 +343,9 @@ TEST_F(UserNamespaces, WhatThePodHoldsIsNoMoreReachableOnTheNodeThanItsSource) {
   write_file(closed / "volume" + "/" + secret, "volume secret\n", 0644);
   userns_pod(base);
   auto c = userns_container("keeper",
-                            "cat /vol/" + secret + "; echo rootfs > /tmp/" + secret + "; chmod 644 /tmp/" + secret + "; " +
-                                "echo shm > /dev/shm/" + secret + "; chmod 644 /dev/shm/" + secret + "; echo done; sleep 1000",
+                            "cat /vol/" + secret + "; echo rootfs > /tmp/" + secret + "; chmod 644 /tmp/" + secret +
+                                "; " + "echo shm > /dev/shm/" + secret + "; chmod 644 /dev/shm/" + secret +
+                                "; echo done; sleep 1000",
                             base);
   add_mount(&c, closed / "volume", "/vol", base);
   run(c);
@@ -356,8 +365,8 @@ TEST_F(UserNamespaces, WhatThePodHoldsIsNoMoreReachableOnTheNodeThanItsSource) {
 TEST_F(UserNamespaces, ImageVolumesAreMappedAsThePodIs) {
   constexpr uint32_t base = kHostBase + 65536 * 6;
   userns_pod(base);
-  auto c = userns_container("imaged", "stat -c 'busybox %u:%g' /img/bin/busybox; /img/bin/busybox echo runs; echo done; sleep 1000",
-                            base);
+  auto c = userns_container(
+      "imaged", "stat -c 'busybox %u:%g' /img/bin/busybox; /img/bin/busybox echo runs; echo done; sleep 1000", base);
   auto* m = c.add_mounts();
   m->set_container_path("/img");
   m->mutable_image()->set_image(image());
@@ -404,7 +413,8 @@ TEST_F(UserNamespaces, SetuidFromTheImageGainsContainerRootNeverNodeRoot) {
   ASSERT_TRUE(wait_for_file_text(logs_->path() + "/setuid.log", "hold: OK")) << log_of("setuid");
   EXPECT_NE(log_of("setuid").find("ids: uid=1000 euid=0"), std::string::npos) << log_of("setuid");
   std::string h = std::to_string(kHostBase);
-  EXPECT_EQ(proc_status_line(pid_of(id), "Uid"), "Uid:\t" + std::to_string(kHostBase + 1000) + "\t" + h + "\t" + h + "\t" + h);
+  EXPECT_EQ(proc_status_line(pid_of(id), "Uid"),
+            "Uid:\t" + std::to_string(kHostBase + 1000) + "\t" + h + "\t" + h + "\t" + h);
   // On the node the program belongs to the mapped root too, set-user-ID bit and all.
   struct stat sb {};
   ASSERT_EQ(::stat((d_->state() + "/containers/" + id + "/rootfs/bin/syscall-probe-setuid").c_str(), &sb), 0);
@@ -424,7 +434,8 @@ TEST_F(UserNamespaces, SysctlsAndCapabilitiesActInsideThePodsUserNamespace) {
   });
   v1::ContainerConfig c = userns_container(
       "caps",
-      "echo port-start $(cat /proc/sys/net/ipv4/ip_unprivileged_port_start); echo rmid $(cat /proc/sys/kernel/shm_rmid_forced); "
+      "echo port-start $(cat /proc/sys/net/ipv4/ip_unprivileged_port_start); echo rmid $(cat "
+      "/proc/sys/kernel/shm_rmid_forced); "
       "mkdir -p /tmp/m && mount -t tmpfs none /tmp/m && echo mount-ok; ip link set lo mtu 1400 && echo net-admin-ok; "
       "date -s @$(date +%s); echo done; sleep 1000",
       kHostBase);
@@ -436,12 +447,14 @@ TEST_F(UserNamespaces, SysctlsAndCapabilitiesActInsideThePodsUserNamespace) {
   run(c);
   ASSERT_TRUE(wait_for_file_text(logs_->path() + "/caps.log", "done")) << log_of("caps");
   std::string log = log_of("caps");
-  expect_in_log(log, {"port-start 80", "rmid 1", "mount-ok", "net-admin-ok", "can't set date: Operation not permitted"});
+  expect_in_log(log,
+                {"port-start 80", "rmid 1", "mount-ok", "net-admin-ok", "can't set date: Operation not permitted"});
   EXPECT_EQ(read_file("/proc/sys/net/ipv4/ip_unprivileged_port_start"), host_port_start);
 }
 
 // The host path of `pid`'s cgroup file `v2_file` (cgroup v2) or `v1_file` of `controller` (v1).
-std::string cgroup_file_of(int pid, const std::string& controller, const std::string& v1_file, const std::string& v2_file) {
+std::string cgroup_file_of(int pid, const std::string& controller, const std::string& v1_file,
+                           const std::string& v2_file) {
   std::istringstream lines(read_file("/proc/" + std::to_string(pid) + "/cgroup"));
   const bool v2 = fs::exists("/sys/fs/cgroup/cgroup.controllers");
   for (std::string line; std::getline(lines, line);) {
@@ -459,10 +472,11 @@ std::string cgroup_file_of(int pid, const std::string& controller, const std::st
 // there although its root is an unprivileged id on the node. The cgroup goes with the container.
 TEST_F(UserNamespaces, TheContainersCgroupHasItsLimitsInsideAndOnTheNode) {
   userns_pod(kHostBase);
-  v1::ContainerConfig c = userns_container(
-      "cg", "cat /proc/self/cgroup; echo max $(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes); "
-            "echo done; sleep 1000",
-      kHostBase);
+  v1::ContainerConfig c = userns_container("cg",
+                                           "cat /proc/self/cgroup; echo max $(cat /sys/fs/cgroup/memory.max "
+                                           "2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes); "
+                                           "echo done; sleep 1000",
+                                           kHostBase);
   c.mutable_linux()->mutable_resources()->set_memory_limit_in_bytes(64 << 20);
   std::string id = run(c);
   ASSERT_TRUE(wait_for_file_text(logs_->path() + "/cg.log", "done")) << log_of("cg");
@@ -512,7 +526,8 @@ TEST_F(UserNamespaces, StreamingAndStatsWorkInAUserNamespacePod) {
   bool echoed = false;
   // The listener may not be up yet: a refused stream is retried.
   for (int attempt = 0; attempt < 50 && !echoed; ++attempt) {
-    auto pf = PortForwardClient::connect(presp.url(), {.transport = Transport::spdy, .protocols = {"portforward.k8s.io"}});
+    auto pf =
+        PortForwardClient::connect(presp.url(), {.transport = Transport::spdy, .protocols = {"portforward.k8s.io"}});
     ASSERT_TRUE(pf.ok()) << pf.status().message();
     auto s = (*pf)->open(8080);
     ASSERT_TRUE(s.ok()) << s.status().message();

@@ -53,11 +53,11 @@ void resolve(const std::string& text, const char* ext, const cdi::SpecFile& spec
   for (const auto& d : spec.devices) names.push_back(spec.kind + "=" + d.name);
   auto edits = registry.resolve(names);
   FUZZ_CHECK(edits.ok());
-  FUZZ_CHECK(edits->blocks.size() == names.size() + (spec.edits.env.empty() && spec.edits.device_nodes.empty() &&
-                                                             spec.edits.mounts.empty() && spec.edits.hooks.empty() &&
-                                                             spec.edits.additional_gids.empty()
-                                                         ? 0
-                                                         : 1));
+  FUZZ_CHECK(edits->blocks.size() ==
+             names.size() + (spec.edits.env.empty() && spec.edits.device_nodes.empty() && spec.edits.mounts.empty() &&
+                                     spec.edits.hooks.empty() && spec.edits.additional_gids.empty()
+                                 ? 0
+                                 : 1));
   auto unknown = registry.resolve({spec.kind + "=no-such-device-here"});
   FUZZ_CHECK(!unknown.ok() && unknown.status().code() == Code::not_found && dumps(unknown.status().message()));
 }

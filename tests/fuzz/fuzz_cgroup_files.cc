@@ -57,7 +57,8 @@ BERTH_FUZZ_TARGET(cgroup_files) {
     auto io = parse_io_stat(text);
     if (!io) return 0;
     std::string again = "8:0 rbytes=" + std::to_string(io->read_bytes) + " wbytes=" + std::to_string(io->write_bytes) +
-                        " rios=" + std::to_string(io->reads) + " wios=" + std::to_string(io->writes) + " dbytes=0 dios=0\n";
+                        " rios=" + std::to_string(io->reads) + " wios=" + std::to_string(io->writes) +
+                        " dbytes=0 dios=0\n";
     auto back = parse_io_stat(again);
     FUZZ_CHECK(back && back->read_bytes == io->read_bytes && back->write_bytes == io->write_bytes &&
                back->reads == io->reads && back->writes == io->writes);

@@ -15,7 +15,6 @@
 #include "berth/checksummed_json.h"
 #include "fuzz_support.h"
 
-
 using namespace berth;
 using namespace berth::cni;
 
@@ -95,17 +94,10 @@ BERTH_FUZZ_TARGET(cni_result) {
   uint8_t mode = in.byte();
   std::string text(in.rest());
   switch (mode % 5) {
-    case 0:
-      result(text);
-      break;
-    case 1:
-      error_json(text);
-      break;
-    case 2:
-      config_file(text, mode / 5);
-      break;
-    default:
-      cache_entry(text, mode % 5 == 4);
+    case 0: result(text); break;
+    case 1: error_json(text); break;
+    case 2: config_file(text, mode / 5); break;
+    default: cache_entry(text, mode % 5 == 4);
   }
   return 0;
 }

@@ -26,8 +26,10 @@ struct Sink {
 void check_timestamp(const char* ts) {
   for (size_t i = 0; i < kTimestampLength; ++i) {
     char want = i == 4 || i == 7 ? '-' : i == 10 ? 'T' : i == 13 || i == 16 ? ':' : i == 19 ? '.' : i == 29 ? 'Z' : 0;
-    if (want) FUZZ_CHECK(ts[i] == want);
-    else FUZZ_CHECK(ts[i] >= '0' && ts[i] <= '9');
+    if (want)
+      FUZZ_CHECK(ts[i] == want);
+    else
+      FUZZ_CHECK(ts[i] >= '0' && ts[i] <= '9');
   }
 }
 

@@ -54,7 +54,9 @@ BERTH_FUZZ_TARGET(exec_request) {
   fuzz::Reader in(data, size);
   uint8_t mode = in.byte();
   std::string rest(in.rest());
-  if (mode % 2 == 0) parse(rest);
-  else encode(rest);
+  if (mode % 2 == 0)
+    parse(rest);
+  else
+    encode(rest);
   return 0;
 }

@@ -77,14 +77,9 @@ BERTH_FUZZ_TARGET(exit_record) {
   uint8_t mode = in.byte();
   std::string text(in.rest());
   switch (mode % 3) {
-    case 0:
-      exit_file(text);
-      break;
-    case 1:
-      runtime_log(text);
-      break;
-    default:
-      escape(text);
+    case 0: exit_file(text); break;
+    case 1: runtime_log(text); break;
+    default: escape(text);
   }
   return 0;
 }

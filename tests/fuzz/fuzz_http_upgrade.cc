@@ -83,10 +83,8 @@ std::string with_tokens(std::string text, TokenStore& tokens) {
   forward.sandbox_id = "s1";
   PendingRequest forward_ports = forward;
   forward_ports.ports = {80, 81};
-  const std::pair<const char*, std::string> marks[] = {{"@E", insert(exec)},
-                                                       {"@A", insert(attach)},
-                                                       {"@P", insert(forward)},
-                                                       {"@Q", insert(forward_ports)}};
+  const std::pair<const char*, std::string> marks[] = {
+      {"@E", insert(exec)}, {"@A", insert(attach)}, {"@P", insert(forward)}, {"@Q", insert(forward_ports)}};
   for (const auto& [mark, token] : marks) {
     for (size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at + token.size()))
       text.replace(at, 2, token);

@@ -59,17 +59,13 @@ BERTH_FUZZ_TARGET(manifest) {
   uint8_t mode = in.byte();
   std::string body(in.rest());
   switch (mode % 4) {
-    case 0:
-      manifest(body, kMediaTypes[(mode / 4) % (sizeof kMediaTypes / sizeof *kMediaTypes)]);
-      break;
+    case 0: manifest(body, kMediaTypes[(mode / 4) % (sizeof kMediaTypes / sizeof *kMediaTypes)]); break;
     case 1: {
       auto config = summarise_image_config(body);
       if (!config.ok()) FUZZ_CHECK(config.status().code() == Code::invalid_argument);
       break;
     }
-    case 2:
-      (void)registry_error_text(body);
-      break;
+    case 2: (void)registry_error_text(body); break;
     default: {
       std::string file = fuzz::scratch_dir() + "/index.json";
       fuzz::write_file(file, body);

@@ -61,7 +61,8 @@ void receive(const std::string& packet) {
   if (s.ok()) {
     FUZZ_CHECK(reply.payload.size() + sizeof(proto::Header) == packet.size());
     berth::ExitInfo info;
-    if (conn::exit_info_from(reply, &info)) FUZZ_CHECK(info.reason.size() == reply.payload.size() - sizeof(proto::Exited));
+    if (conn::exit_info_from(reply, &info))
+      FUZZ_CHECK(info.reason.size() == reply.payload.size() - sizeof(proto::Exited));
   }
   // The monitor's side reads the same way: recv_packet into the protocol's buffer.
   if (send(ours.get(), packet.data(), packet.size(), MSG_NOSIGNAL) != ssize_t(packet.size())) return;
@@ -70,8 +71,10 @@ void receive(const std::string& packet) {
   int nfds = 0;
   ssize_t r = proto::recv_packet(monitor.get(), buf, fds, &nfds, MSG_DONTWAIT);
   FUZZ_CHECK(nfds == 0);
-  if (packet.size() > proto::kMaxPacket) FUZZ_CHECK(r == -EMSGSIZE);
-  else FUZZ_CHECK(r == ssize_t(packet.size()) && memcmp(buf, packet.data(), packet.size()) == 0);
+  if (packet.size() > proto::kMaxPacket)
+    FUZZ_CHECK(r == -EMSGSIZE);
+  else
+    FUZZ_CHECK(r == ssize_t(packet.size()) && memcmp(buf, packet.data(), packet.size()) == 0);
 }
 
 }  // namespace
@@ -86,7 +89,9 @@ BERTH_FUZZ_TARGET(monitor_protocol) {
                     uint32_t(packet.size())};
     packet.insert(0, reinterpret_cast<const char*>(&h), sizeof h);
   }
-  if (mode & 1) receive(packet);
-  else decode(packet);
+  if (mode & 1)
+    receive(packet);
+  else
+    decode(packet);
   return 0;
 }

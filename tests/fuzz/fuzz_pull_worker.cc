@@ -56,14 +56,9 @@ BERTH_FUZZ_TARGET(pull_worker) {
   uint8_t mode = in.byte();
   std::string rest(in.rest());
   switch (mode % 3) {
-    case 0:
-      replies(rest, size_t{mode} / 3 + 1);
-      break;
-    case 1:
-      request(rest);
-      break;
-    default:
-      hello(rest);
+    case 0: replies(rest, size_t{mode} / 3 + 1); break;
+    case 1: request(rest); break;
+    default: hello(rest);
   }
   return 0;
 }

@@ -82,7 +82,8 @@ BERTH_FUZZ_TARGET(records) {
     round_trip<ContainerRecord>(file, read_container_record, write_container_record, load_container_records);
   } else {
     round_trip<SandboxCheckpoint>(
-        file, read_checkpoint, [](const std::string& d, const SandboxCheckpoint& c) { return write_checkpoint(d, c, false); },
+        file, read_checkpoint,
+        [](const std::string& d, const SandboxCheckpoint& c) { return write_checkpoint(d, c, false); },
         load_checkpoints);
   }
   return 0;

@@ -70,11 +70,8 @@ BERTH_FUZZ_TARGET(spdy_headers) {
       raw_block(raw);
       break;
     }
-    case 1:
-      compressed_blocks(in);
-      break;
-    default:
-      round_trip(in);
+    case 1: compressed_blocks(in); break;
+    default: round_trip(in);
   }
   return 0;
 }

@@ -78,8 +78,8 @@ BERTH_FUZZ_TARGET(spdy_session) {
     asio::io_context ioc;
     asio::ip::tcp::socket socket(asio::make_strand(ioc));
     socket.assign(asio::ip::tcp::v4(), sv[0]);
-    auto conn = std::make_shared<SpdyConnection>(std::move(socket), std::string(reinterpret_cast<const char*>(data), size),
-                                                 std::chrono::milliseconds(0));
+    auto conn = std::make_shared<SpdyConnection>(
+        std::move(socket), std::string(reinterpret_cast<const char*>(data), size), std::chrono::milliseconds(0));
     handler->conn = conn;
     conn->start(handler);
     conn.reset();

@@ -21,19 +21,19 @@
 #define BERTH_FUZZ_ENTRY(name) \
   extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { return berth_fuzz_##name(data, size); }
 #endif
-#define BERTH_FUZZ_TARGET(name)                              \
-  int berth_fuzz_##name(const uint8_t* data, size_t size);   \
-  BERTH_FUZZ_ENTRY(name)                                     \
+#define BERTH_FUZZ_TARGET(name)                            \
+  int berth_fuzz_##name(const uint8_t* data, size_t size); \
+  BERTH_FUZZ_ENTRY(name)                                   \
   int berth_fuzz_##name(const uint8_t* data, size_t size)
 
 // An invariant broken is a finding like a sanitizer report: say which and abort (libFuzzer saves
 // the input; the replay test dies with the message).
-#define FUZZ_CHECK(cond)                                                              \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
+#define FUZZ_CHECK(cond)                                                                \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
       fprintf(stderr, "%s:%d: fuzz invariant failed: %s\n", __FILE__, __LINE__, #cond); \
-      abort();                                                                        \
-    }                                                                                 \
+      abort();                                                                          \
+    }                                                                                   \
   } while (0)
 
 // A finding reported but not fixed yet (its code is outside tests/fuzz, see FINDINGS.md): the

@@ -95,8 +95,7 @@ BERTH_FUZZ_TARGET(websocket) {
       offers(h);
       break;
     }
-    default:
-      resizes(in);
+    default: resizes(in);
   }
   return 0;
 }

@@ -26,7 +26,8 @@ v1::PodSandboxConfig test_pod(const std::string& name) {
   return c;
 }
 
-v1::ContainerConfig test_container(const std::string& name, const std::string& image, const std::vector<std::string>& cmd) {
+v1::ContainerConfig test_container(const std::string& name, const std::string& image,
+                                   const std::vector<std::string>& cmd) {
   v1::ContainerConfig c;
   c.mutable_metadata()->set_name(name);
   c.mutable_image()->set_image(image);

@@ -25,9 +25,11 @@ DaemonProcess::DaemonProcess(DaemonOptions opts) : dir_("berthd"), opts_(std::mo
   log_path_ = dir_ / "berthd.log";
 }
 
-DaemonProcess::DaemonProcess(DaemonOptions opts, std::string socket, std::string root,
-                             std::string state)
-    : dir_("berthd"), opts_(std::move(opts)), socket_(std::move(socket)), root_(std::move(root)),
+DaemonProcess::DaemonProcess(DaemonOptions opts, std::string socket, std::string root, std::string state)
+    : dir_("berthd"),
+      opts_(std::move(opts)),
+      socket_(std::move(socket)),
+      root_(std::move(root)),
       state_(std::move(state)) {
   log_path_ = dir_ / "berthd.log";
 }
@@ -41,8 +43,8 @@ DaemonProcess::~DaemonProcess() {
 // the test that drove it fails here, with the report.
 void DaemonProcess::expect_no_sanitizer_report() const {
   std::string log = read_file(log_path_);
-  for (const char* mark : {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "WARNING: ThreadSanitizer",
-                           "runtime error: "}) {
+  for (const char* mark :
+       {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "WARNING: ThreadSanitizer", "runtime error: "}) {
     size_t at = log.find(mark);
     if (at == std::string::npos) continue;
     size_t from = log.rfind('\n', at);

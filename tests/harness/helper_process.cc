@@ -112,12 +112,14 @@ RegistryProcess::RegistryProcess(const std::string& user, const std::string& pas
   if (tls) {
     // A throwaway CA and a server certificate for 127.0.0.1, made with the openssl CLI.
     std::string d = dir_.path();
-    std::string cmd = "cd " + d + " && openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=berth-test-ca "
-                      "-keyout ca.key -out ca.pem >/dev/null 2>&1 && "
-                      "openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server.key -out server.csr >/dev/null 2>&1 && "
-                      "printf 'subjectAltName=IP:127.0.0.1\n' > san.ext && "
-                      "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext "
-                      "-out server.pem >/dev/null 2>&1";
+    std::string cmd =
+        "cd " + d +
+        " && openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=berth-test-ca "
+        "-keyout ca.key -out ca.pem >/dev/null 2>&1 && "
+        "openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server.key -out server.csr >/dev/null 2>&1 && "
+        "printf 'subjectAltName=IP:127.0.0.1\n' > san.ext && "
+        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext "
+        "-out server.pem >/dev/null 2>&1";
     if (std::system(cmd.c_str()) != 0) throw std::runtime_error("openssl could not make test certificates");
     config += "  tls:\n    certificate: " + d + "/server.pem\n    key: " + d + "/server.key\n";
   }
@@ -160,7 +162,8 @@ static ScriptServer hostile_registry(std::vector<std::string> mode) {
   return ScriptServer("hostile-registry.py", with_port(port, std::move(mode)), port);
 }
 
-HostileRegistryProcess::HostileRegistryProcess(std::vector<std::string> mode) : server_(hostile_registry(std::move(mode))) {}
+HostileRegistryProcess::HostileRegistryProcess(std::vector<std::string> mode)
+    : server_(hostile_registry(std::move(mode))) {}
 
 std::string HostileRegistryProcess::ref(const std::string& repo) const {
   return "127.0.0.1:" + std::to_string(port()) + "/test/" + repo + ":v1";

@@ -141,7 +141,8 @@ std::vector<std::string> host_leftovers(const LeftoverScope& s) {
   std::vector<std::string> out;
   // Mounts (netns pins are nsfs mounts; pod shm, container and pause rootfs) under berthd's dirs.
   {
-    std::ifstream in(s.nested_in_pid > 0 ? "/proc/" + std::to_string(s.nested_in_pid) + "/mountinfo" : "/proc/self/mountinfo");
+    std::ifstream in(s.nested_in_pid > 0 ? "/proc/" + std::to_string(s.nested_in_pid) + "/mountinfo"
+                                         : "/proc/self/mountinfo");
     for (std::string line; std::getline(in, line);) {
       std::istringstream f(line);
       std::string id, parent, dev, root, mount_point;
@@ -155,7 +156,8 @@ std::vector<std::string> host_leftovers(const LeftoverScope& s) {
     for (const auto& h : host_cgroup_roots()) {
       std::string parent = seen(s, h + s.cgroup_parent);
       std::error_code ec;
-      for (auto it = fs::recursive_directory_iterator(parent, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      for (auto it = fs::recursive_directory_iterator(parent, ec); !ec && it != fs::recursive_directory_iterator();
+           it.increment(ec))
         if (it->is_directory()) out.push_back("cgroup: " + it->path().string());
     }
   }
@@ -208,7 +210,8 @@ void release_host_leftovers(const LeftoverScope& s) {
     std::string parent = h + s.cgroup_parent;
     std::vector<std::string> dirs;
     std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(parent, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    for (auto it = fs::recursive_directory_iterator(parent, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
       if (it->is_directory()) dirs.push_back(it->path());
     for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) ::rmdir(it->c_str());
     ::rmdir(parent.c_str());

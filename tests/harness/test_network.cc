@@ -63,14 +63,17 @@ TestNetwork::~TestNetwork() {
 std::string TestNetwork::subnet_prefix() const { return subnet_.substr(0, subnet_.rfind('.') + 1); }
 
 std::string TestNetwork::conflist(const std::vector<std::string>& extra_plugins, const std::string& cni_version) const {
-  std::string plugins =
-      R"({"type": "bridge", "bridge": ")" + bridge_ + R"(", "isGateway": true, "ipMasq": false, "hairpinMode": true,
-       "ipam": {"type": "host-local", "dataDir": ")" + ipam_dir_ + R"(", "routes": [{"dst": "0.0.0.0/0"}],
-                "ranges": [[{"subnet": ")" + subnet_ + R"("}]]}},
+  std::string plugins = R"({"type": "bridge", "bridge": ")" + bridge_ +
+                        R"(", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+       "ipam": {"type": "host-local", "dataDir": ")" +
+                        ipam_dir_ + R"(", "routes": [{"dst": "0.0.0.0/0"}],
+                "ranges": [[{"subnet": ")" +
+                        subnet_ + R"("}]]}},
       {"type": "portmap", "capabilities": {"portMappings": true}})";
   for (const auto& p : extra_plugins) plugins += ",\n      " + p;
   return R"({"cniVersion": ")" + cni_version + R"(", "name": ")" + name_ + R"(", "plugins": [
-      )" + plugins + "]}\n";
+      )" +
+         plugins + "]}\n";
 }
 
 void TestNetwork::write_conflist(const std::vector<std::string>& extra_plugins, const std::string& cni_version) const {
@@ -86,7 +89,8 @@ std::vector<std::string> TestNetwork::allocated_ips() const {
   while (dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
     // host-local also keeps "last_reserved_ip.0" and a "lock" file beside one file per address.
-    if (n[0] != '.' && n.find_first_not_of("0123456789.:abcdef") == std::string::npos && n.find_first_of(".:") != std::string::npos)
+    if (n[0] != '.' && n.find_first_not_of("0123456789.:abcdef") == std::string::npos &&
+        n.find_first_of(".:") != std::string::npos)
       out.push_back(n);
   }
   ::closedir(d);

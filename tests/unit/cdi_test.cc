@@ -71,8 +71,11 @@ devices:
       additionalGIDs: [44, 45]
 )";
 
-std::string env_spec(const std::string& kind, const std::string& name, const std::string& env, const char* version = "0.6.0") {
-  return json{{"cdiVersion", version}, {"kind", kind}, {"devices", {{{"name", name}, {"containerEdits", {{"env", {env}}}}}}}}.dump();
+std::string env_spec(const std::string& kind, const std::string& name, const std::string& env,
+                     const char* version = "0.6.0") {
+  return json{
+      {"cdiVersion", version}, {"kind", kind}, {"devices", {{{"name", name}, {"containerEdits", {{"env", {env}}}}}}}}
+      .dump();
 }
 
 class CdiTest : public ::testing::Test {
@@ -96,9 +99,9 @@ std::vector<std::string> env_of(const CdiEdits& e) {
 TEST(CdiNames, FullyQualifiedNamesAreChecked) {
   for (const char* good : {"vendor.example/class=name", "nvidia.com/gpu=0", "a/b=c", "v-1.x_y/c.l-a_ss=dev:0.1-x_y"})
     EXPECT_TRUE(check_cdi_device_name(good).ok()) << good;
-  for (const char* bad : {"", "gpu0", "vendor.example/class", "vendor.example/class=", "/dev/null", "=x", "vendor/=x",
-                          "1vendor/class=x", "vendor/class-=x", "vendor/cl/ass=x", "vendor/class=-x", "vendor/class=x y",
-                          "vendor/class=x/y"}) {
+  for (const char* bad :
+       {"", "gpu0", "vendor.example/class", "vendor.example/class=", "/dev/null", "=x", "vendor/=x", "1vendor/class=x",
+        "vendor/class-=x", "vendor/cl/ass=x", "vendor/class=-x", "vendor/class=x y", "vendor/class=x/y"}) {
     Status s = check_cdi_device_name(bad);
     EXPECT_EQ(s.code(), Code::invalid_argument) << bad;
   }
@@ -116,11 +119,11 @@ TEST_F(CdiTest, JsonAndYamlSpecsResolveToSpecThenDeviceEdits) {
   test::write_file(etc + "/null.json", kNullSpec);
   test::write_file(etc + "/yaml.yaml", kYamlSpec);
   CdiRegistry registry({etc});
-  EXPECT_EQ(registry.known_devices(),
-            (std::vector<std::string>{"other.example/yaml=zero", "vendor.example/null=null", "vendor.example/null=zero"}));
+  EXPECT_EQ(registry.known_devices(), (std::vector<std::string>{"other.example/yaml=zero", "vendor.example/null=null",
+                                                                "vendor.example/null=zero"}));
 
-  auto edits = registry.resolve({"vendor.example/null=zero", "other.example/yaml=zero", "vendor.example/null=null",
-                                 "vendor.example/null=zero"});
+  auto edits = registry.resolve(
+      {"vendor.example/null=zero", "other.example/yaml=zero", "vendor.example/null=null", "vendor.example/null=zero"});
   ASSERT_TRUE(edits.ok()) << edits.status().message();
   // The null spec's own edits once, before its first device; a repeated name counts once.
   ASSERT_EQ(edits->blocks.size(), 4u);
@@ -181,8 +184,9 @@ TEST_F(CdiTest, ALaterDirOverridesAnEarlierOne) {
   std::string etc = dir("etc"), run = dir("run");
   test::write_file(etc + "/a.json", env_spec("vendor.example/class", "dev", "FROM=etc"));
   test::write_file(etc + "/b.json", env_spec("vendor.example/class", "only-etc", "FROM=etc"));
-  test::write_file(run + "/z.yaml", "cdiVersion: 0.6.0\nkind: vendor.example/class\ndevices:\n"
-                                    "  - name: dev\n    containerEdits:\n      env: [FROM=run]\n");
+  test::write_file(run + "/z.yaml",
+                   "cdiVersion: 0.6.0\nkind: vendor.example/class\ndevices:\n"
+                   "  - name: dev\n    containerEdits:\n      env: [FROM=run]\n");
   auto edits = CdiRegistry({etc, run}).resolve({"vendor.example/class=dev", "vendor.example/class=only-etc"});
   ASSERT_TRUE(edits.ok()) << edits.status().message();
   EXPECT_EQ(env_of(*edits), (std::vector<std::string>{"FROM=run", "FROM=etc"}));
@@ -207,15 +211,18 @@ TEST_F(CdiTest, SpecsThatNonRootCanWriteAreSkipped) {
   CdiRegistry registry({etc, shared});
   auto open = registry.resolve({"vendor.example/class=open"});
   ASSERT_FALSE(open.ok());
-  EXPECT_NE(open.status().message().find(etc + "/open.json: skipped: it is writable by every user (mode 0666)"), std::string::npos)
+  EXPECT_NE(open.status().message().find(etc + "/open.json: skipped: it is writable by every user (mode 0666)"),
+            std::string::npos)
       << open.status().message();
   auto owned = registry.resolve({"vendor.example/class=owned"});
   ASSERT_FALSE(owned.ok());
-  EXPECT_NE(owned.status().message().find("skipped: it is owned by uid 1000"), std::string::npos) << owned.status().message();
+  EXPECT_NE(owned.status().message().find("skipped: it is owned by uid 1000"), std::string::npos)
+      << owned.status().message();
   auto in_open_dir = registry.resolve({"vendor.example/class=in-open-dir"});
   ASSERT_FALSE(in_open_dir.ok());
-  EXPECT_NE(in_open_dir.status().message().find("skipped: its dir " + shared + " is writable by every user (mode 1777)"),
-            std::string::npos)
+  EXPECT_NE(
+      in_open_dir.status().message().find("skipped: its dir " + shared + " is writable by every user (mode 1777)"),
+      std::string::npos)
       << in_open_dir.status().message();
   EXPECT_TRUE(registry.known_devices().empty());
 
@@ -238,7 +245,8 @@ TEST(CdiNames, AnnotationsAskForDevices) {
   auto bad = cdi_annotation_devices({{"cdi.k8s.io/plugin_0", "nvidia.com/gpu=0,gpu1"}});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), Code::invalid_argument);
-  EXPECT_EQ(bad.status().message().find("annotation cdi.k8s.io/plugin_0: CDI device 'gpu1': not a fully qualified name"), 0u)
+  EXPECT_EQ(
+      bad.status().message().find("annotation cdi.k8s.io/plugin_0: CDI device 'gpu1': not a fully qualified name"), 0u)
       << bad.status().message();
   EXPECT_TRUE(cdi_annotation_devices({}).value().empty());
 }
@@ -256,8 +264,8 @@ TEST_F(CdiTest, TwoFilesOfOneDirDefiningADeviceMakeItUnavailable) {
   auto edits = registry.resolve({"vendor.example/class=dev"});
   ASSERT_FALSE(edits.ok());
   EXPECT_EQ(edits.status().code(), Code::failed_precondition);
-  EXPECT_EQ(edits.status().message(), "CDI device 'vendor.example/class=dev': defined by both " + etc + "/a.json and " + etc +
-                                          "/b.json in one dir, so by neither");
+  EXPECT_EQ(edits.status().message(), "CDI device 'vendor.example/class=dev': defined by both " + etc + "/a.json and " +
+                                          etc + "/b.json in one dir, so by neither");
   // The files' other devices are fine.
   EXPECT_TRUE(registry.resolve({"vendor.example/class=other"}).ok());
   // A definition in a later dir settles it.
@@ -294,13 +302,15 @@ TEST_F(CdiTest, FilesReplacedAddedAndRemovedAreNoticed) {
   ASSERT_EQ(std::rename((etc + "/.a.json.tmp").c_str(), file.c_str()), 0);
   EXPECT_EQ(env("vendor.example/class=dev"), std::vector<std::string>{"V=3"});
   // Added.
-  test::write_file(etc + "/b.yml", "cdiVersion: 0.3.0\nkind: vendor.example/class\ndevices:\n"
-                                   "  - name: new\n    containerEdits:\n      env: [N=1]\n");
+  test::write_file(etc + "/b.yml",
+                   "cdiVersion: 0.3.0\nkind: vendor.example/class\ndevices:\n"
+                   "  - name: new\n    containerEdits:\n      env: [N=1]\n");
   EXPECT_EQ(env("vendor.example/class=new"), std::vector<std::string>{"N=1"});
   // Removed.
   std::filesystem::remove(file);
-  EXPECT_EQ(env("vendor.example/class=dev"),
-            std::vector<std::string>{"CDI device 'vendor.example/class=dev': unknown (known: vendor.example/class=new)"});
+  EXPECT_EQ(
+      env("vendor.example/class=dev"),
+      std::vector<std::string>{"CDI device 'vendor.example/class=dev': unknown (known: vendor.example/class=new)"});
   // Files that are not specs, and subdirectories, are not read.
   test::write_file(etc + "/c.txt", env_spec("vendor.example/class", "txt", "T=1"));
   dir("etc/sub.json");
@@ -381,7 +391,9 @@ TEST_F(CdiTest, AnInvalidSpecMakesOnlyItsOwnDevicesUnavailable) {
        "bad.example/c=d", "devices[0].containerEdits.deviceNodes[0].major: expected an integer, got a string"},
       {"types2.yaml", "cdiVersion: 0.5.0\nkind: bad.example/c\ndevices:\n- name: d\n  containerEdits:\n    env: X=1\n",
        "bad.example/c=d", "devices[0].containerEdits.env: expected an array, got a string"},
-      {"types3.yaml", "cdiVersion: 0.5.0\nkind: bad.example/c\ndevices:\n- name: d\n  containerEdits:\n    deviceNodes: [{path: /dev/x, uid: -1}]\n",
+      {"types3.yaml",
+       "cdiVersion: 0.5.0\nkind: bad.example/c\ndevices:\n- name: d\n  containerEdits:\n    deviceNodes: [{path: "
+       "/dev/x, uid: -1}]\n",
        "bad.example/c=d", "devices[0].containerEdits.deviceNodes[0].uid: integer -1 out of range 0..4294967295"},
       {"dup.json",
        R"({"cdiVersion": "0.5.0", "kind": "bad.example/c", "devices": [{"name": "d", "containerEdits": {"env": ["X=1"]}}, {"name": "d", "containerEdits": {"env": ["Y=1"]}}]})",
@@ -389,35 +401,43 @@ TEST_F(CdiTest, AnInvalidSpecMakesOnlyItsOwnDevicesUnavailable) {
       {"unknown.json",
        R"({"cdiVersion": "0.5.0", "kind": "bad.example/c", "devices": [{"name": "d", "containerEdits": {"env": ["X=1"], "sysctl": {}}}]})",
        "bad.example/c=d", "devices[0].containerEdits.sysctl: unknown field"},
-      {"env.yaml", "cdiVersion: 0.5.0\nkind: bad.example/c\ndevices:\n- name: d\n  containerEdits:\n    env: [\"=1\"]\n",
+      {"env.yaml",
+       "cdiVersion: 0.5.0\nkind: bad.example/c\ndevices:\n- name: d\n  containerEdits:\n    env: [\"=1\"]\n",
        "bad.example/c=d", "devices[0].containerEdits.env[0]: '=1' is not of the form NAME=value"},
       {"hook.yaml",
-       "cdiVersion: 0.5.0\nkind: bad.example/c\ndevices:\n- name: d\n  containerEdits:\n    hooks: [{hookName: later, path: /bin/true}]\n",
+       "cdiVersion: 0.5.0\nkind: bad.example/c\ndevices:\n- name: d\n  containerEdits:\n    hooks: [{hookName: later, "
+       "path: /bin/true}]\n",
        "bad.example/c=d",
        "devices[0].containerEdits.hooks[0].hookName: 'later' is not one of prestart, createRuntime, createContainer, "
        "startContainer, poststart, poststop"},
       {"timeout.yaml",
-       "cdiVersion: 0.5.0\nkind: bad.example/c\ndevices:\n- name: d\n  containerEdits:\n    hooks: [{hookName: poststop, path: /bin/true, timeout: 0}]\n",
+       "cdiVersion: 0.5.0\nkind: bad.example/c\ndevices:\n- name: d\n  containerEdits:\n    hooks: [{hookName: "
+       "poststop, path: /bin/true, timeout: 0}]\n",
        "bad.example/c=d", "devices[0].containerEdits.hooks[0].timeout: integer 0 out of range 1..2147483647"},
       {"perm.json",
        R"({"cdiVersion": "0.5.0", "kind": "bad.example/c", "devices": [{"name": "d", "containerEdits": {"deviceNodes": [{"path": "/dev/x", "permissions": "rwx"}]}}]})",
-       "bad.example/c=d", "devices[0].containerEdits.deviceNodes[0].permissions: 'rwx' is not 'none' or made of r, w and m"},
+       "bad.example/c=d",
+       "devices[0].containerEdits.deviceNodes[0].permissions: 'rwx' is not 'none' or made of r, w and m"},
       {"relative.json",
        R"({"cdiVersion": "0.5.0", "kind": "bad.example/c", "devices": [{"name": "d", "containerEdits": {"mounts": [{"hostPath": "/a", "containerPath": "b"}]}}]})",
        "bad.example/c=d", "devices[0].containerEdits.mounts[0].containerPath: 'b' is not an absolute path"},
-      {"empty.json", R"({"cdiVersion": "0.5.0", "kind": "bad.example/c", "devices": [{"name": "d", "containerEdits": {"env": []}}]})",
+      {"empty.json",
+       R"({"cdiVersion": "0.5.0", "kind": "bad.example/c", "devices": [{"name": "d", "containerEdits": {"env": []}}]})",
        "bad.example/c=d", "devices[0].containerEdits: empty (a device needs at least one edit)"},
       {"rdt.json",
        R"({"cdiVersion": "0.7.0", "kind": "bad.example/c", "devices": [{"name": "d", "containerEdits": {"intelRdt": {"closID": "x"}}}]})",
-       "bad.example/c=d", "devices[0].containerEdits.intelRdt: not supported (berth sets no Intel RDT class for a container)"},
+       "bad.example/c=d",
+       "devices[0].containerEdits.intelRdt: not supported (berth sets no Intel RDT class for a container)"},
       {"net.json",
        R"({"cdiVersion": "0.8.0", "kind": "bad.example/c", "devices": [{"name": "d", "containerEdits": {"netDevices": [{"hostInterfaceName": "eth1", "name": "net1"}]}}]})",
-       "bad.example/c=d", "devices[0].containerEdits.netDevices: not supported (a CDI 1.1.0 feature; berth reads 0.3.0 to 0.8.0)"},
+       "bad.example/c=d",
+       "devices[0].containerEdits.netDevices: not supported (a CDI 1.1.0 feature; berth reads 0.3.0 to 0.8.0)"},
   };
   // Each case under its own kind ("bad.example/<file stem>"), so each device has one reason.
   auto own = [](std::string text, const InvalidSpec& c) {
     const std::string kind = "bad.example/" + std::string(c.file).substr(0, std::string(c.file).find('.'));
-    for (size_t at = text.find("bad.example/c"); at != std::string::npos; at = text.find("bad.example/c", at + kind.size()))
+    for (size_t at = text.find("bad.example/c"); at != std::string::npos;
+         at = text.find("bad.example/c", at + kind.size()))
       text.replace(at, 13, kind);
     return text;
   };
@@ -431,7 +451,8 @@ TEST_F(CdiTest, AnInvalidSpecMakesOnlyItsOwnDevicesUnavailable) {
     auto edits = registry.resolve({device});
     ASSERT_FALSE(edits.ok());
     EXPECT_EQ(edits.status().code(), Code::failed_precondition);
-    EXPECT_EQ(edits.status().message(), "CDI device '" + device + "': invalid spec file " + etc + "/" + c.file + ": " + c.why);
+    EXPECT_EQ(edits.status().message(),
+              "CDI device '" + device + "': invalid spec file " + etc + "/" + c.file + ": " + c.why);
   }
   // A valid file beside them, of the same kind, is unaffected.
   auto fine = registry.resolve({"bad.example/c=fine"});
@@ -447,9 +468,12 @@ TEST_F(CdiTest, FilesWithNoDeviceToBlameAreNamedInTheUnknownError) {
   test::write_file(etc + "/a-kind.json", env_spec("bad.example", "d", "X=1"));
   test::write_file(etc + "/b-kind.json", env_spec("bad.example/c/d", "d", "X=1"));
   test::write_file(etc + "/c-name.json", env_spec("bad.example/c", "-d", "X=1"));
-  test::write_file(etc + "/d-dupkey.json",
-                   R"({"cdiVersion": "0.5.0", "kind": "bad.example/c", "devices": [{"name": "d", "containerEdits": {"env": ["X=1"], "env": ["Y=1"]}}]})");
-  test::write_file(etc + "/e-dupkey.yaml", "cdiVersion: 0.5.0\nkind: bad.example/c\ndevices:\n- name: d\n  name: e\n  containerEdits: {env: [X=1]}\n");
+  test::write_file(
+      etc + "/d-dupkey.json",
+      R"({"cdiVersion": "0.5.0", "kind": "bad.example/c", "devices": [{"name": "d", "containerEdits": {"env": ["X=1"], "env": ["Y=1"]}}]})");
+  test::write_file(
+      etc + "/e-dupkey.yaml",
+      "cdiVersion: 0.5.0\nkind: bad.example/c\ndevices:\n- name: d\n  name: e\n  containerEdits: {env: [X=1]}\n");
   test::write_file(etc + "/f-broken.yaml", "cdiVersion: 0.5.0\nkind: [bad.example/c\n");
   test::write_file(etc + "/good.json", env_spec("bad.example/c", "fine", "OK=1"));
   auto edits = CdiRegistry({etc}).resolve({"bad.example/c=d"});
@@ -457,12 +481,12 @@ TEST_F(CdiTest, FilesWithNoDeviceToBlameAreNamedInTheUnknownError) {
   EXPECT_EQ(edits.status().code(), Code::not_found);
   EXPECT_EQ(edits.status().message(),
             "CDI device 'bad.example/c=d': unknown (known: bad.example/c=fine); spec files that failed to load: " +
-                etc + "/a-kind.json: kind: 'bad.example' is not of the form vendor/class; " +
-                etc + "/b-kind.json: kind: class 'c/d' holds a character other than letters, digits, '-', '_', '.'; " +
-                etc + "/c-name.json: devices[0].name: device name '-d' must begin with a letter or digit; " +
-                etc + "/d-dupkey.json: member 'env' appears twice in one object; " +
-                etc + "/e-dupkey.yaml: line 5: key 'name' appears twice in one mapping; " +
-                etc + "/f-broken.yaml: line 3: end of sequence flow not found");
+                etc + "/a-kind.json: kind: 'bad.example' is not of the form vendor/class; " + etc +
+                "/b-kind.json: kind: class 'c/d' holds a character other than letters, digits, '-', '_', '.'; " + etc +
+                "/c-name.json: devices[0].name: device name '-d' must begin with a letter or digit; " + etc +
+                "/d-dupkey.json: member 'env' appears twice in one object; " + etc +
+                "/e-dupkey.yaml: line 5: key 'name' appears twice in one mapping; " + etc +
+                "/f-broken.yaml: line 3: end of sequence flow not found");
 }
 
 TEST_F(CdiTest, AnInvalidFileInALaterDirLeavesTheEarlierDefinition) {
@@ -478,8 +502,9 @@ TEST_F(CdiTest, AnInvalidFileInALaterDirLeavesTheEarlierDefinition) {
 TEST_F(CdiTest, YamlAliasesCannotExpandWithoutEnd) {
   std::string etc = dir("etc");
   // A cycle (an alias to an enclosing node) and a "billion laughs" of nested aliases.
-  test::write_file(etc + "/cycle.yaml", "cdiVersion: 0.5.0\nkind: vendor.example/c\ndevices: &d\n"
-                                        "  - name: x\n    containerEdits: {env: [X=1], hooks: *d}\n");
+  test::write_file(etc + "/cycle.yaml",
+                   "cdiVersion: 0.5.0\nkind: vendor.example/c\ndevices: &d\n"
+                   "  - name: x\n    containerEdits: {env: [X=1], hooks: *d}\n");
   std::string laughs = "cdiVersion: 0.5.0\nkind: vendor.example/c\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
   for (int i = 1; i < 9; ++i) {
     std::string prev = "*a" + std::to_string(i - 1), list = prev;
@@ -490,7 +515,8 @@ TEST_F(CdiTest, YamlAliasesCannotExpandWithoutEnd) {
   CdiRegistry registry({etc});
   auto cycle = registry.resolve({"vendor.example/c=x"});
   ASSERT_FALSE(cycle.ok());
-  EXPECT_NE(cycle.status().message().find("nested deeper than 64 levels"), std::string::npos) << cycle.status().message();
+  EXPECT_NE(cycle.status().message().find("nested deeper than 64 levels"), std::string::npos)
+      << cycle.status().message();
   auto laugh = registry.resolve({"vendor.example/c=y"});
   ASSERT_FALSE(laugh.ok());
   EXPECT_NE(laugh.status().message().find(etc + "/laughs.yaml: line "), std::string::npos) << laugh.status().message();
@@ -517,7 +543,8 @@ struct HostNode {
 HostNode host_node(const char* path) {
   struct stat st {};
   EXPECT_EQ(stat(path, &st), 0) << path;
-  return {static_cast<int64_t>(major(st.st_rdev)), static_cast<int64_t>(minor(st.st_rdev)), st.st_mode & 07777u, st.st_uid, st.st_gid};
+  return {static_cast<int64_t>(major(st.st_rdev)), static_cast<int64_t>(minor(st.st_rdev)), st.st_mode & 07777u,
+          st.st_uid, st.st_gid};
 }
 
 // The shape berth's container spec has (container/container_spec.cc), trimmed.
@@ -544,7 +571,8 @@ TEST_F(CdiTest, EditsApplyToAnOciSpec) {
   std::string etc = dir("etc");
   test::write_file(etc + "/null.json", kNullSpec);
   test::write_file(etc + "/yaml.yaml", kYamlSpec);
-  auto edits = CdiRegistry({etc}).resolve({"vendor.example/null=null", "vendor.example/null=zero", "other.example/yaml=zero"});
+  auto edits =
+      CdiRegistry({etc}).resolve({"vendor.example/null=null", "vendor.example/null=zero", "other.example/yaml=zero"});
   ASSERT_TRUE(edits.ok()) << edits.status().message();
   json spec = sample_oci_spec();
   Status s = apply_cdi_edits(spec, *edits);
@@ -564,27 +592,44 @@ TEST_F(CdiTest, EditsApplyToAnOciSpec) {
     {"destination": "/run/yaml", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "size=1m"]},
     {"destination": "/opt/vendor/lib/x", "type": "bind", "source": "/srv/vendor/lib", "options": ["rbind"]}
   ])");
-  want["linux"]["devices"] = {
-      {{"path", "/dev/null"}, {"type", "c"}, {"major", null.major}, {"minor", null.minor}, {"fileMode", null.mode},
-       {"uid", null.uid}, {"gid", null.gid}},
-      {{"path", "/dev/vendor-zero"}, {"type", "c"}, {"major", zero.major}, {"minor", zero.minor}, {"fileMode", 0600},
-       {"uid", 7}, {"gid", zero.gid}},
-      {{"path", "/dev/yaml-zero"}, {"type", "c"}, {"major", 1}, {"minor", 5}, {"fileMode", 0640}, {"uid", zero.uid},
-       {"gid", 5}}};
+  want["linux"]["devices"] = {{{"path", "/dev/null"},
+                               {"type", "c"},
+                               {"major", null.major},
+                               {"minor", null.minor},
+                               {"fileMode", null.mode},
+                               {"uid", null.uid},
+                               {"gid", null.gid}},
+                              {{"path", "/dev/vendor-zero"},
+                               {"type", "c"},
+                               {"major", zero.major},
+                               {"minor", zero.minor},
+                               {"fileMode", 0600},
+                               {"uid", 7},
+                               {"gid", zero.gid}},
+                              {{"path", "/dev/yaml-zero"},
+                               {"type", "c"},
+                               {"major", 1},
+                               {"minor", 5},
+                               {"fileMode", 0640},
+                               {"uid", zero.uid},
+                               {"gid", 5}}};
   want["linux"]["resources"]["devices"] = {
       {{"allow", false}, {"access", "rwm"}},
       {{"allow", true}, {"type", "c"}, {"major", null.major}, {"minor", null.minor}, {"access", "rwm"}},
       {{"allow", true}, {"type", "c"}, {"major", zero.major}, {"minor", zero.minor}, {"access", "rw"}},
       {{"allow", true}, {"type", "c"}, {"major", 1}, {"minor", 5}, {"access", "rwm"}}};
   want["hooks"] = {
-      {"createContainer", {{{"path", "/usr/bin/vendor-hook"}, {"args", {"vendor-hook", "create"}}, {"env", {"HOOK=1"}}, {"timeout", 5}}}},
+      {"createContainer",
+       {{{"path", "/usr/bin/vendor-hook"}, {"args", {"vendor-hook", "create"}}, {"env", {"HOOK=1"}}, {"timeout", 5}}}},
       {"poststart", {{{"path", "/usr/bin/yaml-hook"}}}}};
   EXPECT_EQ(spec, want) << "got:\n" << spec.dump(2) << "\nwant:\n" << want.dump(2);
 }
 
 TEST_F(CdiTest, DeviceNodesOfANonRootContainerBelongToItsUser) {
-  CdiEdits edits{{{"test", {.device_nodes = {{.path = "/dev/null"}, {.path = "/dev/cdi-zero", .host_path = "/dev/zero", .permissions = "none"},
-                                             {.path = "/dev/u", .host_path = "/dev/zero", .type = "u"}}}}}};
+  CdiEdits edits{{{"test",
+                   {.device_nodes = {{.path = "/dev/null"},
+                                     {.path = "/dev/cdi-zero", .host_path = "/dev/zero", .permissions = "none"},
+                                     {.path = "/dev/u", .host_path = "/dev/zero", .type = "u"}}}}}};
   json spec = {{"process", {{"user", {{"uid", 1000}, {"gid", 2000}}}}}};
   ASSERT_TRUE(apply_cdi_edits(spec, edits).ok());
   const json& devices = spec["linux"]["devices"];
@@ -605,7 +650,8 @@ TEST_F(CdiTest, AFailedApplyLeavesTheSpecAsItWas) {
   const json original = sample_oci_spec();
   auto failing = [&](CdiContainerEdits e, const std::string& want) {
     json spec = original;
-    Status s = apply_cdi_edits(spec, CdiEdits{{{"/etc/cdi/x.json: device v.example/c=d", {.env = {"NEW=1"}}}, {"/etc/cdi/y.json", std::move(e)}}});
+    Status s = apply_cdi_edits(spec, CdiEdits{{{"/etc/cdi/x.json: device v.example/c=d", {.env = {"NEW=1"}}},
+                                               {"/etc/cdi/y.json", std::move(e)}}});
     EXPECT_FALSE(s.ok());
     EXPECT_EQ(s.message(), want);
     EXPECT_EQ(spec, original);
@@ -614,15 +660,18 @@ TEST_F(CdiTest, AFailedApplyLeavesTheSpecAsItWas) {
           "apply CDI edits of /etc/cdi/y.json: device node /dev/cdi-missing (host " + tmp_ / "missing" +
               "): stat: ENOENT (No such file or directory)");
   failing({.device_nodes = {{.path = "/dev/null", .type = "b"}}},
-          "apply CDI edits of /etc/cdi/y.json: device node /dev/null (host /dev/null): type 'b' but the host node is of type 'c'");
+          "apply CDI edits of /etc/cdi/y.json: device node /dev/null (host /dev/null): type 'b' but the host node is "
+          "of type 'c'");
   // Edits built by hand are checked where a bad value would go unnoticed in the spec.
   failing({.env = {"NOEQUALS"}}, "apply CDI edits of /etc/cdi/y.json: env 'NOEQUALS' is not NAME=value");
-  failing({.hooks = {{.hook_name = "later", .path = "/bin/true"}}},
-          "apply CDI edits of /etc/cdi/y.json: hook name 'later' is not one of prestart, createRuntime, createContainer, "
-          "startContainer, poststart, poststop");
+  failing(
+      {.hooks = {{.hook_name = "later", .path = "/bin/true"}}},
+      "apply CDI edits of /etc/cdi/y.json: hook name 'later' is not one of prestart, createRuntime, createContainer, "
+      "startContainer, poststart, poststop");
   test::write_file(tmp_ / "plain", "x");
   failing({.device_nodes = {{.path = "/dev/x", .host_path = tmp_ / "plain"}}},
-          "apply CDI edits of /etc/cdi/y.json: device node /dev/x (host " + tmp_ / "plain" + "): not a device node on the host");
+          "apply CDI edits of /etc/cdi/y.json: device node /dev/x (host " + tmp_ / "plain" +
+              "): not a device node on the host");
   json odd = original;
   odd["process"]["env"] = "PATH=/bin";
   Status s = apply_cdi_edits(odd, CdiEdits{{{"o", {.env = {"A=1"}}}}});
@@ -632,10 +681,11 @@ TEST_F(CdiTest, AFailedApplyLeavesTheSpecAsItWas) {
 
 TEST_F(CdiTest, RepeatedEditsDoNotPileUp) {
   // The same env name, device path, mount destination and GID twice: replaced, not duplicated.
-  CdiContainerEdits e{.env = {"A=1", "A=2"},
-                      .device_nodes = {{.path = "/dev/null"}, {.path = "/dev/null"}},
-                      .mounts = {{.host_path = "/a", .container_path = "/m"}, {.host_path = "/b", .container_path = "/m"}},
-                      .additional_gids = {5, 5, 0}};
+  CdiContainerEdits e{
+      .env = {"A=1", "A=2"},
+      .device_nodes = {{.path = "/dev/null"}, {.path = "/dev/null"}},
+      .mounts = {{.host_path = "/a", .container_path = "/m"}, {.host_path = "/b", .container_path = "/m"}},
+      .additional_gids = {5, 5, 0}};
   json spec = json::object();
   ASSERT_TRUE(apply_cdi_edits(spec, CdiEdits{{{"o", e}}}).ok());
   EXPECT_EQ(spec["process"]["env"], json({"A=2"}));

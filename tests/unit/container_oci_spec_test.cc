@@ -28,8 +28,19 @@ class ContainerOciSpec : public ::testing::Test {
     std::filesystem::create_directories(root_ / "etc");
     test::write_file(root_ / "etc/passwd", "root:x:0:0::/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n");
     test::write_file(root_ / "etc/group", "root:x:0:\napp:x:1000:\nvideo:x:44:app\n");
-    pod_ = {"pod1", 4242, "/run/berth/netns/pod1", false, false, false, "/run/berth/sandboxes/pod1", "/run/berth/sandboxes/pod1/shm",
-            "web-0", "web-0", "default", "uid-1", false};
+    pod_ = {"pod1",
+            4242,
+            "/run/berth/netns/pod1",
+            false,
+            false,
+            false,
+            "/run/berth/sandboxes/pod1",
+            "/run/berth/sandboxes/pod1/shm",
+            "web-0",
+            "web-0",
+            "default",
+            "uid-1",
+            false};
     image_ = {"busybox", {{"/bin/sh"}, {"-c", "true"}, {"PATH=/bin", "A=1"}, "/srv", "app"}, "SIGQUIT"};
     in_ = {.id = "c1", .rootfs = root_.path(), .cgroups_path = "/kubepods/pod1/c1", .mountinfo = ""};
   }
@@ -66,7 +77,7 @@ TEST_F(ContainerOciSpec, JoinsThePodsNamespacesAndUsesImageDefaults) {
   EXPECT_EQ(ns[2], json({{"type", "uts"}, {"path", "/proc/4242/ns/uts"}}));
   EXPECT_EQ(ns[3], json({{"type", "ipc"}, {"path", "/proc/4242/ns/ipc"}}));
   EXPECT_EQ(ns[4], json({{"type", "pid"}, {"path", "/proc/4242/ns/pid"}}));  // POD: the pause's
-  EXPECT_FALSE(s.contains("hostname"));  // the pod's UTS namespace already has it
+  EXPECT_FALSE(s.contains("hostname"));                                      // the pod's UTS namespace already has it
   EXPECT_EQ(s["linux"]["cgroupsPath"], "/kubepods/pod1/c1");
   EXPECT_EQ(s["annotations"]["io.kubernetes.cri.sandbox-id"], "pod1");
   bool shm = false, resolv = false;
@@ -78,8 +89,11 @@ TEST_F(ContainerOciSpec, JoinsThePodsNamespacesAndUsesImageDefaults) {
   // No masked or read-only paths asked for: berth's defaults, never an unmasked host /proc.
   for (const char* p : {"/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sysrq-trigger", "/sys/firmware",
                         "/sys/devices/virtual/powercap"})
-    EXPECT_NE(std::find(s["linux"]["maskedPaths"].begin(), s["linux"]["maskedPaths"].end(), p), s["linux"]["maskedPaths"].end()) << p;
-  EXPECT_EQ(s["linux"]["readonlyPaths"], json({"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}));
+    EXPECT_NE(std::find(s["linux"]["maskedPaths"].begin(), s["linux"]["maskedPaths"].end(), p),
+              s["linux"]["maskedPaths"].end())
+        << p;
+  EXPECT_EQ(s["linux"]["readonlyPaths"],
+            json({"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}));
   // A cgroup v1 host: the host's cgroup namespace, as runtimes keep it there.
   for (const auto& n : ns) EXPECT_NE(n["type"], "cgroup");
 }
@@ -143,7 +157,8 @@ std::pair<std::set<std::string>, bool> runtime_default_of(const json& spec) {
 
 TEST_F(ContainerOciSpec, RuntimeDefaultSeccompFollowsTheCapabilities) {
   auto c = config();
-  c.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(v1::SecurityProfile::RuntimeDefault);
+  c.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(
+      v1::SecurityProfile::RuntimeDefault);
   auto spec = build(c);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   EXPECT_EQ(spec->spec["linux"]["seccomp"]["defaultAction"], "SCMP_ACT_ERRNO");
@@ -164,7 +179,8 @@ TEST_F(ContainerOciSpec, RuntimeDefaultSeccompFollowsTheCapabilities) {
   spec = build(c);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   auto [admin_allowed, admin_clone_checked] = runtime_default_of(spec->spec);
-  for (const char* n : {"mount", "unshare", "setns", "umount2", "reboot", "clone", "clone3"}) EXPECT_EQ(admin_allowed.count(n), 1u) << n;
+  for (const char* n : {"mount", "unshare", "setns", "umount2", "reboot", "clone", "clone3"})
+    EXPECT_EQ(admin_allowed.count(n), 1u) << n;
   for (const char* n : {"init_module", "kexec_load", "keyctl"}) EXPECT_EQ(admin_allowed.count(n), 0u) << n;
   EXPECT_FALSE(admin_clone_checked);
 }
@@ -193,9 +209,11 @@ TEST_F(ContainerOciSpec, ResourcesAndBadInput) {
   auto c = config();
   c.mutable_linux()->mutable_resources()->set_oom_score_adj(-2000);
   EXPECT_NE(build(c).status().message().find("oom_score_adj"), std::string::npos);
+  // A relative working dir from the image (the request's is refused by the request checks).
   c = config();
-  c.set_working_dir("relative");
-  EXPECT_NE(build(c).status().message().find("config.working_dir"), std::string::npos);
+  image_.process.working_dir = "relative";
+  EXPECT_NE(build(c).status().message().find("config.WorkingDir 'relative'"), std::string::npos);
+  image_.process.working_dir.clear();
   c = config();
   c.mutable_linux()->mutable_resources()->set_oom_score_adj(-999);
   in_.min_oom_score_adj = -500;  // berthd may not go below its own
@@ -204,7 +222,7 @@ TEST_F(ContainerOciSpec, ResourcesAndBadInput) {
 
 TEST_F(ContainerOciSpec, AppArmorChoices) {
   v1::LinuxContainerSecurityContext sc;
-  EXPECT_EQ(*apparmor_profile(sc, false, ""), "");                      // no AppArmor here: none
+  EXPECT_EQ(*apparmor_profile(sc, false, ""), "");                           // no AppArmor here: none
   EXPECT_EQ(*apparmor_profile(sc, true, "berth-default"), "berth-default");  // RuntimeDefault
   sc.mutable_apparmor()->set_profile_type(v1::SecurityProfile::Unconfined);
   EXPECT_EQ(*apparmor_profile(sc, true, "berth-default"), "unconfined");
@@ -229,7 +247,8 @@ TEST(ExecProcess, DamagedSpecIsAnErrorAndNeverThrows) {
   EXPECT_EQ((*p)["terminal"], true);
   EXPECT_EQ((*p)["cwd"], "/");
   EXPECT_FALSE(p->contains("consoleSize"));
-  for (const json& bad : {json(5), json::object(), json({{"process", "sh"}}), json({{"process", json::array()}}), json()}) {
+  for (const json& bad :
+       {json(5), json::object(), json({{"process", "sh"}}), json({{"process", json::array()}}), json()}) {
     SCOPED_TRACE(bad.dump());
     Result<json> r = internal_error("not run");
     EXPECT_NO_THROW(r = exec_process(bad, {"ls"}, false));
@@ -254,8 +273,10 @@ TEST(ExecHelperRequest, WrongTypedMembersAreErrorsNamingThem) {
     json value;
     const char* why;
   } cases[] = {
-      {"/process/rlimits", json::array({5}), "field 'config.json process.rlimits[0]': type must be object, but is number"},
-      {"/process/user/umask", "022", "field 'config.json process.user.umask': type must be unsigned integer, but is string"},
+      {"/process/rlimits", json::array({5}),
+       "field 'config.json process.rlimits[0]': type must be object, but is number"},
+      {"/process/user/umask", "022",
+       "field 'config.json process.user.umask': type must be unsigned integer, but is string"},
       {"/process/oomScoreAdj", "low", "field 'config.json process.oomScoreAdj': type must be integer, but is string"},
       {"/process", "sh", "field 'process': type must be object, but is string"},
   };
@@ -283,7 +304,8 @@ TEST(SeccompLocalhost, WrongTypedMembersAreErrorsNamingThem) {
   TempDir dir;
   auto section = [&](const std::string& text) {
     test::write_file(dir / "profile.json", text);
-    SeccompRequest req{.kind = SeccompKind::localhost, .localhost_path = dir / "profile.json", .field = "linux.seccomp"};
+    SeccompRequest req{
+        .kind = SeccompKind::localhost, .localhost_path = dir / "profile.json", .field = "linux.seccomp"};
     Result<std::optional<json>> r = internal_error("not run");
     EXPECT_NO_THROW(r = seccomp_section(req));
     return r;
@@ -291,10 +313,11 @@ TEST(SeccompLocalhost, WrongTypedMembersAreErrorsNamingThem) {
   auto ok = section(R"({"defaultAction":"SCMP_ACT_ERRNO","syscalls":[{"names":["read"],"action":"SCMP_ACT_ALLOW"}]})");
   ASSERT_TRUE(ok.ok()) << ok.status().message();
   EXPECT_EQ((**ok)["defaultAction"], "SCMP_ACT_ERRNO");
-  for (auto [text, why] : {std::pair{R"({"defaultAction":5})", "field 'defaultAction': type must be string, but is number"},
-                           {R"({"defaultAction":"SCMP_ACT_ALLOW","syscalls":{}})", "field 'syscalls': type must be array, but is object"},
-                           {R"({"defaultAction":"SCMP_ACT_ALLOW","architectures":"x86"})", "field 'architectures': type must be array"},
-                           {R"([1])", "no defaultAction"}}) {
+  for (auto [text, why] :
+       {std::pair{R"({"defaultAction":5})", "field 'defaultAction': type must be string, but is number"},
+        {R"({"defaultAction":"SCMP_ACT_ALLOW","syscalls":{}})", "field 'syscalls': type must be array, but is object"},
+        {R"({"defaultAction":"SCMP_ACT_ALLOW","architectures":"x86"})", "field 'architectures': type must be array"},
+        {R"([1])", "no defaultAction"}}) {
     SCOPED_TRACE(text);
     auto r = section(text);
     ASSERT_FALSE(r.ok());

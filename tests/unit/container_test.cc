@@ -187,9 +187,10 @@ TEST(Capabilities, BoundedByWhatBerthdCanGrant) {
   }
   auto named = resolve_capabilities({.add = {"sys_resource"}, .bounding = without_sys_resource});
   ASSERT_FALSE(named.ok());
-  EXPECT_EQ(named.status().message(),
-            "linux.security_context.capabilities.add_capabilities: CAP_SYS_RESOURCE is not in berthd's bounding set, so no "
-            "container on this host can hold it");
+  EXPECT_EQ(
+      named.status().message(),
+      "linux.security_context.capabilities.add_capabilities: CAP_SYS_RESOURCE is not in berthd's bounding set, so no "
+      "container on this host can hold it");
   // The defaults hold only what can be granted.
   auto defaults = resolve_capabilities({.bounding = ~0ull & ~(1ull << 29)});  // CAP_AUDIT_WRITE = 29
   ASSERT_TRUE(defaults.ok());
@@ -256,34 +257,42 @@ TEST(BindMounts, OptionsAndErrors) {
   auto relative = resolve_mounts({{.container_path = "rel", .host_path = host.path()}}, kMountinfo);
   ASSERT_FALSE(relative.ok());
   EXPECT_NE(relative.status().message().find("container_path"), std::string::npos);
-  EXPECT_FALSE(resolve_mounts({{.container_path = "/a", .host_path = host.path(), .has_image = true}}, kMountinfo).ok());
+  EXPECT_FALSE(
+      resolve_mounts({{.container_path = "/a", .host_path = host.path(), .has_image = true}}, kMountinfo).ok());
 }
 
 // recursive_read_only is the runtime's rro option, or a copy berthd prepares, or refused; never a
 // plain read-only mount.
 TEST(BindMounts, RecursiveReadOnlyIsHonouredOrRefused) {
   test::TempDir host;
-  const MountRequest rro{.container_path = "/a", .host_path = host.path(), .readonly = true, .recursive_read_only = true};
+  const MountRequest rro{
+      .container_path = "/a", .host_path = host.path(), .readonly = true, .recursive_read_only = true};
   auto refused = resolve_mounts({rro}, kMountinfo, {.recursive_read_only = RecursiveReadOnly::unsupported});
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().message(), "config.mounts[0].recursive_read_only: not supported on this host (needs Linux 5.12+ for mount_setattr)");
+  EXPECT_EQ(refused.status().message(),
+            "config.mounts[0].recursive_read_only: not supported on this host (needs Linux 5.12+ for mount_setattr)");
   auto option = resolve_mounts({rro}, kMountinfo, {.recursive_read_only = RecursiveReadOnly::runtime_option});
   ASSERT_TRUE(option.ok()) << option.status().message();
   EXPECT_EQ((*option)[0].options, (Strings{"rbind", "rro", "rprivate", "ro"}));
   EXPECT_EQ((*option)[0].source, host.path());
   EXPECT_TRUE((*option)[0].prepared_from.empty());
-  auto prepared = resolve_mounts({{.container_path = "/b", .host_path = host.path()}, rro}, kMountinfo,
-                                 {.recursive_read_only = RecursiveReadOnly::host_prepared, .prepared_dir = "/bundle/mounts"});
+  auto prepared =
+      resolve_mounts({{.container_path = "/b", .host_path = host.path()}, rro}, kMountinfo,
+                     {.recursive_read_only = RecursiveReadOnly::host_prepared, .prepared_dir = "/bundle/mounts"});
   ASSERT_TRUE(prepared.ok()) << prepared.status().message();
   EXPECT_EQ((*prepared)[1].source, "/bundle/mounts/1");
   EXPECT_EQ((*prepared)[1].prepared_from, host.path());
   EXPECT_EQ((*prepared)[1].options, (Strings{"rbind", "rprivate", "ro"}));
   EXPECT_TRUE((*prepared)[0].prepared_from.empty());
-  for (auto [req, why] : {std::pair{MountRequest{.container_path = "/a", .host_path = host.path(), .recursive_read_only = true},
-                                    "recursive_read_only: needs readonly"},
-                          std::pair{MountRequest{.container_path = "/a", .host_path = host.path(), .readonly = true,
-                                                 .propagation = MountPropagation::host_to_container, .recursive_read_only = true},
-                                    "recursive_read_only: needs private propagation"}}) {
+  for (auto [req, why] :
+       {std::pair{MountRequest{.container_path = "/a", .host_path = host.path(), .recursive_read_only = true},
+                  "recursive_read_only: needs readonly"},
+        std::pair{MountRequest{.container_path = "/a",
+        .host_path = host.path(),
+        .readonly = true,
+        .propagation = MountPropagation::host_to_container,
+        .recursive_read_only = true},
+                  "recursive_read_only: needs private propagation"}}) {
     auto r = resolve_mounts({req}, kMountinfo, {.recursive_read_only = RecursiveReadOnly::host_prepared});
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
@@ -293,8 +302,9 @@ TEST(BindMounts, RecursiveReadOnlyIsHonouredOrRefused) {
 // An image volume's mount is the prepared volume (or its sub path), always read-only; without one
 // prepared it is refused.
 TEST(BindMounts, ImageVolumesAreReadOnlyBindsOfThePreparedVolume) {
-  auto m = resolve_mounts({{.container_path = "/vol", .has_image = true, .image_source = "/run/berth/image-volumes/p/abc/data"}},
-                          kMountinfo);
+  auto m = resolve_mounts(
+      {{.container_path = "/vol", .has_image = true, .image_source = "/run/berth/image-volumes/p/abc/data"}},
+      kMountinfo);
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ((*m)[0].source, "/run/berth/image-volumes/p/abc/data");
   EXPECT_EQ((*m)[0].options, (Strings{"rbind", "rprivate", "ro", "nosuid", "nodev"}));
@@ -323,7 +333,8 @@ TEST(PreparedMounts, RecursiveReadOnlyCopyAndRelease) {
     EXPECT_EQ(errno, EROFS) << p;
     if (fd >= 0) ::close(fd);
   }
-  EXPECT_FALSE(prepare_mounts({{.source = src / "missing", .target = bundle / "mounts/1", .read_only = true}}, {}).ok());
+  EXPECT_FALSE(
+      prepare_mounts({{.source = src / "missing", .target = bundle / "mounts/1", .read_only = true}}, {}).ok());
   ASSERT_TRUE(release_prepared_mounts(bundle / "mounts").ok());
   EXPECT_FALSE(fs::exists(bundle / "mounts"));
   EXPECT_EQ(test::read_file("/proc/self/mountinfo").find(bundle.path()), std::string::npos);
@@ -362,10 +373,15 @@ TEST(BindMounts, IdMappedVolumesArePreparedCopies) {
   MountRequest shared = req;
   shared.propagation = MountPropagation::bidirectional;
   refused(shared, policy, "config.mounts[0].propagation: an id-mapped mount needs private propagation");
-  refused(req, {.prepared_dir = "/bundle/mounts"}, "config.mounts[0].uidMappings: id-mapped mounts are not supported on this host");
+  refused(req, {.prepared_dir = "/bundle/mounts"},
+          "config.mounts[0].uidMappings: id-mapped mounts are not supported on this host");
   // An image volume of a pod with its own user namespace is already mapped through it: the request
   // may repeat the pod's mappings (kubelet does), nothing else.
-  MountRequest image{.container_path = "/i", .has_image = true, .image_source = "/x", .uid_mappings = pod_ids, .gid_mappings = pod_ids};
+  MountRequest image{.container_path = "/i",
+                     .has_image = true,
+                     .image_source = "/x",
+                     .uid_mappings = pod_ids,
+                     .gid_mappings = pod_ids};
   refused(image, policy, "config.mounts[0].uidMappings: the pod has no user namespace of its own");
   MountPolicy userns_pod = policy;
   userns_pod.pod_uid_mappings = userns_pod.pod_gid_mappings = pod_ids;
@@ -414,7 +430,8 @@ TEST(PreparedMounts, IdMappedCopyAndRelease) {
   s = prepare_mounts({{.source = src.path(), .target = bundle / "mounts/2", .uids = ids, .gids = ids}},
                      {.pod_userns_path = bundle / "no-such-userns", .uids = ids, .gids = ids});
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("open the pod's user namespace " + (bundle / "no-such-userns")), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("open the pod's user namespace " + (bundle / "no-such-userns")), std::string::npos)
+      << s.message();
   ASSERT_TRUE(release_prepared_mounts(bundle / "mounts").ok());
   EXPECT_EQ(test::read_file("/proc/self/mountinfo").find(bundle.path()), std::string::npos);
   EXPECT_FALSE(fs::exists(bundle / "mounts"));
@@ -530,27 +547,28 @@ TEST(BindMounts, PropagationNeedsAMatchingHostMount) {
   ASSERT_EQ(::mount(nullptr, (dir / "private").c_str(), nullptr, MS_PRIVATE, nullptr), 0);
   std::string mountinfo = test::read_file("/proc/self/mountinfo");
 
-  auto bi = resolve_mounts({{.container_path = "/x", .host_path = dir / "shared",
-                             .propagation = MountPropagation::bidirectional}},
-                           mountinfo);
+  auto bi = resolve_mounts(
+      {{.container_path = "/x", .host_path = dir / "shared", .propagation = MountPropagation::bidirectional}},
+      mountinfo);
   ASSERT_TRUE(bi.ok()) << bi.status().message();
   EXPECT_EQ((*bi)[0].options, (Strings{"rbind", "rshared"}));
-  auto h2c = resolve_mounts({{.container_path = "/x", .host_path = dir / "shared",
-                              .propagation = MountPropagation::host_to_container}},
-                            mountinfo);
+  auto h2c = resolve_mounts(
+      {{.container_path = "/x", .host_path = dir / "shared", .propagation = MountPropagation::host_to_container}},
+      mountinfo);
   ASSERT_TRUE(h2c.ok());
   EXPECT_EQ((*h2c)[0].options, (Strings{"rbind", "rslave"}));
 
-  auto bad = resolve_mounts({{.container_path = "/x", .host_path = dir / "private",
-                              .propagation = MountPropagation::bidirectional}},
-                            mountinfo);
+  auto bad = resolve_mounts(
+      {{.container_path = "/x", .host_path = dir / "private", .propagation = MountPropagation::bidirectional}},
+      mountinfo);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), Code::failed_precondition);
   EXPECT_NE(bad.status().message().find("bidirectional needs " + (dir / "private")), std::string::npos);
-  EXPECT_FALSE(resolve_mounts({{.container_path = "/x", .host_path = dir / "private",
-                                .propagation = MountPropagation::host_to_container}},
-                              mountinfo)
-                   .ok());
+  EXPECT_FALSE(
+      resolve_mounts(
+          {{.container_path = "/x", .host_path = dir / "private", .propagation = MountPropagation::host_to_container}},
+          mountinfo)
+          .ok());
 }
 
 }  // namespace

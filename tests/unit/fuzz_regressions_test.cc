@@ -18,9 +18,13 @@
 #include "flat_json.h"
 #include "fuzz_support.h"
 
-#define BERTH_FUZZ_HARNESS_LIST(X)                                                                     \
+// clang-format wraps this X-macro list differently on each pass.
+// clang-format off
+#define BERTH_FUZZ_HARNESS_LIST(X)                                                                            \
   X(spdy_frame) X(spdy_headers) X(spdy_session) X(websocket) X(http_upgrade) X(image_reference) X(manifest) \
-  X(www_authenticate) X(cni_result) X(config) X(records) X(monitor_protocol) X(exit_record) X(cri_log) X(cgroup_files) X(cdi) X(pull_worker) X(exec_request)
+  X(www_authenticate) X(cni_result) X(config) X(records) X(monitor_protocol) X(exit_record) X(cri_log)      \
+  X(cgroup_files) X(cdi) X(pull_worker) X(exec_request)
+// clang-format on
 
 #define BERTH_DECLARE_HARNESS(name) int berth_fuzz_##name(const uint8_t* data, size_t size);
 BERTH_FUZZ_HARNESS_LIST(BERTH_DECLARE_HARNESS)
@@ -69,7 +73,8 @@ INSTANTIATE_TEST_SUITE_P(Harnesses, FuzzCorpus, testing::ValuesIn(kHarnesses),
 TEST(FuzzCorpus, EveryCorpusHasAHarness) {
   for (const auto& e : fs::directory_iterator(BERTH_FUZZ_CORPUS)) {
     std::string name = e.path().filename().string();
-    bool known = std::any_of(std::begin(kHarnesses), std::end(kHarnesses), [&](const Harness& h) { return name == h.name; });
+    bool known =
+        std::any_of(std::begin(kHarnesses), std::end(kHarnesses), [&](const Harness& h) { return name == h.name; });
     EXPECT_TRUE(known) << "corpus " << name << " has no harness in unit_fuzz_regressions";
   }
 }
@@ -95,11 +100,12 @@ TEST(FuzzFindings, F2_LineOneOverLineMaxIsCutNotLost) {
   };
   std::vector<Rec> recs;
   char storage[8];
-  berth::CriLineSplitter s(storage, 4,
-                           [](void* ctx, bool partial, const char* d, size_t n) {
-                             static_cast<std::vector<Rec>*>(ctx)->push_back({partial, std::string(d, n)});
-                           },
-                           &recs);
+  berth::CriLineSplitter s(
+      storage, 4,
+      [](void* ctx, bool partial, const char* d, size_t n) {
+        static_cast<std::vector<Rec>*>(ctx)->push_back({partial, std::string(d, n)});
+      },
+      &recs);
   s.feed("abcde\n", 6);
   s.finish();
   ASSERT_EQ(recs.size(), 2u);
@@ -130,17 +136,17 @@ TEST(FuzzFindings, F3_CutUnicodeEscapeStillTerminates) {
 // backslash). Behaves in GCC builds by luck; the fuzz build (UBSan) shows it. Such a file must be
 // a plain config error, and non-ASCII where TOML allows it (strings, comments) must still parse.
 TEST(FuzzFindings, F4_NonAsciiOutsideStringsIsAConfigError) {
-  for (std::string text : {std::string("\xc3\xa9 = 1\n"), std::string("log_level = \"info\" \xcf\xbb\n"),
-                           std::string("\xef\xac\xbf"), std::string("a.'''x\xd2\x8a|sub"),
-                           std::string("log_level = \"\"\"\\\n  \xc3\xa9\"\"\"\n"),
-                           std::string("root = \"/var/lib/berth\"\xc2\xa1\n")}) {
+  for (std::string text :
+       {std::string("\xc3\xa9 = 1\n"), std::string("log_level = \"info\" \xcf\xbb\n"), std::string("\xef\xac\xbf"),
+        std::string("a.'''x\xd2\x8a|sub"), std::string("log_level = \"\"\"\\\n  \xc3\xa9\"\"\"\n"),
+        std::string("root = \"/var/lib/berth\"\xc2\xa1\n")}) {
     auto c = berth::parse_config(text, "berth.toml");
     ASSERT_FALSE(c.ok()) << text;
     EXPECT_EQ(c.status().code(), berth::Code::invalid_argument);
     EXPECT_NE(c.status().message().find("berth.toml"), std::string::npos) << c.status().message();
   }
-  auto c = berth::parse_config("# caf\xc3\xa9 \xcf\xbb\nroot = \"/var/lib/b\xc3\xa9rth\"\t# \xef\xbb\xbf\n",
-                               "berth.toml");
+  auto c =
+      berth::parse_config("# caf\xc3\xa9 \xcf\xbb\nroot = \"/var/lib/b\xc3\xa9rth\"\t# \xef\xbb\xbf\n", "berth.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->root, "/var/lib/b\xc3\xa9rth");
 }

@@ -37,8 +37,8 @@ TEST(PullProtocol, AnOversizedFrameIsRefusedBeforeItIsRead) {
 }
 
 TEST(PullProtocol, RequestsHelloAndRepliesRoundTrip) {
-  proto::Request blob{.op = proto::Request::Op::blob, .digest = "sha256:" + std::string(64, 'a'),
-                      .size = 4096, .what = "layer x"};
+  proto::Request blob{
+      .op = proto::Request::Op::blob, .digest = "sha256:" + std::string(64, 'a'), .size = 4096, .what = "layer x"};
   auto r = proto::decode_request(proto::encode_request(blob));
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->op, proto::Request::Op::blob);
@@ -47,7 +47,8 @@ TEST(PullProtocol, RequestsHelloAndRepliesRoundTrip) {
   EXPECT_EQ(r->what, "layer x");
 
   proto::Hello hello{.store = "/var/lib/berth/images", .reference = "registry.example/app:v1"};
-  hello.registry.hosts["registry.example"] = {.mirrors = {"http://127.0.0.1:5000"}, .insecure = true, .ca_file = "/ca.pem"};
+  hello.registry.hosts["registry.example"] = {
+      .mirrors = {"http://127.0.0.1:5000"}, .insecure = true, .ca_file = "/ca.pem"};
   hello.registry.idle_timeout_seconds = 7;
   hello.credentials = {.username = "u", .password = "p\"w", .identity_token = "", .registry_token = "t"};
   auto h = proto::decode_hello(proto::encode_hello(hello));

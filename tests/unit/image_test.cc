@@ -44,8 +44,9 @@ TEST(ImageReference, NormalisesLikeDockerAndKubelet) {
 }
 
 TEST(ImageReference, MalformedOnesAreInvalidArgumentNamingThem) {
-  for (const std::string& bad : std::vector<std::string>{"", "UPPER", "a/B", "a:b:c", "a@sha256:abc", "a@md5:" + std::string(32, 'a'), "a/", "/a",
-                                "a//b", "a:", "a:-tag", "a..b", "a___b", "-a", "a-", "a:" + std::string(129, 't')}) {
+  for (const std::string& bad : std::vector<std::string>{
+           "", "UPPER", "a/B", "a:b:c", "a@sha256:abc", "a@md5:" + std::string(32, 'a'), "a/", "/a", "a//b",
+           "a:", "a:-tag", "a..b", "a___b", "-a", "a-", "a:" + std::string(129, 't')}) {
     auto r = parse_image_reference(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().code(), Code::invalid_argument);
@@ -54,24 +55,25 @@ TEST(ImageReference, MalformedOnesAreInvalidArgumentNamingThem) {
 }
 
 TEST(Manifest, KindsAndSchemaOne) {
-  const std::string cfg = R"({"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:)" + std::string(64, 'c') +
-                          R"(","size":10})";
+  const std::string cfg = R"({"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:)" +
+                          std::string(64, 'c') + R"(","size":10})";
   const std::string layer = R"({"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","digest":"sha256:)" +
                             std::string(64, 'd') + R"(","size":20})";
-  auto m = parse_manifest(R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":)" + cfg +
-                              R"(,"layers":[)" + layer + "]}",
+  auto m = parse_manifest(R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":)" +
+                              cfg + R"(,"layers":[)" + layer + "]}",
                           "", "m");
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_FALSE(m->is_index);
   EXPECT_EQ(m->layers.size(), 1u);
   EXPECT_EQ(m->config.size, 10);
-  auto s1 = parse_manifest(R"({"schemaVersion":1,"name":"x","fsLayers":[]})", "application/vnd.docker.distribution.manifest.v1+prettyjws", "m1");
+  auto s1 = parse_manifest(R"({"schemaVersion":1,"name":"x","fsLayers":[]})",
+                           "application/vnd.docker.distribution.manifest.v1+prettyjws", "m1");
   ASSERT_FALSE(s1.ok());
   EXPECT_NE(s1.status().message().find("schema 1"), std::string::npos);
   EXPECT_FALSE(parse_manifest("not json", "", "m").ok());
   auto foreign = parse_manifest(R"({"schemaVersion":2,"config":)" + cfg +
-                                    R"(,"layers":[{"mediaType":"application/x-weird","digest":"sha256:)" + std::string(64, 'e') +
-                                    R"(","size":1}]})",
+                                    R"(,"layers":[{"mediaType":"application/x-weird","digest":"sha256:)" +
+                                    std::string(64, 'e') + R"(","size":1}]})",
                                 "application/vnd.oci.image.manifest.v1+json", "m");
   EXPECT_FALSE(foreign.ok());
 }
@@ -99,7 +101,8 @@ TEST(Manifest, PlatformSelection) {
 // nlohmann type_error escaping into the rpc handler (which would end berthd).
 TEST(Manifest, WrongTypedFieldsAreErrorsNamingTheField) {
   const std::string digest = "sha256:" + std::string(64, 'c');
-  const std::string cfg = R"({"mediaType":"application/vnd.oci.image.config.v1+json","digest":")" + digest + R"(","size":10})";
+  const std::string cfg =
+      R"({"mediaType":"application/vnd.oci.image.config.v1+json","digest":")" + digest + R"(","size":10})";
   auto parse = [&](const std::string& body) {
     Result<ParsedManifest> m = invalid_argument("not parsed");
     EXPECT_NO_THROW(m = parse_manifest(body, "", "manifest x"));
@@ -108,19 +111,25 @@ TEST(Manifest, WrongTypedFieldsAreErrorsNamingTheField) {
   struct Case {
     std::string body, field;
   } cases[] = {
-      {R"({"mediaType":5,"config":)" + cfg + R"(,"layers":[]})", "field 'mediaType': type must be string, but is number"},
-      {R"({"schemaVersion":"2","config":)" + cfg + R"(,"layers":[]})", "field 'schemaVersion': type must be integer, but is string"},
+      {R"({"mediaType":5,"config":)" + cfg + R"(,"layers":[]})",
+       "field 'mediaType': type must be string, but is number"},
+      {R"({"schemaVersion":"2","config":)" + cfg + R"(,"layers":[]})",
+       "field 'schemaVersion': type must be integer, but is string"},
       {R"({"config":)" + cfg + R"(,"layers":"x"})", "field 'layers': type must be array, but is string"},
       {R"({"config":{"mediaType":[],"digest":")" + digest + R"(","size":1},"layers":[]})",
        "field 'config.mediaType': type must be string, but is array"},
       {R"({"config":{"digest":7,"size":1},"layers":[]})", "field 'config.digest': type must be string, but is number"},
-      {R"({"config":{"digest":")" + digest + R"(","size":"10"},"layers":[]})", "field 'config.size': type must be integer, but is string"},
-      {R"({"config":)" + cfg + R"(,"layers":[{"digest":")" + digest + R"(","size":1},{"mediaType":true,"digest":")" + digest + R"(","size":1}]})",
+      {R"({"config":{"digest":")" + digest + R"(","size":"10"},"layers":[]})",
+       "field 'config.size': type must be integer, but is string"},
+      {R"({"config":)" + cfg + R"(,"layers":[{"digest":")" + digest + R"(","size":1},{"mediaType":true,"digest":")" +
+           digest + R"(","size":1}]})",
        "field 'layers[1].mediaType': type must be string, but is boolean"},
       {R"({"config":5,"layers":[]})", "config: a descriptor is not an object"},
       // An index and its entries.
-      {R"({"mediaType":"application/vnd.oci.image.index.v1+json","manifests":{}})", "field 'manifests': type must be array, but is object"},
-      {R"({"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[5]})", "manifests[0]: a descriptor is not an object"},
+      {R"({"mediaType":"application/vnd.oci.image.index.v1+json","manifests":{}})",
+       "field 'manifests': type must be array, but is object"},
+      {R"({"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[5]})",
+       "manifests[0]: a descriptor is not an object"},
       {R"({"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"digest":")" + digest +
            R"(","size":1,"platform":"linux/amd64"}]})",
        "field 'manifests[0].platform': type must be object, but is string"},
@@ -170,7 +179,8 @@ TEST(ImageConfig, WrongTypedFieldsAreErrorsNamingTheField) {
       {R"({"config":{"WorkingDir":{}}})", "field 'config.WorkingDir': type must be string, but is object"},
       {R"({"config":{"StopSignal":15}})", "field 'config.StopSignal': type must be string, but is number"},
       {R"({"config":{"Cmd":"sh"}})", "field 'config.Cmd': type must be array, but is string"},
-      {R"({"config":{"Entrypoint":["/bin/sh",1]}})", "field 'config.Entrypoint[1]': type must be string, but is number"},
+      {R"({"config":{"Entrypoint":["/bin/sh",1]}})",
+       "field 'config.Entrypoint[1]': type must be string, but is number"},
       {R"({"config":{"Env":[["A=1"]]}})", "field 'config.Env[0]': type must be string, but is array"},
       {R"({"config":{"Labels":["a"]}})", "field 'config.Labels': type must be object, but is array"},
       {R"({"config":{"Labels":{"a":1}}})", "field 'config.Labels.a': type must be string, but is number"},
@@ -203,9 +213,11 @@ TEST(ImageIndex, DamagedIndexIsAnErrorNamingTheFieldAndNeverThrows) {
     return std::pair{s, index.images()};
   };
   const std::string id = "sha256:" + std::string(64, 'a');
-  const std::string good = R"({"id":")" + id + R"(","repo_tags":["docker.io/library/a:1"],"repo_digests":[],"size":5,"layers":[],)";
+  const std::string good =
+      R"({"id":")" + id + R"(","repo_tags":["docker.io/library/a:1"],"repo_digests":[],"size":5,"layers":[],)";
 
-  auto [ok, images] = load(R"({"version":1,"images":[)" + good + R"("config":"{\"config\":{\"User\":\"7\"}}","pinned":true}]})");
+  auto [ok, images] =
+      load(R"({"version":1,"images":[)" + good + R"("config":"{\"config\":{\"User\":\"7\"}}","pinned":true}]})");
   ASSERT_TRUE(ok.ok()) << ok.message();
   ASSERT_EQ(images.size(), 1u);
   EXPECT_EQ(images[0].config.user, "7");
@@ -223,10 +235,14 @@ TEST(ImageIndex, DamagedIndexIsAnErrorNamingTheFieldAndNeverThrows) {
       {R"({"version":1,"images":{}})", "is not a version 1 index"},
       {R"({"version":1,"images":[5]})", "field 'images[0]': type must be object, but is number"},
       {R"({"version":1,"images":[{"id":5}]})", "field 'images[0].id': type must be string, but is number"},
-      {R"({"version":1,"images":[)" + good + R"("config":"{}","pinned":"yes"}]})", "field 'images[0].pinned': type must be boolean, but is string"},
-      {R"({"version":1,"images":[{"id":")" + id + R"(","size":-1}]})", "field 'images[0].size': integer -1 out of range"},
-      {R"({"version":1,"images":[{"id":")" + id + R"(","repo_tags":"a"}]})", "field 'images[0].repo_tags': type must be array, but is string"},
-      {R"({"version":1,"images":[{"id":")" + id + R"(","layers":[1]}]})", "field 'images[0].layers[0]': type must be string, but is number"},
+      {R"({"version":1,"images":[)" + good + R"("config":"{}","pinned":"yes"}]})",
+       "field 'images[0].pinned': type must be boolean, but is string"},
+      {R"({"version":1,"images":[{"id":")" + id + R"(","size":-1}]})",
+       "field 'images[0].size': integer -1 out of range"},
+      {R"({"version":1,"images":[{"id":")" + id + R"(","repo_tags":"a"}]})",
+       "field 'images[0].repo_tags': type must be array, but is string"},
+      {R"({"version":1,"images":[{"id":")" + id + R"(","layers":[1]}]})",
+       "field 'images[0].layers[0]': type must be string, but is number"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);
@@ -302,7 +318,8 @@ TEST(ImageManager, AcquireHoldsUntilTheHandleOrItsOwnerReleases) {
   std::filesystem::create_directories(dir);
   const std::string a = "sha256:" + std::string(64, 'a'), b = "sha256:" + std::string(64, 'b');
   auto record = [](const std::string& id, const std::string& tag) {
-    return R"({"id":")" + id + R"(","repo_tags":[")" + tag + R"("],"repo_digests":[],"size":0,"layers":[],"config":"{}"})";
+    return R"({"id":")" + id + R"(","repo_tags":[")" + tag +
+           R"("],"repo_digests":[],"size":0,"layers":[],"config":"{}"})";
   };
   std::ofstream(dir + "/index.json") << R"({"version":1,"images":[)" + record(a, "docker.io/library/a:1") + "," +
                                             record(b, "docker.io/library/b:1") + "]}";
@@ -353,7 +370,8 @@ TEST(ImageManager, OpeningStartsBothTreesFirstWalksInTheBackground) {
   std::ofstream(dir + "/containers/c1/data") << std::string(4096, 'x');
   DiskUsageCache usage({.refresh_interval = 1h});
   {
-    auto images = ImageManager::open({.dir = dir + "/images", .containers_dir = dir + "/containers", .usage_cache = &usage});
+    auto images =
+        ImageManager::open({.dir = dir + "/images", .containers_dir = dir + "/containers", .usage_cache = &usage});
     ASSERT_TRUE(images.ok()) << images.status().message();
     for (int i = 0; i < 1000 && usage.background_walks() < 2; ++i) std::this_thread::sleep_for(10ms);
     EXPECT_EQ(usage.background_walks(), 2u) << "open() did not start both walks on the refresh thread";

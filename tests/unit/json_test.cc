@@ -37,16 +37,23 @@ TEST(JsonFields, EachWrongValueIsNamedWithItsPath) {
   } cases[] = {
       {R"({"s":5})", [](JsonFields& f) { f.string("s"); }, "field 's': type must be string, but is number"},
       {R"({"n":1.5})", [](JsonFields& f) { f.integer<int>("n", 0); }, "field 'n': type must be integer, but is number"},
-      {R"({"n":"1"})", [](JsonFields& f) { f.integer<uint32_t>("n", 0); }, "field 'n': type must be unsigned integer, but is string"},
+      {R"({"n":"1"})", [](JsonFields& f) { f.integer<uint32_t>("n", 0); },
+       "field 'n': type must be unsigned integer, but is string"},
       {R"({"n":-1})", [](JsonFields& f) { f.integer<uint32_t>("n", 0); }, "field 'n': integer -1 out of range"},
-      {R"({"n":4294967296})", [](JsonFields& f) { f.integer<uint32_t>("n", 0); }, "field 'n': integer 4294967296 out of range"},
-      {R"({"n":18446744073709551615})", [](JsonFields& f) { f.integer<int64_t>("n", 0); }, "field 'n': integer 18446744073709551615 out of range"},
+      {R"({"n":4294967296})", [](JsonFields& f) { f.integer<uint32_t>("n", 0); },
+       "field 'n': integer 4294967296 out of range"},
+      {R"({"n":18446744073709551615})", [](JsonFields& f) { f.integer<int64_t>("n", 0); },
+       "field 'n': integer 18446744073709551615 out of range"},
       {R"({"l":["a",3]})", [](JsonFields& f) { f.strings("l"); }, "field 'l[1]': type must be string, but is number"},
-      {R"({"u":[1,null]})", [](JsonFields& f) { f.integers<int>("u"); }, "field 'u[1]': type must be integer, but is null"},
-      {R"({"m":{"k":false}})", [](JsonFields& f) { f.string_map("m"); }, "field 'm.k': type must be string, but is boolean"},
+      {R"({"u":[1,null]})", [](JsonFields& f) { f.integers<int>("u"); },
+       "field 'u[1]': type must be integer, but is null"},
+      {R"({"m":{"k":false}})", [](JsonFields& f) { f.string_map("m"); },
+       "field 'm.k': type must be string, but is boolean"},
       {R"({})", [](JsonFields& f) { f.required_string("id"); }, "field 'id': missing"},
-      {R"({"id":null})", [](JsonFields& f) { f.required_string("id"); }, "field 'id': type must be string, but is null"},
-      {R"({"n":null})", [](JsonFields& f) { f.required_integer<int>("n"); }, "field 'n': type must be integer, but is null"},
+      {R"({"id":null})", [](JsonFields& f) { f.required_string("id"); },
+       "field 'id': type must be string, but is null"},
+      {R"({"n":null})", [](JsonFields& f) { f.required_integer<int>("n"); },
+       "field 'n': type must be integer, but is null"},
       {R"({"o":[]})", [](JsonFields& f) { f.required_object("o"); }, "field 'o': type must be object, but is array"},
       {R"({"o":{"p":{"q":1}}})",
        [](JsonFields& f) {
@@ -55,7 +62,8 @@ TEST(JsonFields, EachWrongValueIsNamedWithItsPath) {
          p.required_boolean("q");
        },
        "field 'o.p.q': type must be boolean, but is number"},
-      {R"({"a":[5]})", [](JsonFields& f) { f.nested((*f.array("a"))[0], "a[0]"); }, "field 'a[0]': type must be object, but is number"},
+      {R"({"a":[5]})", [](JsonFields& f) { f.nested((*f.array("a"))[0], "a[0]"); },
+       "field 'a[0]': type must be object, but is number"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);

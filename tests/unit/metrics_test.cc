@@ -30,7 +30,8 @@ TEST(MetricsRegistry, CountersRenderWithEscapedLabels) {
   EXPECT_NE(text.find("# HELP berth_rpc_total RPCs served.\\nBy method\n"), std::string::npos) << text;
   EXPECT_NE(text.find("# TYPE berth_rpc_total counter\n"), std::string::npos);
   EXPECT_NE(text.find("berth_rpc_total{method=\"Version\",code=\"OK\"} 3\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("berth_rpc_total{method=\"Pull\\\"Image\\\\\",code=\"NOT_FOUND\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("berth_rpc_total{method=\"Pull\\\"Image\\\\\",code=\"NOT_FOUND\"} 1\n"), std::string::npos)
+      << text;
 }
 
 TEST(MetricsRegistry, HistogramBucketsAreCumulative) {
@@ -150,13 +151,16 @@ TEST(MetricsEndpoint, ConnectionsAndRequestsAreCapped) {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // all accepted
   RawPeer over(addr);
   boost::system::error_code ignored;  // the endpoint may have closed it already
-  boost::asio::write(over.socket, boost::asio::buffer(std::string("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")), ignored);
+  boost::asio::write(over.socket, boost::asio::buffer(std::string("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")),
+                     ignored);
   EXPECT_EQ(over.answer(), "") << "the 17th connection was served";
   idle.clear();
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // their exchanges end
   RawPeer big(addr);
-  boost::asio::write(big.socket, boost::asio::buffer("GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(9000, 'a') + "\r\n\r\n"),
-                     ignored);
+  boost::asio::write(
+      big.socket,
+      boost::asio::buffer("GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(9000, 'a') + "\r\n\r\n"),
+      ignored);
   EXPECT_EQ(big.answer().find("200 OK"), std::string::npos) << "a 9 KB header was served";
   EXPECT_EQ(http_get(addr, "/metrics").status, 200u);
 }

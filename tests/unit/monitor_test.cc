@@ -77,8 +77,7 @@ class Splitter {
 };
 
 TEST(CriLineSplitter, FullLinesAndEmptyLines) {
-  EXPECT_EQ(Splitter(16).feed("a\nbb\n\n").finish(),
-            (std::vector<Record>{{false, "a"}, {false, "bb"}, {false, ""}}));
+  EXPECT_EQ(Splitter(16).feed("a\nbb\n\n").finish(), (std::vector<Record>{{false, "a"}, {false, "bb"}, {false, ""}}));
 }
 
 TEST(CriLineSplitter, LinesArrivingInPiecesAreJoined) {
@@ -201,7 +200,8 @@ TEST(ExitFile, RoundTripWithEscapes) {
   snprintf(r.reason, sizeof r.reason, "create failed: exec: \"nope\": not found\n\ttab \\ é");
   char text[8192];
   size_t n = format_exit_record(r, text, sizeof text);
-  const std::string prefix = "{\"version\":1,\"exit_code\":137,\"signal\":9,\"exited_at\":1795401253102151025,\"reason\":\"";
+  const std::string prefix =
+      "{\"version\":1,\"exit_code\":137,\"signal\":9,\"exited_at\":1795401253102151025,\"reason\":\"";
   EXPECT_EQ(std::string(text, prefix.size()), prefix);
   EXPECT_EQ(text[n - 1], '\n');
   test::TempDir dir("berth-monitor-unit");
@@ -230,8 +230,10 @@ TEST(ExitFile, MissingAndMalformedFiles) {
 }
 
 TEST(FlatJson, RuntimeLogLinesOfRuncAndCrun) {
-  const std::string runc = R"({"level":"error","msg":"exec: \"nope\": executable file not found in $PATH","time":"2026-11-23T02:26:01Z"})";
-  const std::string crun = R"({"msg": "executable file `nope` not found: No such file \u00e9", "level": "error", "extra": {"a": [1, "}"]}})";
+  const std::string runc =
+      R"({"level":"error","msg":"exec: \"nope\": executable file not found in $PATH","time":"2026-11-23T02:26:01Z"})";
+  const std::string crun =
+      R"({"msg": "executable file `nope` not found: No such file \u00e9", "level": "error", "extra": {"a": [1, "}"]}})";
   JsonField f;
   char out[256];
   ASSERT_TRUE(find_json_field(runc.data(), runc.size(), "msg", &f));

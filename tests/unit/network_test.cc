@@ -29,7 +29,8 @@ using berth::test::write_file;
 using nlohmann::json;
 
 TEST(NetworkConfig, SingleConfIsWrappedAsAOnePluginList) {
-  auto n = parse_network_config_file(R"({"cniVersion":"0.4.0","name":"one","type":"bridge","bridge":"b0"})", "/x/10.conf");
+  auto n =
+      parse_network_config_file(R"({"cniVersion":"0.4.0","name":"one","type":"bridge","bridge":"b0"})", "/x/10.conf");
   ASSERT_TRUE(n.ok()) << n.status().message();
   EXPECT_EQ(n->name, "one");
   EXPECT_EQ(n->cni_version, "0.4.0");
@@ -50,7 +51,8 @@ TEST(NetworkConfig, InvalidConfigsAreRefusedWithTheReason) {
       {R"({"cniVersion":"1.0.0","name":"n","plugins":[]})", "a.conflist", "field 'plugins': must not be empty"},
       {R"({"cniVersion":"1.0.0","plugins":[{"type":"x"}]})", "a.conflist", "field 'name': missing"},
       {R"({"name":"n","plugins":[{"type":"x"}]})", "a.conflist", "cniVersion"},
-      {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"bridge":"x"}]})", "a.conflist", "field 'plugins[0].type': missing"},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"bridge":"x"}]})", "a.conflist",
+       "field 'plugins[0].type': missing"},
       {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"../sh"}]})", "a.conflist", "plain file name"},
       {R"({"cniVersion":"1.0.0","name":"a/b","plugins":[{"type":"x"}]})", "a.conflist", "may only hold"},
   };
@@ -91,14 +93,20 @@ TEST(NetworkConfig, WrongTypedMembersAreInvalidAndSkippedWithoutThrowing) {
     const char* why;
   } cases[] = {
       {R"({"cniVersion":"1.0.0","name":"n","plugins":5})", "field 'plugins': type must be array, but is number"},
-      {R"({"cniVersion":"1.0.0","name":"n","plugins":{"type":"x"}})", "field 'plugins': type must be array, but is object"},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":{"type":"x"}})",
+       "field 'plugins': type must be array, but is object"},
       {R"({"cniVersion":"1.0.0","name":"n","plugins":"bridge"})", "field 'plugins': type must be array, but is string"},
       {R"({"cniVersion":"1.0.0","name":"n","plugins":[5]})", "field 'plugins[0]': type must be object, but is number"},
-      {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":7}]})", "field 'plugins[0].type': type must be string, but is number"},
-      {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"x","capabilities":[]}]})", "field 'plugins[0].capabilities': type must be object, but is array"},
-      {R"({"cniVersion":1,"name":"n","plugins":[{"type":"x"}]})", "field 'cniVersion': type must be string, but is number"},
-      {R"({"cniVersion":"1.0.0","name":["n"],"plugins":[{"type":"x"}]})", "field 'name': type must be string, but is array"},
-      {R"({"cniVersion":"1.0.0","name":"n","disableCheck":1,"plugins":[{"type":"x"}]})", "\"disableCheck\" must be true or false"},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":7}]})",
+       "field 'plugins[0].type': type must be string, but is number"},
+      {R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"x","capabilities":[]}]})",
+       "field 'plugins[0].capabilities': type must be object, but is array"},
+      {R"({"cniVersion":1,"name":"n","plugins":[{"type":"x"}]})",
+       "field 'cniVersion': type must be string, but is number"},
+      {R"({"cniVersion":"1.0.0","name":["n"],"plugins":[{"type":"x"}]})",
+       "field 'name': type must be string, but is array"},
+      {R"({"cniVersion":"1.0.0","name":"n","disableCheck":1,"plugins":[{"type":"x"}]})",
+       "\"disableCheck\" must be true or false"},
       {R"(5)", "not a JSON object"},
       {R"(["plugins"])", "not a JSON object"},
   };
@@ -115,14 +123,19 @@ TEST(NetworkConfig, WrongTypedMembersAreInvalidAndSkippedWithoutThrowing) {
   write_file(dir / "06-types.conflist", R"({"cniVersion":"1.0.0","name":"bad","plugins":[{"type":{"x":1}}]})");
   write_file(dir / "07-scalar.json", "7");
   write_file(dir / "08-disabled.conflist", R"({"cniVersion":"1.0.0","name":"off","disabled":"yes","plugins":"x"})");
-  write_file(dir / "10-good.conflist", R"({"cniVersion":"1.0.0","name":"good","disabled":"no","plugins":[{"type":"bridge"}]})");
+  write_file(dir / "10-good.conflist",
+             R"({"cniVersion":"1.0.0","name":"good","disabled":"no","plugins":[{"type":"bridge"}]})");
   ConfDirScan scan;
   EXPECT_NO_THROW(scan = scan_conf_dir(dir.path()));
   ASSERT_TRUE(scan.network.has_value()) << scan.error;
   EXPECT_EQ(scan.network->name, "good");
   ASSERT_EQ(scan.skipped.size(), 4u);
-  EXPECT_NE(scan.skipped[0].find("05-plugins.conflist: field 'plugins': type must be array, but is number"), std::string::npos) << scan.skipped[0];
-  EXPECT_NE(scan.skipped[1].find("06-types.conflist: field 'plugins[0].type': type must be string, but is object"), std::string::npos) << scan.skipped[1];
+  EXPECT_NE(scan.skipped[0].find("05-plugins.conflist: field 'plugins': type must be array, but is number"),
+            std::string::npos)
+      << scan.skipped[0];
+  EXPECT_NE(scan.skipped[1].find("06-types.conflist: field 'plugins[0].type': type must be string, but is object"),
+            std::string::npos)
+      << scan.skipped[1];
   EXPECT_NE(scan.skipped[2].find("07-scalar.json: not a JSON object"), std::string::npos) << scan.skipped[2];
   EXPECT_NE(scan.skipped[3].find("08-disabled.conflist"), std::string::npos) << scan.skipped[3];
 }
@@ -156,10 +169,13 @@ TEST(CniResult, WrongTypedMembersAreErrorsNamingThem) {
   } cases[] = {
       {R"({"ips":5})", "field 'ips': type must be array, but is number"},
       {R"({"ips":"10.0.0.1/24"})", "field 'ips': type must be array, but is string"},
-      {R"({"interfaces":"x","ips":[{"address":"10.0.0.1/24"}]})", "field 'interfaces': type must be array, but is string"},
+      {R"({"interfaces":"x","ips":[{"address":"10.0.0.1/24"}]})",
+       "field 'interfaces': type must be array, but is string"},
       {R"({"ips":[{"address":7}]})", "field 'ips[0].address': type must be string, but is number"},
-      {R"({"ips":[{"address":"10.0.0.1/24"},{"address":null}]})", "field 'ips[1].address': type must be string, but is null"},
-      {R"({"ips":[{"address":"10.0.0.1/24","interface":"eth0"}]})", "field 'ips[0].interface': type must be integer, but is string"},
+      {R"({"ips":[{"address":"10.0.0.1/24"},{"address":null}]})",
+       "field 'ips[1].address': type must be string, but is null"},
+      {R"({"ips":[{"address":"10.0.0.1/24","interface":"eth0"}]})",
+       "field 'ips[0].interface': type must be integer, but is string"},
       {R"({"ips":[5]})", "field 'ips[0]': type must be object, but is number"},
       {R"({"ips":[{"gateway":"10.0.0.1"}]})", "field 'ips[0].address': missing"},
       {R"({"ip4":"10.0.0.1/24"})", "field 'ip4': type must be object, but is string"},
@@ -175,7 +191,8 @@ TEST(CniResult, WrongTypedMembersAreErrorsNamingThem) {
     EXPECT_NE(ips.status().message().find(c.why), std::string::npos) << ips.status().message();
   }
   // Null is absence, as Go's omitempty leaves it.
-  auto nulls = result_ips(json::parse(R"({"interfaces":null,"ip4":null,"ips":[{"address":"10.0.0.1/24","interface":null}]})"));
+  auto nulls =
+      result_ips(json::parse(R"({"interfaces":null,"ip4":null,"ips":[{"address":"10.0.0.1/24","interface":null}]})"));
   ASSERT_TRUE(nulls.ok()) << nulls.status().message();
   EXPECT_EQ(*nulls, std::vector<std::string>{"10.0.0.1"});
 }
@@ -198,7 +215,8 @@ TEST(CapabilityArgs, PortsDnsBandwidthAndAnnotations) {
   EXPECT_EQ((*caps)["io.kubernetes.cri.pod-annotations"]["team"], "a");
 
   // Each plugin gets only what it asked for.
-  json plugin = json::parse(R"({"type":"portmap","capabilities":{"portMappings":true,"bandwidth":false,"mystery":true}})");
+  json plugin =
+      json::parse(R"({"type":"portmap","capabilities":{"portMappings":true,"bandwidth":false,"mystery":true}})");
   json rc = runtime_config_for(plugin, *caps);
   EXPECT_TRUE(rc.contains("portMappings"));
   EXPECT_FALSE(rc.contains("bandwidth"));
@@ -236,10 +254,15 @@ TEST(CapabilityArgs, BadBandwidthAnnotationIsIgnoredWhenNoPluginShapesTraffic) {
 TEST(NetworkConfig, DisableCheckIsABoolOrTheStringTrueOrFalse) {
   auto with = [](const std::string& value) {
     return network_config_from_json(
-        json::parse(R"({"cniVersion":"1.0.0","name":"n","disableCheck":)" + value + R"(,"plugins":[{"type":"x"}]})"), "");
+        json::parse(R"({"cniVersion":"1.0.0","name":"n","disableCheck":)" + value + R"(,"plugins":[{"type":"x"}]})"),
+        "");
   };
-  for (auto [value, want] : {std::pair{"true", true}, {"false", false}, {"\"true\"", true}, {"\"false\"", false},
-                             {"\"True\"", true}, {"\"FALSE\"", false}}) {
+  for (auto [value, want] : {std::pair{"true", true},
+                             {"false", false},
+                             {"\"true\"", true},
+                             {"\"false\"", false},
+                             {"\"True\"", true},
+                             {"\"FALSE\"", false}}) {
     auto n = with(value);
     ASSERT_TRUE(n.ok()) << value << ": " << n.status().message();
     EXPECT_EQ(n->disable_check, want) << value;
@@ -264,8 +287,10 @@ TEST(PodCidr, ValidAndInvalid) {
 TEST(ResultCache, RoundTripFindAndChecksum) {
   TempDir dir;
   ResultCache cache(dir.path());
-  CacheEntry e{"abc", "eth0", "net1", json::parse(R"({"cniVersion":"1.0.0","name":"net1","plugins":[{"type":"bridge"}]})"), "K=V",
-               json::object(), "/run/netns/x", json::parse(R"({"ips":[]})")};
+  CacheEntry e{"abc",          "eth0",
+               "net1",         json::parse(R"({"cniVersion":"1.0.0","name":"net1","plugins":[{"type":"bridge"}]})"),
+               "K=V",          json::object(),
+               "/run/netns/x", json::parse(R"({"ips":[]})")};
   ASSERT_TRUE(cache.save(e).ok());
   auto found = cache.find("abc", "eth0");
   ASSERT_TRUE(found.ok());
@@ -289,8 +314,10 @@ TEST(ResultCache, RoundTripFindAndChecksum) {
 TEST(ResultCache, WrongTypedEnvelopeMembersAreErrorsAndNeverThrow) {
   TempDir dir;
   ResultCache cache(dir.path());
-  CacheEntry e{"abc", "eth0", "net1", json::parse(R"({"cniVersion":"1.0.0","name":"net1","plugins":[{"type":"bridge"}]})"), "K=V",
-               json::object(), "/run/netns/x", json()};
+  CacheEntry e{"abc",          "eth0",
+               "net1",         json::parse(R"({"cniVersion":"1.0.0","name":"net1","plugins":[{"type":"bridge"}]})"),
+               "K=V",          json::object(),
+               "/run/netns/x", json()};
   ASSERT_TRUE(cache.save(e).ok());
   const json good = json::parse(berth::test::read_file(cache.path_of(e)));
   struct Case {
@@ -329,7 +356,8 @@ TEST(ResultCache, WrongTypedEnvelopeMembersAreErrorsAndNeverThrow) {
 TEST(CapabilityArgs, OnlyATrueCapabilityIsAskedFor) {
   const json offered = {{"portMappings", json::array()}, {"dns", json::object()}};
   json rc;
-  EXPECT_NO_THROW(rc = runtime_config_for(json::parse(R"({"type":"x","capabilities":{"portMappings":"yes","dns":true}})"), offered));
+  EXPECT_NO_THROW(rc = runtime_config_for(
+                      json::parse(R"({"type":"x","capabilities":{"portMappings":"yes","dns":true}})"), offered));
   EXPECT_EQ(rc, json({{"dns", json::object()}}));
   EXPECT_TRUE(runtime_config_for(json::parse(R"({"type":"x","capabilities":5})"), offered).empty());
   EXPECT_TRUE(runtime_config_for(json(5), offered).empty());
@@ -354,7 +382,8 @@ class PluginExec : public ::testing::Test {
     return {{dir_.path()}, timeout, std::chrono::milliseconds(1500), &observer_};
   }
   PluginCall call(const std::string& type, const std::string& command = "ADD") {
-    return {command, type, "cid", "/run/netns/x", "eth0", "IgnoreUnknown=1;K8S_POD_NAME=p", R"({"cniVersion":"1.0.0"})"};
+    return {
+        command, type, "cid", "/run/netns/x", "eth0", "IgnoreUnknown=1;K8S_POD_NAME=p", R"({"cniVersion":"1.0.0"})"};
   }
   TempDir dir_;
   int runs_ = 0, busy_ = 0;
@@ -378,11 +407,14 @@ TEST_F(PluginExec, EnvironmentAndStdinFollowTheCniProtocol) {
 }
 
 TEST_F(PluginExec, CniErrorReachesTheCallerVerbatim) {
-  plugin("failer", "echo '{\"cniVersion\":\"1.0.0\",\"code\":11,\"msg\":\"no more addresses\",\"details\":\"range 10.0.0.0/30 is full\"}'\nexit 1\n");
+  plugin("failer",
+         "echo '{\"cniVersion\":\"1.0.0\",\"code\":11,\"msg\":\"no more addresses\",\"details\":\"range 10.0.0.0/30 is "
+         "full\"}'\nexit 1\n");
   auto out = exec_plugin(settings(), call("failer"));
   ASSERT_FALSE(out.ok());
   // The plugin's error object exactly as it printed it (key order, spacing), after who failed.
-  const std::string printed = R"({"cniVersion":"1.0.0","code":11,"msg":"no more addresses","details":"range 10.0.0.0/30 is full"})";
+  const std::string printed =
+      R"({"cniVersion":"1.0.0","code":11,"msg":"no more addresses","details":"range 10.0.0.0/30 is full"})";
   EXPECT_EQ(out.status().message(), "plugin failer (ADD): " + printed);
   plugin("spaced", "echo '{ \"code\": 7,  \"msg\": \"bad\" }'\necho noise >&2\nexit 1\n");
   auto spaced = exec_plugin(settings(), call("spaced"));
@@ -415,7 +447,8 @@ TEST_F(PluginExec, HungPluginIsKilledAtTheTimeout) {
 TEST_F(PluginExec, PluginThatClosesItsOutputAndHangsIsKilledAtTheTimeout) {
   // No more output to wait for: only waiting for the exit can notice the deadline.
   plugin("quiet", "echo $$ > " + (dir_ / "pid") + "\nexec >&- 2>&-\nsleep 1000\n");
-  auto run = std::async(std::launch::async, [&] { return exec_plugin(settings(std::chrono::milliseconds(300)), call("quiet")); });
+  auto run = std::async(std::launch::async,
+                        [&] { return exec_plugin(settings(std::chrono::milliseconds(300)), call("quiet")); });
   if (run.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
     ::kill(-std::stoi(berth::test::read_file(dir_ / "pid")), SIGKILL);  // lets the stuck wait (and this test) end
     FAIL() << "exec_plugin still waits for the plugin after 10s";
@@ -469,7 +502,8 @@ TEST_F(PluginExec, BinaryThatStaysBusyFailsAndNeverReportsSuccess) {
 class Manager : public ::testing::Test {
  protected:
   void plugin(const std::string& name, const std::string& body) {
-    write_file(plugins_ / name, "#!/bin/sh\ncat >/dev/null\necho \"$CNI_COMMAND\" >> " + (plugins_ / "commands") + "\n" + body, 0755);
+    write_file(plugins_ / name,
+               "#!/bin/sh\ncat >/dev/null\necho \"$CNI_COMMAND\" >> " + (plugins_ / "commands") + "\n" + body, 0755);
   }
   void conflist(const std::string& text) { write_file(conf_ / "10-test.conflist", text); }
   std::unique_ptr<CniManager> manager() {
@@ -553,7 +587,8 @@ TEST_F(Manager, DisableCheckGivenAsAStringIsHonouredWithoutThrowing) {
   for (auto [value, runs_check] : {std::pair{"\"true\"", false}, {"\"false\"", true}, {"true", false}}) {
     SCOPED_TRACE(value);
     std::filesystem::remove(plugins_ / "commands");
-    conflist(std::string(R"({"cniVersion":"1.0.0","name":"n","disableCheck":)") + value + R"(,"plugins":[{"type":"ok"}]})");
+    conflist(std::string(R"({"cniVersion":"1.0.0","name":"n","disableCheck":)") + value +
+             R"(,"plugins":[{"type":"ok"}]})");
     auto m = manager();
     ASSERT_TRUE(m->setup(request()).ok());
     EXPECT_TRUE(m->check("sandbox1", "/run/netns/none").ok());
@@ -630,7 +665,8 @@ TEST_F(Manager, DelOfANetnsPathThatIsNoNamespaceRunsWithoutOne) {
 }
 
 TEST_F(Manager, CorruptCacheEntryFallsBackToDelWithTheCurrentConfigAndGoes) {
-  plugin("ok", std::string("[ \"$CNI_COMMAND\" = ADD ] && ") + kGoodResult + "\nenv > " + (plugins_ / "env") + "\nexit 0\n");
+  plugin("ok",
+         std::string("[ \"$CNI_COMMAND\" = ADD ] && ") + kGoodResult + "\nenv > " + (plugins_ / "env") + "\nexit 0\n");
   conflist(R"({"cniVersion":"1.0.0","name":"n","plugins":[{"type":"ok"}]})");
   auto m = manager();
   ASSERT_TRUE(m->setup(request()).ok());

@@ -16,8 +16,9 @@ namespace berth {
 namespace {
 
 RuntimeHandlers two_handlers() {
-  return RuntimeHandlers({{"runc", "/usr/sbin/runc", "/run/berth/runtime/runc"}, {"crun", "/usr/bin/crun", "/run/crun-root"}},
-                         "runc", true);
+  return RuntimeHandlers(
+      {{"runc", "/usr/sbin/runc", "/run/berth/runtime/runc"}, {"crun", "/usr/bin/crun", "/run/crun-root"}}, "runc",
+      true);
 }
 
 TEST(RuntimeHandlers, TheEmptyNameIsTheDefault) {
@@ -80,7 +81,8 @@ struct ScriptRuntime {
 
   void write(const std::string& features) {
     std::filesystem::remove(bin);  // a new inode, as a package upgrade gives
-    std::string on_features = features.empty() ? "echo 'unknown command features' >&2; exit 1" : "echo '" + features + "'";
+    std::string on_features =
+        features.empty() ? "echo 'unknown command features' >&2; exit 1" : "echo '" + features + "'";
     std::ofstream(bin) << "#!/bin/sh\necho run >> " + (dir / "runs") + "\ncase \"$1\" in\n  features) " + on_features +
                               " ;;\n  --version) echo 'fake-runtime version 1.0' ;;\n  *) exit 1 ;;\nesac\n";
     std::filesystem::permissions(bin, std::filesystem::perms::owner_all);
@@ -93,7 +95,8 @@ struct ScriptRuntime {
   }
 };
 
-RuntimeHandlers table_of(const std::string& binary, HostFeatures host = {.mount_setattr = true, .idmapped_overlay = true}) {
+RuntimeHandlers table_of(const std::string& binary,
+                         HostFeatures host = {.mount_setattr = true, .idmapped_overlay = true}) {
   return RuntimeHandlers({{"runc", binary, "/run/berth/runtime/runc"}}, "runc", false, host);
 }
 
@@ -103,7 +106,8 @@ TEST(RuntimeHandlers, AHandlerWithoutItsBinaryCanDoNothing) {
   std::ofstream(dir / "not-executable") << "#!/bin/sh\necho '{}'\n";
   std::ofstream(dir / "does-not-run") << "#!/bin/sh\nexit 1\n";
   std::filesystem::permissions(dir / "does-not-run", std::filesystem::perms::owner_all);
-  for (const std::string& binary : {dir / "missing", dir / "not-executable", dir / "does-not-run", std::string("no-such-runtime-in-path")}) {
+  for (const std::string& binary :
+       {dir / "missing", dir / "not-executable", dir / "does-not-run", std::string("no-such-runtime-in-path")}) {
     SCOPED_TRACE(binary);
     auto table = table_of(binary);
     for (const char* handler : {"", "runc"}) {
@@ -129,7 +133,7 @@ TEST(RuntimeHandlers, FeaturesAreAskedAgainOnlyWhenTheBinaryChanges) {
   EXPECT_TRUE(f.recursive_read_only_mounts);
   EXPECT_TRUE(f.user_namespaces);
   const int runs = rt.runs();
-  EXPECT_EQ(runs, 2);  // `features`, then `--version` for what the runtime is
+  EXPECT_EQ(runs, 2);            // `features`, then `--version` for what the runtime is
   RuntimeHandlers copy = table;  // copies share the answers
   for (int i = 0; i < 3; ++i) {
     EXPECT_TRUE(table.features("runc").runtime_found);
@@ -179,8 +183,11 @@ TEST(RuntimeHandlers, TheHostLimitsEveryHandler) {
 // runc and crun run containers as namespaced host processes; anything else, crun's Wasm and libkrun
 // flavours included, is taken for a sandboxing runtime.
 TEST(RuntimeFeatures, IdentityFromTheVersion) {
-  EXPECT_EQ(runtime_identity("runc version 1.1.5+ds1\ncommit: 1.1.5+ds1-1+deb12u1\nspec: 1.0.2-dev\n", "/usr/sbin/runc"), "runc");
-  EXPECT_EQ(runtime_identity("crun version 1.8.1\ncommit: f8a0\nspec: 1.0.0\n+SYSTEMD +SELINUX +APPARMOR +CAP +SECCOMP\n", "crun"),
+  EXPECT_EQ(
+      runtime_identity("runc version 1.1.5+ds1\ncommit: 1.1.5+ds1-1+deb12u1\nspec: 1.0.2-dev\n", "/usr/sbin/runc"),
+      "runc");
+  EXPECT_EQ(runtime_identity(
+                "crun version 1.8.1\ncommit: f8a0\nspec: 1.0.0\n+SYSTEMD +SELINUX +APPARMOR +CAP +SECCOMP\n", "crun"),
             "crun");
   EXPECT_EQ(runtime_identity("crun version 1.14\n+SYSTEMD +SECCOMP +WASM:wasmedge +YAJL\n", "/usr/bin/crun"), "");
   EXPECT_EQ(runtime_identity("crun version 1.14\n+SYSTEMD +LIBKRUN +YAJL\n", "/usr/bin/crun"), "");
@@ -200,7 +207,10 @@ TEST(RuntimeHandlers, HostProcessesFollowTheIdentityUnlessConfigured) {
     return bin;
   };
   std::string runc = script("runc", "runc version 1.1.5"), runsc = script("runsc", "runsc version release-20240212.0");
-  RuntimeHandlers table({{"runc", runc, "/r1"}, {"runsc", runsc, "/r2"}, {"trusted", runsc, "/r3", true}, {"kept-out", runc, "/r4", false}},
+  RuntimeHandlers table({{"runc", runc, "/r1"},
+                         {"runsc", runsc, "/r2"},
+                         {"trusted", runsc, "/r3", true},
+                         {"kept-out", runc, "/r4", false}},
                         "runc", false);
   EXPECT_TRUE(table.features("runc").host_processes);
   EXPECT_FALSE(table.features("runsc").host_processes);

@@ -33,7 +33,9 @@ int under_filter(const SeccompProgram& p, const std::function<int()>& probe) {
     std::vector<sock_filter> insns(p.bpf.size() / sizeof(sock_filter));
     std::memcpy(insns.data(), p.bpf.data(), p.bpf.size());
     sock_fprog prog{static_cast<unsigned short>(insns.size()), insns.data()};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, p.flags, &prog) != 0) _exit(250);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, p.flags, &prog) != 0)
+      _exit(250);
     _exit(probe());
   }
   int status = 0;
@@ -59,10 +61,14 @@ TEST(SeccompFilter, RuntimeDefaultAnswersAsTheProfileSays) {
 
 TEST(SeccompFilter, ConditionsOnOneArgumentAreAlternatives) {
   json section = {{"defaultAction", "SCMP_ACT_ALLOW"},
-                  {"syscalls", {{{"names", {"getpriority"}}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", EACCES},
-                                 {"args", {{{"index", 0}, {"value", PRIO_PGRP}, {"op", "SCMP_CMP_EQ"}},
-                                           {{"index", 0}, {"value", PRIO_USER}, {"op", "SCMP_CMP_EQ"}}}}},
-                                {{"names", {"getppid", "no_such_call_name"}}, {"action", "SCMP_ACT_ALLOW"}}}}};
+                  {"syscalls",
+                   {{{"names", {"getpriority"}},
+                     {"action", "SCMP_ACT_ERRNO"},
+                     {"errnoRet", EACCES},
+                     {"args",
+                      {{{"index", 0}, {"value", PRIO_PGRP}, {"op", "SCMP_CMP_EQ"}},
+                       {{"index", 0}, {"value", PRIO_USER}, {"op", "SCMP_CMP_EQ"}}}}},
+                    {{"names", {"getppid", "no_such_call_name"}}, {"action", "SCMP_ACT_ALLOW"}}}}};
   auto p = compile_seccomp_filter(section);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(under_filter(*p, [] { return result(syscall(SYS_getpriority, PRIO_PROCESS, 0)); }), 0);
@@ -74,27 +80,36 @@ TEST(SeccompFilter, ConditionsOnOneArgumentAreAlternatives) {
 
 TEST(SeccompFilter, WhatItDoesNotCompileOrCannotRead) {
   EXPECT_EQ(compile_seccomp_filter({{"defaultAction", "SCMP_ACT_NOTIFY"}}).status().code(), Code::unimplemented);
-  EXPECT_EQ(compile_seccomp_filter({{"defaultAction", "SCMP_ACT_ALLOW"}, {"listenerPath", "/run/x.sock"}}).status().code(),
-            Code::unimplemented);
+  EXPECT_EQ(
+      compile_seccomp_filter({{"defaultAction", "SCMP_ACT_ALLOW"}, {"listenerPath", "/run/x.sock"}}).status().code(),
+      Code::unimplemented);
   EXPECT_EQ(compile_seccomp_filter({{"defaultAction", "SCMP_ACT_ALLOW"},
                                     {"syscalls", {{{"names", {"read"}}, {"action", "SCMP_ACT_NOTIFY"}}}}})
                 .status()
                 .code(),
             Code::unimplemented);
-  EXPECT_EQ(compile_seccomp_filter({{"defaultAction", "SCMP_ACT_ALLOW"}, {"flags", {"SECCOMP_FILTER_FLAG_NEW_LISTENER"}}}).status().code(),
-            Code::unimplemented);
+  EXPECT_EQ(
+      compile_seccomp_filter({{"defaultAction", "SCMP_ACT_ALLOW"}, {"flags", {"SECCOMP_FILTER_FLAG_NEW_LISTENER"}}})
+          .status()
+          .code(),
+      Code::unimplemented);
   auto bad = compile_seccomp_filter({{"defaultAction", "SCMP_ACT_ERRNO"},
-                                     {"syscalls", {{{"names", {"read"}}, {"action", "SCMP_ACT_ALLOW"},
-                                                    {"args", {{{"index", 9}, {"value", 1}, {"op", "SCMP_CMP_EQ"}}}}}}}});
+                                     {"syscalls",
+                                      {{{"names", {"read"}},
+                                        {"action", "SCMP_ACT_ALLOW"},
+                                        {"args", {{{"index", 9}, {"value", 1}, {"op", "SCMP_CMP_EQ"}}}}}}}});
   EXPECT_EQ(bad.status().code(), Code::invalid_argument);
   EXPECT_NE(bad.status().message().find("index: 9 is above 5"), std::string::npos) << bad.status().message();
   EXPECT_EQ(compile_seccomp_filter({{"syscalls", json::array()}}).status().code(), Code::invalid_argument);
-  EXPECT_EQ(compile_seccomp_filter({{"defaultAction", "SCMP_ACT_ALLOW"}, {"architectures", {"SCMP_ARCH_PDP11"}}}).status().code(),
+  EXPECT_EQ(compile_seccomp_filter({{"defaultAction", "SCMP_ACT_ALLOW"}, {"architectures", {"SCMP_ARCH_PDP11"}}})
+                .status()
+                .code(),
             Code::invalid_argument);
 }
 
 TEST(SeccompFilter, SpecAllowFlagIsKept) {
-  auto p = compile_seccomp_filter({{"defaultAction", "SCMP_ACT_ALLOW"}, {"flags", {"SECCOMP_FILTER_FLAG_SPEC_ALLOW", "SECCOMP_FILTER_FLAG_LOG"}}});
+  auto p = compile_seccomp_filter(
+      {{"defaultAction", "SCMP_ACT_ALLOW"}, {"flags", {"SECCOMP_FILTER_FLAG_SPEC_ALLOW", "SECCOMP_FILTER_FLAG_LOG"}}});
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->flags, unsigned{SECCOMP_FILTER_FLAG_SPEC_ALLOW | SECCOMP_FILTER_FLAG_LOG});
 }

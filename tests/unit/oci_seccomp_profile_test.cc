@@ -41,9 +41,11 @@ std::vector<std::string> all_capabilities() {
 }
 
 // containerd's default set, which berth gives a container that asks for nothing.
-const std::vector<std::string> kDefaultCaps = {"CAP_CHOWN",  "CAP_DAC_OVERRIDE",     "CAP_FSETID",     "CAP_FOWNER", "CAP_MKNOD",
-                                               "CAP_NET_RAW", "CAP_SETGID",          "CAP_SETUID",     "CAP_SETFCAP", "CAP_SETPCAP",
-                                               "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE"};
+const std::vector<std::string> kDefaultCaps = {
+    "CAP_CHOWN",   "CAP_DAC_OVERRIDE", "CAP_FSETID",           "CAP_FOWNER",
+    "CAP_MKNOD",   "CAP_NET_RAW",      "CAP_SETGID",           "CAP_SETUID",
+    "CAP_SETFCAP", "CAP_SETPCAP",      "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT",
+    "CAP_KILL",    "CAP_AUDIT_WRITE"};
 
 bool known(const std::string& name) { return seccomp_syscall_resolve_name(name.c_str()) != __NR_SCMP_ERROR; }
 
@@ -79,11 +81,13 @@ TEST(RuntimeDefaultSeccomp, RefusesWhatItDoesNotName) {
     EXPECT_EQ(r["errnoRet"], ENOSYS);
   }
   auto allowed = plainly_allowed(p);
-  for (const char* n : {"read", "write", "openat", "execve", "mmap", "futex", "epoll_wait", "statx", "rseq", "membarrier",
-                        "wait4", "pidfd_open", "faccessat2", "close_range", "getrandom", "memfd_create", "ptrace", "adjtimex", "clock_adjtime"})
+  for (const char* n :
+       {"read", "write", "openat", "execve", "mmap", "futex", "epoll_wait", "statx", "rseq", "membarrier", "wait4",
+        "pidfd_open", "faccessat2", "close_range", "getrandom", "memfd_create", "ptrace", "adjtimex", "clock_adjtime"})
     EXPECT_EQ(allowed.count(n), 1u) << n;
   // Real syscalls this kernel has that the list leaves out: refused by the default action.
-  for (const char* n : {"statmount", "listmount", "open_by_handle_at", "quotactl"}) EXPECT_EQ(allowed.count(n), 0u) << n;
+  for (const char* n : {"statmount", "listmount", "open_by_handle_at", "quotactl"})
+    EXPECT_EQ(allowed.count(n), 0u) << n;
 }
 
 TEST(RuntimeDefaultSeccomp, NeverAllowedWhateverTheCapabilities) {
@@ -95,7 +99,8 @@ TEST(RuntimeDefaultSeccomp, NeverAllowedWhateverTheCapabilities) {
       EXPECT_EQ(listed.count(n), 0u) << n << " is both listed and never allowed";
       for (const auto& r : rules_for(p, n)) EXPECT_NE(r["action"], "SCMP_ACT_ALLOW") << n << ": " << r.dump();
     }
-    for (const char* n : {"io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "kexec_load", "userfaultfd"})
+    for (const char* n :
+         {"io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "kexec_load", "userfaultfd"})
       EXPECT_TRUE(rules_for(p, n).empty()) << n;
   }
 }
@@ -121,7 +126,8 @@ TEST(RuntimeDefaultSeccomp, ArgumentFilters) {
   auto clone = rules_for(p, "clone");
   ASSERT_EQ(clone.size(), 1u);
   EXPECT_EQ(clone[0]["action"], "SCMP_ACT_ALLOW");
-  EXPECT_EQ(clone[0]["args"], json::parse(R"([{"index":0,"op":"SCMP_CMP_MASKED_EQ","value":2114060288,"valueTwo":0}])"));
+  EXPECT_EQ(clone[0]["args"],
+            json::parse(R"([{"index":0,"op":"SCMP_CMP_MASKED_EQ","value":2114060288,"valueTwo":0}])"));
   EXPECT_EQ(0x7E020000u, 2114060288u);
   auto clone3 = rules_for(p, "clone3");
   ASSERT_EQ(clone3.size(), 1u);
@@ -159,14 +165,16 @@ TEST(RuntimeDefaultSeccomp, CapabilitiesAddWhatTheyStandFor) {
     // Nothing else comes with the capability (SYS_ADMIN also frees clone and clone3).
     for (const auto& n : with) {
       if (none.count(n) || n == "clone" || n == "clone3") continue;
-      EXPECT_NE(std::find_if(g.names.begin(), g.names.end(), [&](const char* x) { return n == x; }), g.names.end()) << n;
+      EXPECT_NE(std::find_if(g.names.begin(), g.names.end(), [&](const char* x) { return n == x; }), g.names.end())
+          << n;
     }
   }
   // The ones the brief names, checked by name.
   std::map<std::string, std::vector<std::string>> expected = {
-      {"CAP_SYS_ADMIN", {"mount", "umount2", "unshare", "setns", "sethostname", "setdomainname", "pivot_root", "bpf",
-                         "perf_event_open", "fanotify_init", "name_to_handle_at", "quotactl", "fsopen", "fsconfig",
-                         "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr"}},
+      {"CAP_SYS_ADMIN",
+       {"mount", "umount2", "unshare", "setns", "sethostname", "setdomainname", "pivot_root", "bpf", "perf_event_open",
+        "fanotify_init", "name_to_handle_at", "quotactl", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount",
+        "open_tree", "mount_setattr"}},
       {"CAP_SYS_BOOT", {"reboot"}},
       {"CAP_SYS_MODULE", {"init_module", "finit_module", "delete_module"}},
       {"CAP_SYS_PTRACE", {"kcmp", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise"}},
@@ -212,7 +220,8 @@ TEST(RuntimeDefaultSeccomp, NamesResolveOrAreLeftOut) {
 // --- Localhost profiles ---
 
 Result<std::optional<json>> localhost(const std::string& path) {
-  return seccomp_section({.kind = SeccompKind::localhost, .localhost_path = path, .field = "config.linux.security_context.seccomp"});
+  return seccomp_section(
+      {.kind = SeccompKind::localhost, .localhost_path = path, .field = "config.linux.security_context.seccomp"});
 }
 
 TEST(SeccompLocalhostFile, AFifoIsRefusedWithoutWaiting) {
@@ -229,7 +238,8 @@ TEST(SeccompLocalhostFile, AFifoIsRefusedWithoutWaiting) {
   auto r = f.get();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::invalid_argument);
-  EXPECT_NE(r.status().message().find("config.linux.security_context.seccomp"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("config.linux.security_context.seccomp"), std::string::npos)
+      << r.status().message();
   EXPECT_NE(r.status().message().find("not a regular file"), std::string::npos) << r.status().message();
 }
 
@@ -238,7 +248,8 @@ TEST(SeccompLocalhostFile, DirectoriesMissingFilesAndHugeFilesAreRefused) {
   auto refused = [](const Result<std::optional<json>>& r, const std::string& why) {
     ASSERT_FALSE(r.ok()) << why;
     EXPECT_EQ(r.status().code(), Code::invalid_argument);
-    EXPECT_NE(r.status().message().find("config.linux.security_context.seccomp"), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("config.linux.security_context.seccomp"), std::string::npos)
+        << r.status().message();
     EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
   };
   refused(localhost(dir.path()), "not a regular file");
@@ -283,14 +294,18 @@ bool glob_matches(const std::string& glob, const std::string& path) {
   std::string re;
   std::string g = std::regex_replace(glob, std::regex(R"(@\{PROC\})"), "/proc");
   for (size_t i = 0; i < g.size(); ++i) {
-    if (g.compare(i, 2, "**") == 0) re += ".*", ++i;
-    else if (g[i] == '*') re += "[^/]*";
+    if (g.compare(i, 2, "**") == 0)
+      re += ".*", ++i;
+    else if (g[i] == '*')
+      re += "[^/]*";
     else if (g[i] == '[') {
       size_t end = g.find(']', i);
       re += g.substr(i, end - i + 1);
       i = end;
-    } else if (std::isalnum(static_cast<unsigned char>(g[i])) || g[i] == '/' || g[i] == '_') re += g[i];
-    else re += std::string("\\") + g[i];
+    } else if (std::isalnum(static_cast<unsigned char>(g[i])) || g[i] == '/' || g[i] == '_')
+      re += g[i];
+    else
+      re += std::string("\\") + g[i];
   }
   return std::regex_match(path, std::regex(re));
 }
@@ -327,8 +342,9 @@ TEST(AppArmorDefault, DeniesWhatContainerdDenies) {
     EXPECT_TRUE(denies(t, p, 'w')) << p;
   for (const char* p : {"/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"})
     EXPECT_FALSE(denies(t, p, 'w')) << p;
-  for (const char* p : {"/sys/firmware/acpi/tables/DSDT", "/sys/devices/virtual/powercap/intel-rapl/intel-rapl:0/energy_uj",
-                        "/sys/kernel/security/apparmor/profiles"})
+  for (const char* p :
+       {"/sys/firmware/acpi/tables/DSDT", "/sys/devices/virtual/powercap/intel-rapl/intel-rapl:0/energy_uj",
+        "/sys/kernel/security/apparmor/profiles"})
     for (char perm : {'r', 'w', 'k', 'l', 'x'}) EXPECT_TRUE(denies(t, p, perm)) << p << " " << perm;
   EXPECT_FALSE(denies(t, "/sys/class/net/eth0/mtu", 'r'));
 }
@@ -341,9 +357,10 @@ TEST(AppArmorDefault, ParsesWithApparmorParser) {
   TempDir dir;
   auto compiles = [&](const std::string& text) {
     test::write_file(dir / "profile", text);
-    auto r = run_command({.argv = {*parser, "--skip-kernel-load", "--skip-cache", "--skip-read-cache", "--stdout", dir / "profile"},
-                          .timeout = std::chrono::seconds(60),
-                          .die_with_parent = false});
+    auto r = run_command(
+        {.argv = {*parser, "--skip-kernel-load", "--skip-cache", "--skip-read-cache", "--stdout", dir / "profile"},
+         .timeout = std::chrono::seconds(60),
+         .die_with_parent = false});
     EXPECT_TRUE(r.ok()) << r.status().message();
     if (r.ok() && !r->success()) std::cout << "[          ] apparmor_parser: " << r->err << "\n";
     return r.ok() && r->success() && !r->out.empty();

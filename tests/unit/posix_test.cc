@@ -39,8 +39,8 @@
 namespace berth {
 namespace {
 
-using test::TempDir;
 using test::read_file;
+using test::TempDir;
 using test::write_file;
 namespace fs = std::filesystem;
 
@@ -165,7 +165,8 @@ TEST(ProcessIdentity, StartTimeCgroupAndPidfdTellALiveProcess) {
   std::istringstream own(read_file("/proc/self/cgroup"));
   std::string leaf;
   for (std::string line; std::getline(own, line);)
-    if (line.back() != '/' && line.substr(line.rfind('/') + 1).size() > leaf.size()) leaf = line.substr(line.rfind('/') + 1);
+    if (line.back() != '/' && line.substr(line.rfind('/') + 1).size() > leaf.size())
+      leaf = line.substr(line.rfind('/') + 1);
   if (!leaf.empty()) {
     EXPECT_TRUE(process_in_cgroup_leaf(child, leaf)) << leaf;
   }
@@ -188,7 +189,8 @@ TEST(ProcessIdentity, AContainerProcessIsKilledOnlyInItsOwnCgroup) {
   std::istringstream own(read_file("/proc/self/cgroup"));
   std::string leaf;
   for (std::string line; std::getline(own, line);)
-    if (line.back() != '/' && line.substr(line.rfind('/') + 1).size() > leaf.size()) leaf = line.substr(line.rfind('/') + 1);
+    if (line.back() != '/' && line.substr(line.rfind('/') + 1).size() > leaf.size())
+      leaf = line.substr(line.rfind('/') + 1);
   if (leaf.empty()) GTEST_SKIP() << "this process runs in no named cgroup";
   pid_t child = fork();
   if (child == 0) {
@@ -380,7 +382,7 @@ TEST(RefreshedCache, APrefetchedKeyIsMeasuredInTheBackground) {
   }
   std::thread caller([&] { EXPECT_EQ(*cache.get("store"), 5); });
   const std::thread::id caller_id = caller.get_id();  // join() clears it
-  std::this_thread::sleep_for(100ms);  // the caller is in get(); it must not measure on its own
+  std::this_thread::sleep_for(100ms);                 // the caller is in get(); it must not measure on its own
   {
     std::lock_guard lock(mu);
     release = true;
@@ -470,8 +472,9 @@ TEST(FaultPointDeathTest, AnUnknownNameIsReportedAndArmsNothing) {
 
 // berthd's own capabilities and OOM floor, parsed from copies of /proc/self/status.
 TEST(OwnPrivileges, ReadsTheCapabilitySetsAndTheOomFloor) {
-  std::string status = "Name:\tberthd\nCapInh:\t0000000000000000\nCapPrm:\t000001fffeffffff\n"
-                       "CapEff:\t000001fffeffffff\nCapBnd:\t000001fffeffffff\nCapAmb:\t0000000000000000\n";
+  std::string status =
+      "Name:\tberthd\nCapInh:\t0000000000000000\nCapPrm:\t000001fffeffffff\n"
+      "CapEff:\t000001fffeffffff\nCapBnd:\t000001fffeffffff\nCapAmb:\t0000000000000000\n";
   auto p = berth::parse_own_privileges(status, "-500\n");
   EXPECT_EQ(p.effective, 0x1fffeffffffull);
   EXPECT_EQ(p.bounding, 0x1fffeffffffull);
@@ -483,7 +486,8 @@ TEST(OwnPrivileges, ReadsTheCapabilitySetsAndTheOomFloor) {
   auto none = berth::parse_own_privileges("Name:\tx\n", "");
   EXPECT_EQ(none.effective, 0u);
   EXPECT_EQ(none.oom_floor(), 0);
-  EXPECT_EQ(berth::own_privileges().oom_score_adj, berth::parse_own_privileges("", berth::read_text_file("/proc/self/oom_score_adj")).oom_score_adj);
+  EXPECT_EQ(berth::own_privileges().oom_score_adj,
+            berth::parse_own_privileges("", berth::read_text_file("/proc/self/oom_score_adj")).oom_score_adj);
 }
 
 // Undo steps run newest first, all of them even after a failure; the first failure comes back

@@ -76,13 +76,15 @@ std::string read_inside(int userns_fd, const char* file) {
 TEST(PodNamespaces, AreMadeWithTheMappingsPinnedAndTheNetnsOwnedByTheUserns) {
   TempDir dir;
   std::string user = dir / "user", net = dir / "net";
-  ASSERT_TRUE(create_pinned_user_and_net_ns({{0, 165536, 65536}}, {{0, 165536, 65536}, {65536, 400000, 1}}, user, net).ok());
+  ASSERT_TRUE(
+      create_pinned_user_and_net_ns({{0, 165536, 65536}}, {{0, 165536, 65536}, {65536, 400000, 1}}, user, net).ok());
   UniqueFd userns(::open(user.c_str(), O_RDONLY | O_CLOEXEC)), netns(::open(net.c_str(), O_RDONLY | O_CLOEXEC));
   ASSERT_TRUE(userns && netns);
   EXPECT_EQ(::ioctl(netns.get(), NS_GET_NSTYPE), CLONE_NEWNET);
   UniqueFd owner(::ioctl(netns.get(), NS_GET_USERNS));
   ASSERT_TRUE(owner);
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   ASSERT_EQ(::fstat(owner.get(), &a), 0);
   ASSERT_EQ(::fstat(userns.get(), &b), 0);
   EXPECT_EQ(a.st_ino, b.st_ino) << "the netns is not owned by the pod's user namespace";

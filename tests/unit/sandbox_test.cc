@@ -26,7 +26,8 @@ TEST(SandboxCgroups, CgroupfsAndSystemdForms) {
   EXPECT_EQ(*cgroups_path_for("/kubepods/besteffort/pod1", "abc", false), "/kubepods/besteffort/pod1/abc");
   EXPECT_EQ(*cgroups_path_for("", "abc", false), "/berth/abc");
   EXPECT_EQ(*cgroups_path_for("/", "abc", false), "/abc");
-  EXPECT_EQ(*cgroups_path_for("kubepods-besteffort-pod1.slice", "abc", true), "kubepods-besteffort-pod1.slice:berth:abc");
+  EXPECT_EQ(*cgroups_path_for("kubepods-besteffort-pod1.slice", "abc", true),
+            "kubepods-besteffort-pod1.slice:berth:abc");
   EXPECT_EQ(*cgroups_path_for("", "abc", true), "system.slice:berth:abc");
   auto bad = cgroups_path_for("/kubepods/pod1", "abc", true);
   ASSERT_FALSE(bad.ok());
@@ -109,7 +110,8 @@ TEST(Records, WrongTypedMembersAreErrorsNamingThemAndNeverThrow) {
       {"/metadata", "web", "field 'metadata': type must be object, but is string"},
       {"/host_network", "no", "field 'host_network': type must be boolean, but is string"},
       {"/privileged", 1, "field 'privileged': type must be boolean, but is number"},
-      {"/port_mappings/0/container_port", "80", "field 'port_mappings[0].container_port': type must be integer, but is string"},
+      {"/port_mappings/0/container_port", "80",
+       "field 'port_mappings[0].container_port': type must be integer, but is string"},
       {"/port_mappings", "80:8080", "field 'port_mappings': type must be array, but is string"},
       {"/labels", nlohmann::json({{"a", 1}}), "field 'labels.a': type must be string, but is number"},
   };
@@ -148,7 +150,8 @@ TEST(Records, WrongTypedMembersAreErrorsNamingThemAndNeverThrow) {
   Result<ContainerRecord> bad = internal_error("not run");
   EXPECT_NO_THROW(bad = read_container_record(rpath));
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("field 'user.uid': type must be unsigned integer, but is string"), std::string::npos)
+  EXPECT_NE(bad.status().message().find("field 'user.uid': type must be unsigned integer, but is string"),
+            std::string::npos)
       << bad.status().message();
 }
 
@@ -189,11 +192,13 @@ TEST(Records, AWrongTypedVersionOrChecksumIsAnError) {
 // anything is made (no cgroup, no launcher run: the launcher here does not exist).
 TEST(PauseLaunch, ASpecThatDoesNotReadIsAnErrorNamingTheField) {
   using nlohmann::json;
-  const json spec = {{"ociVersion", "1.0.2"},
-                     {"process", {{"user", {{"uid", 0}, {"gid", 0}}}, {"args", {"/pause"}}, {"cwd", "/"}, {"noNewPrivileges", true}}},
-                     {"root", {{"path", "/nonexistent/rootfs"}, {"readonly", true}}},
-                     {"mounts", json::array({{{"destination", "/dev/shm"}, {"source", "/nonexistent/shm"}}, {{"destination", "/proc"}}})},
-                     {"linux", {{"namespaces", json::array({{{"type", "pid"}}})}, {"cgroupsPath", "/berth-unit-pause-launch/x"}}}};
+  const json spec = {
+      {"ociVersion", "1.0.2"},
+      {"process", {{"user", {{"uid", 0}, {"gid", 0}}}, {"args", {"/pause"}}, {"cwd", "/"}, {"noNewPrivileges", true}}},
+      {"root", {{"path", "/nonexistent/rootfs"}, {"readonly", true}}},
+      {"mounts",
+       json::array({{{"destination", "/dev/shm"}, {"source", "/nonexistent/shm"}}, {{"destination", "/proc"}}})},
+      {"linux", {{"namespaces", json::array({{{"type", "pid"}}})}, {"cgroupsPath", "/berth-unit-pause-launch/x"}}}};
   struct Case {
     const char* pointer;
     json value;
@@ -202,10 +207,14 @@ TEST(PauseLaunch, ASpecThatDoesNotReadIsAnErrorNamingTheField) {
   } cases[] = {
       {"/process/args", 5, Code::internal, "field 'pause spec.process.args': type must be array, but is number"},
       {"/process/user/uid", -1, Code::internal, "field 'pause spec.process.user.uid': integer -1 out of range"},
-      {"/process/oomScoreAdj", "low", Code::internal, "field 'pause spec.process.oomScoreAdj': type must be integer, but is string"},
-      {"/mounts/0/destination", 1, Code::internal, "field 'pause spec.mounts[0].destination': type must be string, but is number"},
-      {"/linux/namespaces/0/type", nullptr, Code::internal, "field 'pause spec.linux.namespaces[0].type': type must be string, but is null"},
-      {"/linux/sysctl", json({{"net.core.somaxconn", 5}}), Code::internal, "field 'pause spec.linux.sysctl.net.core.somaxconn'"},
+      {"/process/oomScoreAdj", "low", Code::internal,
+       "field 'pause spec.process.oomScoreAdj': type must be integer, but is string"},
+      {"/mounts/0/destination", 1, Code::internal,
+       "field 'pause spec.mounts[0].destination': type must be string, but is number"},
+      {"/linux/namespaces/0/type", nullptr, Code::internal,
+       "field 'pause spec.linux.namespaces[0].type': type must be string, but is null"},
+      {"/linux/sysctl", json({{"net.core.somaxconn", 5}}), Code::internal,
+       "field 'pause spec.linux.sysctl.net.core.somaxconn'"},
       {"/root", "/", Code::internal, "field 'pause spec.root': type must be object, but is string"},
       {"/process/capabilities", json({{"bounding", {"CAP_KILL"}}}), Code::unimplemented, "capabilities"},
       {"/root/readonly", false, Code::unimplemented, "a writable root"},
@@ -225,7 +234,8 @@ TEST(PauseLaunch, ASpecThatDoesNotReadIsAnErrorNamingTheField) {
   no_cgroup["linux"].erase("cgroupsPath");
   auto r = launch_pause("/nonexistent/berth-pause-launch", no_cgroup, false, seccomp);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("field 'pause spec.linux.cgroupsPath': missing"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("field 'pause spec.linux.cgroupsPath': missing"), std::string::npos)
+      << r.status().message();
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/sys/fs/cgroup", ec))
     EXPECT_FALSE(std::filesystem::exists(e.path() / "berth-unit-pause-launch")) << e.path();
@@ -258,12 +268,20 @@ TEST(PodResources, OverheadAddsToTheLimitsTheResourcesSet) {
     std::function<void(v1::LinuxContainerResources&, v1::LinuxContainerResources&)> set;
     const char* why;
   } cases[] = {
-      {[](auto&, auto& r) { r.set_memory_limit_in_bytes(-1); }, "resources.memory_limit_in_bytes: must not be negative"},
+      {[](auto&, auto& r) { r.set_memory_limit_in_bytes(-1); },
+       "resources.memory_limit_in_bytes: must not be negative"},
       {[](auto& o, auto&) { o.set_cpu_shares(-2); }, "overhead.cpu_shares: must not be negative"},
       {[](auto&, auto& r) { r.set_cpu_quota(-5); }, "resources.cpu_quota: must be -1"},
       {[](auto&, auto& r) { r.set_oom_score_adj(5); }, "resources.oom_score_adj: a pod cgroup has no OOM score"},
-      {[](auto& o, auto& r) { o.set_cpu_period(10); r.set_cpu_period(20); }, "overhead.cpu_period: differs"},
-      {[](auto&, auto& r) { r.set_memory_limit_in_bytes(10); r.set_memory_swap_limit_in_bytes(5); },
+      {[](auto& o, auto& r) {
+         o.set_cpu_period(10);
+         r.set_cpu_period(20);
+       },
+       "overhead.cpu_period: differs"},
+      {[](auto&, auto& r) {
+         r.set_memory_limit_in_bytes(10);
+         r.set_memory_swap_limit_in_bytes(5);
+       },
        "resources.memory_swap_limit_in_bytes: smaller"},
   };
   for (const auto& c : cases) {
@@ -285,10 +303,22 @@ TEST(PodResources, CgroupFilesOfV1AndV2) {
     std::filesystem::create_directories(root / dir);
     for (auto [name, text] : files) test::write_file(root / (dir + "/" + name), text);
   };
-  make("pod", {{"memory.current", "5000\n"}, {"memory.max", "max\n"}, {"memory.swap.max", "max\n"}, {"cpu.max", "max 100000\n"},
-               {"cpu.weight", "100\n"}, {"cpuset.cpus", "\n"}, {"hugetlb.2MB.max", "max\n"}, {"io.weight", "default 100\n"}});
-  CgroupLimits l{.cpu_shares = 1024, .cpu_quota = 50000, .cpu_period = 100000, .memory = 8192, .memory_swap = 16384,
-                 .cpuset_cpus = "0", .hugepages = {{"2MB", 4194304}}, .unified = {{"io.weight", "default 50"}}};
+  make("pod", {{"memory.current", "5000\n"},
+               {"memory.max", "max\n"},
+               {"memory.swap.max", "max\n"},
+               {"cpu.max", "max 100000\n"},
+               {"cpu.weight", "100\n"},
+               {"cpuset.cpus", "\n"},
+               {"hugetlb.2MB.max", "max\n"},
+               {"io.weight", "default 100\n"}});
+  CgroupLimits l{.cpu_shares = 1024,
+                 .cpu_quota = 50000,
+                 .cpu_period = 100000,
+                 .memory = 8192,
+                 .memory_swap = 16384,
+                 .cpuset_cpus = "0",
+                 .hugepages = {{"2MB", 4194304}},
+                 .unified = {{"io.weight", "default 50"}}};
   Status s = write_cgroup_limits("/pod", l, true, root.path());
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(test::read_file(root / "pod/memory.max"), "8192");
@@ -301,21 +331,26 @@ TEST(PodResources, CgroupFilesOfV1AndV2) {
   Status below = write_cgroup_limits("/pod", {.memory = 4096}, true, root.path());
   EXPECT_EQ(below.code(), Code::failed_precondition);
   EXPECT_EQ(below.message(), "memory limit 4096 is below the current memory use 5000 of cgroup /pod");
-  EXPECT_EQ(write_cgroup_limits("/pod", {.unified = {{"../escape", "1"}}}, true, root.path()).code(), Code::invalid_argument);
+  EXPECT_EQ(write_cgroup_limits("/pod", {.unified = {{"../escape", "1"}}}, true, root.path()).code(),
+            Code::invalid_argument);
   // Only controllers' files: never cgroup.procs, cgroup.kill or cgroup.subtree_control.
   for (const char* core : {"cgroup.procs", "cgroup.kill", "cgroup.subtree_control", "noctrl"})
-    EXPECT_EQ(write_cgroup_limits("/pod", {.unified = {{core, "1"}}}, true, root.path()).code(), Code::invalid_argument) << core;
+    EXPECT_EQ(write_cgroup_limits("/pod", {.unified = {{core, "1"}}}, true, root.path()).code(), Code::invalid_argument)
+        << core;
   // memory.max through unified gets the same check against the current use.
-  EXPECT_EQ(write_cgroup_limits("/pod", {.unified = {{"memory.max", "4096"}}}, true, root.path()).code(), Code::failed_precondition);
+  EXPECT_EQ(write_cgroup_limits("/pod", {.unified = {{"memory.max", "4096"}}}, true, root.path()).code(),
+            Code::failed_precondition);
   EXPECT_EQ(write_cgroup_limits("relative", {}, true, root.path()).code(), Code::invalid_argument);
 
-  make("memory/pod", {{"memory.usage_in_bytes", "5000\n"}, {"memory.limit_in_bytes", "9223372036854771712\n"},
+  make("memory/pod", {{"memory.usage_in_bytes", "5000\n"},
+                      {"memory.limit_in_bytes", "9223372036854771712\n"},
                       {"memory.memsw.limit_in_bytes", "8192\n"}});
   make("cpu/pod", {{"cpu.cfs_period_us", "100000\n"}, {"cpu.cfs_quota_us", "-1\n"}, {"cpu.shares", "1024\n"}});
   make("cpuset/pod", {{"cpuset.cpus", "0-1\n"}});
   make("hugetlb/pod", {{"hugetlb.2MB.limit_in_bytes", "0\n"}});
   // memory above the current memsw limit: memsw is raised first (the kernel refuses the other order).
-  s = write_cgroup_limits("/pod", {.cpu_shares = 512, .cpu_quota = 20000, .memory = 12288, .memory_swap = 24576}, false, root.path());
+  s = write_cgroup_limits("/pod", {.cpu_shares = 512, .cpu_quota = 20000, .memory = 12288, .memory_swap = 24576}, false,
+                          root.path());
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(test::read_file(root / "memory/pod/memory.limit_in_bytes"), "12288");
   EXPECT_EQ(test::read_file(root / "memory/pod/memory.memsw.limit_in_bytes"), "24576");
@@ -328,7 +363,8 @@ TEST(PodResources, CgroupFilesOfV1AndV2) {
   // Without swap accounting: no swap (swap == memory) is fine, a real swap limit is refused.
   std::filesystem::remove(root / "memory/pod/memory.memsw.limit_in_bytes");
   EXPECT_TRUE(write_cgroup_limits("/pod", {.memory = 16384, .memory_swap = 16384}, false, root.path()).ok());
-  EXPECT_EQ(write_cgroup_limits("/pod", {.memory = 16384, .memory_swap = 32768}, false, root.path()).code(), Code::failed_precondition);
+  EXPECT_EQ(write_cgroup_limits("/pod", {.memory = 16384, .memory_swap = 32768}, false, root.path()).code(),
+            Code::failed_precondition);
 }
 
 }  // namespace

@@ -54,7 +54,8 @@ ca_file = "/etc/ssl/example.pem"
 [runtimes.crun]
 path = "/usr/bin/crun"
 )");
-  drop_in("10-insecure.toml", "[registries.\"registry.example\"]\ninsecure = true\n[registries.\"other.example\"]\nmirrors = []\n");
+  drop_in("10-insecure.toml",
+          "[registries.\"registry.example\"]\ninsecure = true\n[registries.\"other.example\"]\nmirrors = []\n");
   drop_in("20-crun-root.toml", "default_runtime = \"crun\"\n[runtimes.crun]\nroot = \"/run/crun\"\n");
   auto c = load_config(main_file());
   ASSERT_TRUE(c.ok()) << c.status().message();
@@ -92,13 +93,15 @@ TEST_F(DropIns, ErrorsNameTheDropInAndTheKey) {
   auto c = load_config(main_file());
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), Code::invalid_argument);
-  EXPECT_NE(c.status().message().find("config " + bad + ": unknown key 'registries.r.example.mirors'"), std::string::npos)
+  EXPECT_NE(c.status().message().find("config " + bad + ": unknown key 'registries.r.example.mirors'"),
+            std::string::npos)
       << c.status().message();
 
   test::write_file(bad, "max_image_layers = 0\n");
   c = load_config(main_file());
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("config " + bad + ": key 'max_image_layers': must be between 1 and 500"), std::string::npos)
+  EXPECT_NE(c.status().message().find("config " + bad + ": key 'max_image_layers': must be between 1 and 500"),
+            std::string::npos)
       << c.status().message();
 
   test::write_file(bad, "log_level = \n");
@@ -113,13 +116,15 @@ TEST_F(DropIns, ACrossKeyErrorNamesTheFileThatSetTheKey) {
   drop_in("60-other.toml", "log_level = \"debug\"\n");
   auto c = load_config(main_file());
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("config " + bad + ": key 'default_runtime': \"kata\" is not a configured runtime"),
-            std::string::npos)
+  EXPECT_NE(
+      c.status().message().find("config " + bad + ": key 'default_runtime': \"kata\" is not a configured runtime"),
+      std::string::npos)
       << c.status().message();
   std::string rel = drop_in("70-root.toml", "default_runtime = \"runc\"\n[runtimes.runc]\nroot = \"relative\"\n");
   c = load_config(main_file());
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("config " + rel + ": key 'runtimes.runc.root'"), std::string::npos) << c.status().message();
+  EXPECT_NE(c.status().message().find("config " + rel + ": key 'runtimes.runc.root'"), std::string::npos)
+      << c.status().message();
 }
 
 TEST_F(DropIns, DropInsApplyWithoutAMainFileWhenNoneWasAskedFor) {
@@ -146,7 +151,8 @@ ca_file = "/etc/ssl/k8s.pem"
 path = "/usr/bin/crun"
 [runtimes."odd name"]
 path = "runsc"
-)", "/etc/berth/berth.toml");
+)",
+                        "/etc/berth/berth.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   std::string text = config_to_toml(*c);
   EXPECT_NE(text.find("log_level = \"debug\"  # /etc/berth/berth.toml\n"), std::string::npos) << text;

@@ -46,8 +46,8 @@ TEST(ConfigChanges, LiveAndRestartKeys) {
   b.files = {"/elsewhere.toml"};
   std::map<std::string, bool> got;
   for (const auto& c : config_changes(a, b)) got[c.key] = c.live;
-  std::map<std::string, bool> want{{"log_level", true},      {"registries", true},
-                                   {"cni_conf_dir", true},   {"streaming_idle_timeout_seconds", true},
+  std::map<std::string, bool> want{{"log_level", true},       {"registries", true},
+                                   {"cni_conf_dir", true},    {"streaming_idle_timeout_seconds", true},
                                    {"metrics_address", true}, {"max_concurrent_rpcs", false},
                                    {"root", false},           {"runtimes", false}};
   EXPECT_EQ(got, want);
@@ -59,8 +59,7 @@ struct ReloadRig {
   Result<Config> next = Config{};
   std::vector<std::string> metrics_calls;
   Status metrics_result;
-  ConfigReloader reloader{start, [this] { return next; },
-                          {.metrics_address = [this](const std::string& a) {
+  ConfigReloader reloader{start, [this] { return next; }, {.metrics_address = [this](const std::string& a) {
                             metrics_calls.push_back(a);
                             return metrics_result;
                           }}};
@@ -117,13 +116,15 @@ TEST(ConfigReload, AMetricsAddressThatCannotBeBoundKeepsTheOldOne) {
   rig.metrics_result = Status(Code::unavailable, "bind: cannot assign requested address");
   EXPECT_TRUE(rig.reloader.reload().ok());
   EXPECT_EQ(rig.reloader.running().metrics_address, "");
-  EXPECT_NE(log.text().find("key 'metrics_address': bind: cannot assign requested address"), std::string::npos) << log.text();
+  EXPECT_NE(log.text().find("key 'metrics_address': bind: cannot assign requested address"), std::string::npos)
+      << log.text();
 }
 
 TEST(ConfigReload, SwitchesTheCniDirs) {
   LogCapture log;
   test::TempDir dir;
-  CniManager cni({.conf_dir = dir / "conf-a", .plugin_dirs = {dir / "bin-a"}, .cache_dir = dir / "cache", .watch_conf_dir = true});
+  CniManager cni(
+      {.conf_dir = dir / "conf-a", .plugin_dirs = {dir / "bin-a"}, .cache_dir = dir / "cache", .watch_conf_dir = true});
   Config start;
   start.cni_conf_dir = dir / "conf-a";
   start.cni_plugin_dirs = {dir / "bin-a"};

@@ -28,7 +28,8 @@ default_runtime = "crun"
 shutdown_timeout_seconds = 3
 [runtimes.crun]
 path = "/usr/bin/crun"
-)", "t.toml");
+)",
+                        "t.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->socket, "/tmp/x.sock");
   EXPECT_EQ(c->root, "/srv/berth");
@@ -50,9 +51,10 @@ TEST(Config, RuntimePathDefaultsToHandlerName) {
 // host_processes: true, false, or "auto" (unset: decided from the runtime's --version), shown
 // by --print-config as set.
 TEST(Config, HostProcessesIsTrueFalseOrAuto) {
-  auto c = parse_config("[runtimes.runsc]\nhost_processes = false\n[runtimes.crun]\nhost_processes = true\n"
-                        "[runtimes.runc]\nhost_processes = \"auto\"\n",
-                        "t.toml");
+  auto c = parse_config(
+      "[runtimes.runsc]\nhost_processes = false\n[runtimes.crun]\nhost_processes = true\n"
+      "[runtimes.runc]\nhost_processes = \"auto\"\n",
+      "t.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->runtimes.at("runsc").host_processes, false);
   EXPECT_EQ(c->runtimes.at("crun").host_processes, true);
@@ -90,10 +92,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"log_level = \"loud\"\n", "key 'log_level': must be one of"},
         BadCase{"cgroup_driver = \"cgroupv3\"\n", "key 'cgroup_driver': must be one of cgroupfs, systemd"},
         BadCase{"root = \"relative/dir\"\n", "key 'root': must be an absolute path"},
-        BadCase{"default_runtime = \"kata\"\n", "key 'default_runtime': \"kata\" is not a configured runtime (known: runc)"},
+        BadCase{"default_runtime = \"kata\"\n",
+                "key 'default_runtime': \"kata\" is not a configured runtime (known: runc)"},
         BadCase{"runtimes = 3\n", "key 'runtimes': expected a table"},
         BadCase{"[runtimes.crun]\npath = \"\"\n", "key 'runtimes.crun.path': must not be empty"},
-        BadCase{"[runtimes.crun]\nhost_processes = \"yes\"\n", "key 'runtimes.crun.host_processes': expected true, false or \"auto\""},
+        BadCase{"[runtimes.crun]\nhost_processes = \"yes\"\n",
+                "key 'runtimes.crun.host_processes': expected true, false or \"auto\""},
         BadCase{"socket = \"/x\nroot=1", "line 1"}));
 
 TEST(Config, MissingExplicitFileIsAnError) {

@@ -24,7 +24,8 @@ TEST(GrpcListener, ServesOnASocketOfMode0660) {
   ASSERT_EQ(::stat(socket.c_str(), &st), 0);
   EXPECT_TRUE(S_ISSOCK(st.st_mode));
   EXPECT_EQ(st.st_mode & 0777, 0660u);
-  auto stub = runtime::v1::RuntimeService::NewStub(grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
+  auto stub =
+      runtime::v1::RuntimeService::NewStub(grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));  // a bound, not a timing check
   runtime::v1::VersionRequest req;
@@ -36,7 +37,8 @@ TEST(GrpcListener, ServesOnASocketOfMode0660) {
 TEST(GrpcListener, APathItCannotListenOnIsAnError) {
   test::TempDir dir;
   runtime::v1::RuntimeService::Service service;
-  auto server = start_grpc_listener({.socket = dir / "missing-dir/berth.sock", .max_concurrent_rpcs = 4, .services = {&service}});
+  auto server =
+      start_grpc_listener({.socket = dir / "missing-dir/berth.sock", .max_concurrent_rpcs = 4, .services = {&service}});
   ASSERT_FALSE(server.ok());
   EXPECT_NE(server.status().message().find("missing-dir/berth.sock"), std::string::npos) << server.status().message();
 }

@@ -31,10 +31,12 @@ class NoPods : public ContainerPods {
 class LifecycleEventsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto s = SandboxManager::open({.state_dir = state_ / "state", .root_dir = root_ / "root", .pause_binary = "/bin/true"});
+    auto s =
+        SandboxManager::open({.state_dir = state_ / "state", .root_dir = root_ / "root", .pause_binary = "/bin/true"});
     ASSERT_TRUE(s.ok()) << s.status().message();
     sandboxes_ = std::move(*s);
-    auto c = ContainerManager::open({.state_dir = state_ / "state", .root_dir = root_ / "root", .images = &images_, .pods = &pods_});
+    auto c = ContainerManager::open(
+        {.state_dir = state_ / "state", .root_dir = root_ / "root", .images = &images_, .pods = &pods_});
     ASSERT_TRUE(c.ok()) << c.status().message();
     containers_ = std::move(*c);
   }

@@ -36,7 +36,8 @@ TEST(RuntimeHandlersFromConfig, AMissingBinaryAdvertisesNoFeature) {
   Config config;
   config.runtimes = {{"gone", {"/nonexistent/berth-test-runtime", ""}}};
   config.default_runtime = "gone";
-  HandlerFeatures f = runtime_handlers_from_config(config, {.mount_setattr = true, .idmapped_overlay = true}).features("gone");
+  HandlerFeatures f =
+      runtime_handlers_from_config(config, {.mount_setattr = true, .idmapped_overlay = true}).features("gone");
   EXPECT_FALSE(f.runtime_found);
   EXPECT_FALSE(f.recursive_read_only_mounts);
   EXPECT_FALSE(f.user_namespaces);

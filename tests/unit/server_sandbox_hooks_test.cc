@@ -15,23 +15,21 @@ namespace {
 namespace v1 = runtime::v1;
 
 TEST(SandboxHooks, PodNetworkRequestCarriesPortsDnsAndAnnotations) {
-  v1::PodSandboxConfig config;
-  auto add_port = [&](v1::Protocol proto, int container_port, int host_port, const std::string& ip) {
-    auto* p = config.add_port_mappings();
-    p->set_protocol(proto);
-    p->set_container_port(container_port);
-    p->set_host_port(host_port);
-    p->set_host_ip(ip);
-  };
-  add_port(v1::TCP, 80, 8080, "");
-  add_port(v1::UDP, 53, 5353, "127.0.0.1");
-  add_port(v1::SCTP, 9, 9009, "");
-  config.mutable_dns_config()->add_servers("10.96.0.10");
-  config.mutable_dns_config()->add_searches("default.svc.cluster.local");
-  config.mutable_dns_config()->add_options("ndots:5");
-  (*config.mutable_annotations())["kubernetes.io/ingress-bandwidth"] = "1M";
-  SandboxNetworkRequest r{.id = "p1", .name = "web", .namespace_ = "default", .uid = "u1", .netns_path = "/run/berth/netns/p1",
-                          .config = &config};
+  v1::DNSConfig dns;
+  dns.add_servers("10.96.0.10");
+  dns.add_searches("default.svc.cluster.local");
+  dns.add_options("ndots:5");
+  // As SandboxManager fills it: the checkpoint's port mappings (CRI's protocol names) and pod_dns.
+  SandboxNetworkRequest r{.id = "p1",
+                          .name = "web",
+                          .namespace_ = "default",
+                          .uid = "u1",
+                          .netns_path = "/run/berth/netns/p1",
+                          .port_mappings = {{v1::Protocol_Name(v1::TCP), 80, 8080, ""},
+                                            {v1::Protocol_Name(v1::UDP), 53, 5353, "127.0.0.1"},
+                                            {v1::Protocol_Name(v1::SCTP), 9, 9009, ""}},
+                          .dns = pod_dns(dns),
+                          .annotations = {{"kubernetes.io/ingress-bandwidth", "1M"}}};
   PodNetworkRequest req = pod_network_request(r);
   EXPECT_EQ(req.sandbox_id, "p1");
   EXPECT_EQ(req.pod_name, "web");

@@ -144,11 +144,13 @@ TEST(CgroupStats, V2FilesGiveTheSameFigures) {
   put("cpu.stat", "usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\nnr_periods 0\n");
   put("memory.current", "104857600\n");
   put("memory.max", "268435456\n");
-  put("memory.stat", "anon 52428800\nfile 41943040\ninactive_file 20971520\nactive_file 20971520\npgfault 1234\npgmajfault 5\n");
+  put("memory.stat",
+      "anon 52428800\nfile 41943040\ninactive_file 20971520\nactive_file 20971520\npgfault 1234\npgmajfault 5\n");
   put("memory.swap.current", "4096\n");
   put("memory.swap.max", "max\n");
   put("pids.current", "7\n");
-  auto s = read_cgroup_sample({.relative_path = "/kubepods/pod1/c1", .cgroup_root = root.path(), .layout = CgroupLayout::v2});
+  auto s = read_cgroup_sample(
+      {.relative_path = "/kubepods/pod1/c1", .cgroup_root = root.path(), .layout = CgroupLayout::v2});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->cpu_usage_ns, 2'500'000'000u);
   EXPECT_EQ(s->memory_usage_bytes, 100u << 20);
@@ -164,7 +166,8 @@ TEST(CgroupStats, V2FilesGiveTheSameFigures) {
   EXPECT_EQ(s->pids_current.value_or(0), 7u);
   // "max" memory: no limit, nothing available reported.
   put("memory.max", "max\n");
-  s = read_cgroup_sample({.relative_path = "/kubepods/pod1/c1", .cgroup_root = root.path(), .layout = CgroupLayout::v2});
+  s = read_cgroup_sample(
+      {.relative_path = "/kubepods/pod1/c1", .cgroup_root = root.path(), .layout = CgroupLayout::v2});
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->memory_limit_bytes, 0u);
   EXPECT_EQ(memory_available_bytes(*s), 0u);
@@ -230,9 +233,12 @@ TEST(DiskUsage, CountsBytesAndInodesOnceForHardLinks) {
 TEST(NetDev, ParsesCountersAndSkipsLoopback) {
   const std::string text =
       "Inter-|   Receive                                                |  Transmit\n"
-      " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n"
-      "    lo:    1000      10    0    0    0     0          0         0     1000      10    0    0    0     0       0          0\n"
-      "  eth0: 5343221    4210    3    0    0     0          0         0   123456     987    7    0    0     0       0          0\n";
+      " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier "
+      "compressed\n"
+      "    lo:    1000      10    0    0    0     0          0         0     1000      10    0    0    0     0       0 "
+      "         0\n"
+      "  eth0: 5343221    4210    3    0    0     0          0         0   123456     987    7    0    0     0       0 "
+      "         0\n";
   auto ifs = parse_net_dev(text);
   ASSERT_EQ(ifs.size(), 1u);
   EXPECT_EQ(ifs[0].name, "eth0");
@@ -291,13 +297,13 @@ TEST(Pressure, CpuOfKernelsBefore5_13HasNoFullLine) {
 }
 
 TEST(Pressure, GarbageIsNoPressureAndBadLinesAreSkipped) {
-  for (const char* text : {"", "\n", "garbage", "some", "some avg10=0.00 avg60=0.00 avg300=0.00",  // no total
-                           "some avg10=0.00 avg60=0.00 avg300=0.00 total=-1", "some avg10=nan avg60=0 avg300=0 total=1",
-                           "some avg10=inf avg60=0 avg300=0 total=1", "some avg10=-0.5 avg60=0 avg300=0 total=1",
-                           "some avg10=1 avg10=1 avg60=0 avg300=0 total=1", "some avg10=1 avg60=0 avg300=0 total=1 junk",
-                           "some avg10=1 avg60=0 avg300=0 total=99999999999999999999", "some avg10= avg60=0 avg300=0 total=1",
-                           "SOME avg10=1 avg60=0 avg300=0 total=1", "partial avg10=1 avg60=0 avg300=0 total=1",
-                           "\x00\xff\n=\n full"}) {
+  for (const char* text :
+       {"", "\n", "garbage", "some", "some avg10=0.00 avg60=0.00 avg300=0.00",  // no total
+        "some avg10=0.00 avg60=0.00 avg300=0.00 total=-1", "some avg10=nan avg60=0 avg300=0 total=1",
+        "some avg10=inf avg60=0 avg300=0 total=1", "some avg10=-0.5 avg60=0 avg300=0 total=1",
+        "some avg10=1 avg10=1 avg60=0 avg300=0 total=1", "some avg10=1 avg60=0 avg300=0 total=1 junk",
+        "some avg10=1 avg60=0 avg300=0 total=99999999999999999999", "some avg10= avg60=0 avg300=0 total=1",
+        "SOME avg10=1 avg60=0 avg300=0 total=1", "partial avg10=1 avg60=0 avg300=0 total=1", "\x00\xff\n=\n full"}) {
     EXPECT_FALSE(parse_pressure(text).has_value()) << text;
   }
   // A good "full" next to a broken "some"; a second "some" after a good one is not read; fields
@@ -338,8 +344,9 @@ TEST(IoStat, SumsTheDevicesOfAV2File) {
   ASSERT_TRUE(none.has_value());
   EXPECT_EQ(none->read_bytes + none->write_bytes + none->reads + none->writes, 0u);
   // Keys io.cost and later kernels add are ignored; sums stop at the top.
-  io = parse_io_stat("8:0 rbytes=18446744073709551615 wbytes=1 rios=1 wios=1 cost.vrate=100.00 cost.usage=5\n"
-                     "8:16 rbytes=5 wbytes=1 rios=1 wios=1\n");
+  io = parse_io_stat(
+      "8:0 rbytes=18446744073709551615 wbytes=1 rios=1 wios=1 cost.vrate=100.00 cost.usage=5\n"
+      "8:16 rbytes=5 wbytes=1 rios=1 wios=1\n");
   ASSERT_TRUE(io.has_value());
   EXPECT_EQ(io->read_bytes, UINT64_MAX);
   EXPECT_EQ(io->writes, 2u);
@@ -376,7 +383,8 @@ TEST(Blkio, SumsReadAndWriteOfV1Files) {
 }
 
 TEST(CgroupStats, V2SampleCarriesPsiAndIo) {
-  auto s = read_cgroup_sample({.relative_path = "/kubepods/pod1/c1", .cgroup_root = kData + "/v2", .layout = CgroupLayout::v2});
+  auto s = read_cgroup_sample(
+      {.relative_path = "/kubepods/pod1/c1", .cgroup_root = kData + "/v2", .layout = CgroupLayout::v2});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->cpu_usage_ns, 5'970'684'000u);
   ASSERT_TRUE(s->io.has_value());
@@ -390,7 +398,8 @@ TEST(CgroupStats, V2SampleCarriesPsiAndIo) {
 }
 
 TEST(CgroupStats, V1SampleReadsBlkioAndPsiOfTheUnifiedMount) {
-  auto s = read_cgroup_sample({.relative_path = "/kubepods/pod1/c1", .cgroup_root = kData + "/v1", .layout = CgroupLayout::v1});
+  auto s = read_cgroup_sample(
+      {.relative_path = "/kubepods/pod1/c1", .cgroup_root = kData + "/v1", .layout = CgroupLayout::v1});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->cpu_usage_ns, 7946027640u);
   ASSERT_TRUE(s->io.has_value());
@@ -413,7 +422,8 @@ TEST(CgroupStats, MissingFilesLeaveTheirFiguresAbsent) {
   fs::remove(v2 + "/cpu.pressure");
   fs::remove(v2 + "/io.stat");
   std::ofstream(v2 + "/io.pressure") << "garbage\n";
-  auto s = read_cgroup_sample({.relative_path = "/kubepods/pod1/c1", .cgroup_root = root.path() + "/v2", .layout = CgroupLayout::v2});
+  auto s = read_cgroup_sample(
+      {.relative_path = "/kubepods/pod1/c1", .cgroup_root = root.path() + "/v2", .layout = CgroupLayout::v2});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_FALSE(s->cpu_pressure.has_value());
   EXPECT_FALSE(s->io.has_value());
@@ -426,7 +436,8 @@ TEST(CgroupStats, MissingFilesLeaveTheirFiguresAbsent) {
   const std::string blkio = root.path() + "/v1/blkio/kubepods/pod1/c1";
   fs::remove(blkio + "/blkio.throttle.io_service_bytes_recursive");
   fs::remove(blkio + "/blkio.throttle.io_serviced_recursive");
-  CgroupLocation v1{.relative_path = "/kubepods/pod1/c1", .cgroup_root = root.path() + "/v1", .layout = CgroupLayout::v1};
+  CgroupLocation v1{
+      .relative_path = "/kubepods/pod1/c1", .cgroup_root = root.path() + "/v1", .layout = CgroupLayout::v1};
   s = read_cgroup_sample(v1);
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_FALSE(s->cpu_pressure || s->memory_pressure || s->io_pressure);
@@ -439,7 +450,8 @@ TEST(CgroupStats, MissingFilesLeaveTheirFiguresAbsent) {
 }
 
 TEST(CadvisorMetrics, IoAndPressureValuesComeFromTheSample) {
-  auto s = read_cgroup_sample({.relative_path = "/kubepods/pod1/c1", .cgroup_root = kData + "/v1", .layout = CgroupLayout::v1});
+  auto s = read_cgroup_sample(
+      {.relative_path = "/kubepods/pod1/c1", .cgroup_root = kData + "/v1", .layout = CgroupLayout::v1});
   ASSERT_TRUE(s.ok());
   std::map<std::string, std::optional<uint64_t>> got;
   for (const CadvisorMetric& m : cadvisor_metrics()) {

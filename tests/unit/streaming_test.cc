@@ -129,8 +129,8 @@ TEST(SpdyHeaders, CompressionContextsStayInStep) {
   spdy::HeaderCompressor c;
   spdy::HeaderDecompressor d;
   for (int i = 0; i < 50; ++i) {
-    spdy::HeaderList h = {{"streamtype", i % 2 ? "data" : "error"}, {"port", std::to_string(1000 + i)},
-                          {"requestid", std::to_string(i)}};
+    spdy::HeaderList h = {
+        {"streamtype", i % 2 ? "data" : "error"}, {"port", std::to_string(1000 + i)}, {"requestid", std::to_string(i)}};
     auto block = c.compress(h);
     ASSERT_TRUE(block.ok());
     auto back = d.decompress(*block);
@@ -224,7 +224,9 @@ TEST(TokenStore, TokensDiffer) {
 TEST(WsChannel, BinaryFraming) {
   ws::Subprotocol v4{"v4.channel.k8s.io", ws::Codec::binary, true, false};
   EXPECT_EQ(ws::encode(ws::Codec::binary, ws::kStdout, "hi"), std::string("\x01hi", 3));
-  auto d = ws::decode(v4, std::string("\x00" "abc", 4));
+  auto d = ws::decode(v4, std::string("\x00"
+                                      "abc",
+                                      4));
   EXPECT_EQ(d.kind, ws::Decoded::data);
   EXPECT_EQ(d.channel, ws::kStdin);
   EXPECT_EQ(d.payload, "abc");
@@ -279,13 +281,16 @@ TEST(WsChannel, Negotiation) {
 
 TEST(ExitStatus, Messages) {
   EXPECT_EQ(exit_status_message(true, SessionVerb::exec, 0), R"({"metadata":{},"status":"Success"})");
-  EXPECT_EQ(exit_status_message(true, SessionVerb::exec, 3),
-            R"({"metadata":{},"status":"Failure","message":"command terminated with non-zero exit code: exit status 3",)"
-            R"("reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"3"}]}})");
+  EXPECT_EQ(
+      exit_status_message(true, SessionVerb::exec, 3),
+      R"({"metadata":{},"status":"Failure","message":"command terminated with non-zero exit code: exit status 3",)"
+      R"("reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"3"}]}})");
   EXPECT_EQ(exit_status_message(false, SessionVerb::exec, 0), "");
-  EXPECT_EQ(exit_status_message(false, SessionVerb::exec, 3), "command terminated with non-zero exit code: exit status 3");
+  EXPECT_EQ(exit_status_message(false, SessionVerb::exec, 3),
+            "command terminated with non-zero exit code: exit status 3");
   EXPECT_EQ(exit_status_message(true, SessionVerb::attach, 7), R"({"metadata":{},"status":"Success"})");
-  auto failed = nlohmann::json::parse(exit_status_message(true, SessionVerb::exec, Result<int>(not_found("no such container"))));
+  auto failed =
+      nlohmann::json::parse(exit_status_message(true, SessionVerb::exec, Result<int>(not_found("no such container"))));
   EXPECT_EQ(failed["reason"], "InternalError");
   EXPECT_EQ(failed["code"], 500);
   EXPECT_EQ(failed["message"], "Internal error occurred: error executing command in container: no such container");
@@ -427,7 +432,9 @@ class ReadCaps : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.status().message();
     server_ = std::move(*s);
   }
-  void TearDown() override { EXPECT_TRUE(eventually([&] { return server_->active_sessions() == 0; })); }
+  void TearDown() override {
+    EXPECT_TRUE(eventually([&] { return server_->active_sessions() == 0; }));
+  }
 
   UniqueFd dial() {
     UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));

@@ -18,7 +18,8 @@ namespace berth {
 
 // `what` names the record in errors ("checkpoint of 3f2a…"). durable false skips the fsyncs (the
 // replacement stays atomic): for updates whose loss in a power cut a reboot makes moot.
-Status write_checksummed_json(const std::string& path, nlohmann::json object, const std::string& what, bool durable = true);
+Status write_checksummed_json(const std::string& path, nlohmann::json object, const std::string& what,
+                              bool durable = true);
 
 // The object without its checksum. NOT_FOUND when the file does not exist; INVALID_ARGUMENT
 // naming the file when it does not parse, has another version, or fails its checksum.
@@ -37,7 +38,8 @@ Status remove_record(const std::string& dir, const std::string& id, const std::s
 
 // Reads and parses one record; `what` prefixes errors ("checkpoint").
 template <class Parse>
-auto read_record(const std::string& path, int version, Parse parse, const std::string& what) -> decltype(parse(nlohmann::json())) {
+auto read_record(const std::string& path, int version, Parse parse, const std::string& what)
+    -> decltype(parse(nlohmann::json())) {
   auto j = read_checksummed_json(path, version);
   if (!j.ok()) return j.status().context(what);
   auto parsed = parse(*j);
@@ -48,13 +50,14 @@ auto read_record(const std::string& path, int version, Parse parse, const std::s
 template <class Record>
 struct LoadedRecords {
   std::vector<Record> valid;
-  std::vector<std::string> quarantined;  // files moved aside, with why
+  std::vector<std::string> quarantined;    // files moved aside, with why
   std::vector<std::string> temps_removed;  // half-written replacements a crash left
 };
 
 // Every record of `dir` that reads and parses; the others quarantined (load_checksummed_dir).
 template <class Record, class Parse>
-LoadedRecords<Record> load_records(const std::string& dir, const std::string& quarantine_dir, int version, Parse parse) {
+LoadedRecords<Record> load_records(const std::string& dir, const std::string& quarantine_dir, int version,
+                                   Parse parse) {
   LoadedRecords<Record> out;
   out.temps_removed = remove_atomic_write_leftovers(dir);
   out.quarantined = load_checksummed_dir(dir, quarantine_dir, version, [&](const nlohmann::json& j) -> Status {

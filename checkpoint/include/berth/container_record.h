@@ -19,17 +19,18 @@ struct ContainerRecord {
   std::string id, sandbox_id;
   std::string name;
   uint32_t attempt = 0;
-  std::string image_id;      // the image's config digest
-  std::string image_ref;     // a repo digest of the image, else its id
-  std::string stop_signal;   // the image's StopSignal (kept: the image may be removed while the container lives)
+  std::string image_id;     // the image's config digest
+  std::string image_ref;    // a repo digest of the image, else its id
+  std::string stop_signal;  // the image's StopSignal (kept: the image may be removed while the container lives)
   std::string runtime_handler;
-  std::string log_path;      // absolute; empty: no log file
-  nlohmann::json config;     // the CreateContainer ContainerConfig: serialized protobuf, base64 (resources updated in place)
-  int state = 0;             // CRI ContainerState: 0 created, 1 running, 2 exited, 3 unknown
+  std::string log_path;  // absolute; empty: no log file
+  nlohmann::json
+      config;     // the CreateContainer ContainerConfig: serialized protobuf, base64 (resources updated in place)
+  int state = 0;  // CRI ContainerState: 0 created, 1 running, 2 exited, 3 unknown
   int64_t created_at = 0, started_at = 0, finished_at = 0;  // ns since the epoch
   int32_t exit_code = 0;
   std::string reason, message;
-  int pid = 0;               // the container's init, on the host
+  int pid = 0;  // the container's init, on the host
   uint32_t uid = 0, gid = 0;
   std::vector<uint32_t> additional_gids;
 };

@@ -35,7 +35,7 @@ struct SandboxCheckpoint {
   uint32_t attempt = 0;
   std::string netns_path;  // empty for host-network pods
   bool host_network = false;
-  bool privileged = false;  // the sandbox's security context: its containers may be privileged
+  bool privileged = false;                           // the sandbox's security context: its containers may be privileged
   int network_mode = 0, pid_mode = 0, ipc_mode = 0;  // CRI NamespaceMode values
   std::string cgroup_parent;
   std::string runtime_handler;

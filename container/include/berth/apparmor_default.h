@@ -18,6 +18,7 @@ bool host_apparmor_enabled();
 std::string apparmor_default_profile_text(const std::string& name);
 
 // Loads `name` unless the kernel already has this text of it; returns the name to put in the spec.
-Result<std::string> ensure_apparmor_default_profile(const std::string& state_dir, const std::string& name = "berth-default");
+Result<std::string> ensure_apparmor_default_profile(const std::string& state_dir,
+                                                    const std::string& name = "berth-default");
 
 }  // namespace berth

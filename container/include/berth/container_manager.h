@@ -1,5 +1,5 @@
 // ContainerManager: containers from CreateContainer to RemoveContainer. It owns each container's
-// rootfs (overlayfs over the image's snapshots), OCI bundle, record (<root>/containers/records),
+// rootfs (overlayfs over the image's snapshots), OCI bundle, record (<root>/container-records),
 // its berth-monitor (started at StartContainer: the monitor runs the runtime's create, holds the
 // stdio and writes the CRI log and the exit file) and the in-memory index every status and list
 // call is served from. Exits arrive from the monitors (MonitorWatcher), never by polling.
@@ -69,7 +69,7 @@ struct ContainerManagerOptions {
   ContainerImages* images = nullptr;
   ContainerPods* pods = nullptr;
   ContainerEventSink* events = nullptr;  // unset: no events
-  CdiRegistry* cdi = nullptr;             // unset: CDI_devices are refused
+  CdiRegistry* cdi = nullptr;            // unset: CDI_devices are refused
 };
 
 // What the streaming server and the stats need of a container.
@@ -107,11 +107,11 @@ struct ExecSessionRequest {
 };
 
 struct ExecSession {
-  UniqueFd stdin_fd, stdout_fd, stderr_fd;  // the process's stdio (a pty master's dups with tty)
-  UniqueFd done_fd;                         // readable once the process ended
+  UniqueFd stdin_fd, stdout_fd, stderr_fd;                      // the process's stdio (a pty master's dups with tty)
+  UniqueFd done_fd;                                             // readable once the process ended
   std::function<void(uint16_t width, uint16_t height)> resize;  // tty: TIOCSWINSZ, never blocks
-  std::function<Result<int>()> wait;        // its exit code, or the runtime's error
-  std::function<void()> kill;               // the client left: kill the process
+  std::function<Result<int>()> wait;                            // its exit code, or the runtime's error
+  std::function<void()> kill;                                   // the client left: kill the process
 };
 
 struct ExecSyncOutput {
@@ -140,7 +140,8 @@ class ContainerManager {
   Status status(const std::string& id_or_prefix, bool verbose, runtime::v1::ContainerStatusResponse* out);
   std::vector<runtime::v1::Container> list(const runtime::v1::ContainerFilter& filter);
   Result<ExecSession> exec_session(const std::string& id_or_prefix, const ExecSessionRequest& request);
-  Result<ExecSyncOutput> exec_sync(const std::string& id_or_prefix, const std::vector<std::string>& cmd, int64_t timeout_seconds);
+  Result<ExecSyncOutput> exec_sync(const std::string& id_or_prefix, const std::vector<std::string>& cmd,
+                                   int64_t timeout_seconds);
   Status update_resources(const std::string& id_or_prefix, const runtime::v1::LinuxContainerResources& resources);
   Status reopen_log(const std::string& id_or_prefix);
 

@@ -19,7 +19,7 @@ struct MountRequest {
   bool readonly = false;
   MountPropagation propagation = MountPropagation::private_;
   bool recursive_read_only = false;
-  bool has_image = false;     // an image volume (Mount.image)
+  bool has_image = false;    // an image volume (Mount.image)
   std::string image_source;  // where the image volume (or its sub path) is mounted on the host
   // Mount.uidMappings/gidMappings: an id-mapped mount (kubelet sends the pod's mappings for
   // the volumes of a pod with a user namespace).
@@ -42,7 +42,7 @@ struct OciMount {
 // How recursive_read_only and id-mapping requests are honoured, and where host-prepared copies go.
 struct MountPolicy {
   RecursiveReadOnly recursive_read_only = RecursiveReadOnly::unsupported;
-  std::string prepared_dir;  // <bundle>/mounts
+  std::string prepared_dir;      // <bundle>/mounts
   bool idmapped_mounts = false;  // the kernel has mount_setattr (5.12+), so MOUNT_ATTR_IDMAP
   // The pod's own user namespace mappings (empty: it has none). Its image volumes are id-mapped
   // through it already (ImageVolumes), so mappings on such a mount must be these.

@@ -38,7 +38,7 @@ struct UserRequest {
   std::string run_as_username;
   std::optional<int64_t> run_as_group;
   std::vector<int64_t> supplemental_groups;
-  std::string image_user;  // the image config's User, used when neither run_as_* is set
+  std::string image_user;                   // the image config's User, used when neither run_as_* is set
   bool strict_supplemental_groups = false;  // SupplementalGroupsPolicy Strict: no /etc/group memberships
 };
 

@@ -15,7 +15,7 @@ namespace berth {
 // the container writes is stored under the host ids it runs as, and it belongs to the pod's root.
 struct RootfsIdmap {
   int userns_fd = -1;
-  std::string staging;   // <bundle>/idmap
+  std::string staging;  // <bundle>/idmap
   uint32_t root_uid = 0, root_gid = 0;
 };
 

@@ -21,41 +21,41 @@ namespace berth {
 // What the spec needs of the pod the container joins (from the sandbox's own record).
 struct PodForContainer {
   std::string id;
-  int pid = 0;                  // the pause: its ipc/uts/pid namespaces are joined
-  std::string netns_path;       // empty: host network
+  int pid = 0;             // the pause: its ipc/uts/pid namespaces are joined
+  std::string netns_path;  // empty: host network
   bool host_network = false, host_ipc = false, host_pid = false;
-  std::string files_dir;        // resolv.conf, hostname, hosts
-  std::string shm_path;         // the pod's /dev/shm
+  std::string files_dir;  // resolv.conf, hostname, hosts
+  std::string shm_path;   // the pod's /dev/shm
   std::string hostname;
   std::string name, namespace_, uid;
-  bool privileged = false;      // the sandbox's security context
-  std::string userns_path;      // the pod's own user namespace; empty: the host's
+  bool privileged = false;  // the sandbox's security context
+  std::string userns_path;  // the pod's own user namespace; empty: the host's
   std::vector<IdMapping> userns_uids, userns_gids;
 };
 
 // The defaults of the image the container runs.
 struct ImageForContainer {
-  std::string name;             // what the config asked for
+  std::string name;  // what the config asked for
   ImageProcessDefaults process;
   std::string stop_signal;
 };
 
 struct ContainerSpecInputs {
   std::string id;
-  std::string rootfs;           // the mounted root (its /etc/passwd and /etc/group are read)
+  std::string rootfs;  // the mounted root (its /etc/passwd and /etc/group are read)
   std::string cgroups_path;
-  std::string mountinfo;        // /proc/self/mountinfo text, for propagation checks
+  std::string mountinfo;          // /proc/self/mountinfo text, for propagation checks
   int min_oom_score_adj = -1000;  // berthd's own when it may not go lower
   // berthd's hard RLIMIT_NOFILE, the container's soft and hard one (0: none set). Without one in
   // the spec the init's limit depends on the runtime (runc built with Go < 1.21 raises its soft
   // limit to the hard one and the init inherits that, crun does not) while ExecSync through
   // berth-exec inherits berthd's: stated, the init and every exec get the same.
   uint64_t nofile = 0;
-  int target_pid = 0;           // for namespace_options.pid TARGET: the target container's init
-  bool host_apparmor = false;   // AppArmor enabled on the host
-  std::string default_apparmor_profile;  // loaded profile for RuntimeDefault ("" when none)
-  bool cgroup_v2 = false;       // the host runs cgroup v2 (host_cgroup_v2() of cgroups_path.h)
-  MountPolicy mounts;           // how recursive_read_only is honoured
+  int target_pid = 0;                        // for namespace_options.pid TARGET: the target container's init
+  bool host_apparmor = false;                // AppArmor enabled on the host
+  std::string default_apparmor_profile;      // loaded profile for RuntimeDefault ("" when none)
+  bool cgroup_v2 = false;                    // the host runs cgroup v2 (host_cgroup_v2() of cgroups_path.h)
+  MountPolicy mounts;                        // how recursive_read_only is honoured
   std::map<int, std::string> image_sources;  // config.mounts index -> its image volume's host path
 };
 
@@ -76,7 +76,8 @@ Result<nlohmann::json> oci_resources(const runtime::v1::LinuxContainerResources&
 // The process section `runc exec` runs: the container's own (user, env, cwd, capabilities,
 // security) with other args and no terminal unless asked. An error when the spec (the bundle's
 // config.json, read back from disk) has no process object.
-Result<nlohmann::json> exec_process(const nlohmann::json& container_spec, const std::vector<std::string>& cmd, bool tty);
+Result<nlohmann::json> exec_process(const nlohmann::json& container_spec, const std::vector<std::string>& cmd,
+                                    bool tty);
 
 // A signal by name ("SIGTERM", "TERM") or number ("15"); 0 when unknown.
 int signal_number(const std::string& name);

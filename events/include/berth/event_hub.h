@@ -15,18 +15,20 @@
 #include <optional>
 #include <vector>
 
+#include "berth/mutex.h"
+
 namespace berth {
 
 template <class T>
 class EventHub {
   struct Queue {
     uint64_t id = 0;
-    std::mutex mu;
+    Mutex mu;
     std::condition_variable cv;
-    std::deque<T> items;
-    bool dropped = false;
-    bool closed = false;
-    std::function<void()> on_dropped;  // run under mu, so never after the subscription is gone
+    std::deque<T> items BERTH_GUARDED_BY(mu);
+    bool dropped BERTH_GUARDED_BY(mu) = false;
+    bool closed BERTH_GUARDED_BY(mu) = false;
+    std::function<void()> on_dropped BERTH_GUARDED_BY(mu);  // run under mu, so never after the subscription is gone
   };
 
  public:
@@ -42,7 +44,7 @@ class EventHub {
     Subscription(EventHub* hub, std::shared_ptr<Queue> q) : hub_(hub), q_(std::move(q)) {}
     ~Subscription() {
       {
-        std::lock_guard lock(q_->mu);
+        MutexLock lock(q_->mu);
         q_->on_dropped = nullptr;
       }
       hub_->remove(q_);
@@ -54,25 +56,27 @@ class EventHub {
     // Called (once, on the publishing thread; it must not block) when this subscriber is dropped:
     // a stream blocked writing to a client that stopped reading can be cancelled by it.
     void set_on_dropped(std::function<void()> f) {
-      std::lock_guard lock(q_->mu);
+      MutexLock lock(q_->mu);
       q_->on_dropped = std::move(f);
     }
     // The next event, or nullopt when none came within `timeout`, or the subscription was
     // dropped or the hub closed (see ended()).
     std::optional<T> next(std::chrono::milliseconds timeout) {
-      std::unique_lock lock(q_->mu);
-      q_->cv.wait_for(lock, timeout, [&] { return !q_->items.empty() || q_->dropped || q_->closed; });
+      MutexLock lock(q_->mu);
+      const auto deadline = std::chrono::steady_clock::now() + timeout;
+      while (q_->items.empty() && !q_->dropped && !q_->closed)
+        if (q_->cv.wait_until(lock.native(), deadline) == std::cv_status::timeout) break;
       if (q_->dropped || q_->items.empty()) return std::nullopt;
       T out = std::move(q_->items.front());
       q_->items.pop_front();
       return out;
     }
     bool dropped() const {
-      std::lock_guard lock(q_->mu);
+      MutexLock lock(q_->mu);
       return q_->dropped;
     }
     bool ended() const {
-      std::lock_guard lock(q_->mu);
+      MutexLock lock(q_->mu);
       return q_->dropped || (q_->closed && q_->items.empty());
     }
 
@@ -83,9 +87,12 @@ class EventHub {
 
   std::unique_ptr<Subscription> subscribe() {
     auto q = std::make_shared<Queue>();
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     q->id = ++next_id_;
-    q->closed = closed_;
+    {
+      MutexLock ql(q->mu);
+      q->closed = closed_;
+    }
     queues_.push_back(q);
     return std::make_unique<Subscription>(this, q);
   }
@@ -93,10 +100,10 @@ class EventHub {
   void publish(const T& event) {
     std::vector<uint64_t> dropped;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       for (auto it = queues_.begin(); it != queues_.end();) {
         Queue& q = **it;
-        std::unique_lock ql(q.mu);
+        MutexLock ql(q.mu);
         if (q.items.size() >= limit_) {
           q.dropped = true;
           q.items.clear();  // a dropped subscriber holds no memory
@@ -118,17 +125,17 @@ class EventHub {
   }
 
   size_t subscriber_count() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return queues_.size();
   }
 
   // Ends every subscription (daemon shutdown): waiting readers wake and see ended().
   void close() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     closed_ = true;
     for (auto& q : queues_) {
       {
-        std::lock_guard ql(q->mu);
+        MutexLock ql(q->mu);
         q->closed = true;
       }
       q->cv.notify_all();
@@ -137,16 +144,16 @@ class EventHub {
 
  private:
   void remove(const std::shared_ptr<Queue>& q) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::erase(queues_, q);
   }
 
   const size_t limit_;
   std::function<void(uint64_t)> on_drop_;
-  mutable std::mutex mu_;
-  std::vector<std::shared_ptr<Queue>> queues_;
-  uint64_t next_id_ = 0;
-  bool closed_ = false;
+  mutable Mutex mu_;
+  std::vector<std::shared_ptr<Queue>> queues_ BERTH_GUARDED_BY(mu_);
+  uint64_t next_id_ BERTH_GUARDED_BY(mu_) = 0;
+  bool closed_ BERTH_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace berth

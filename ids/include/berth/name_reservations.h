@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "berth/mutex.h"
 #include "berth/status.h"
 
 namespace berth {
@@ -14,7 +15,7 @@ class NameReservations {
  public:
   // A taken name is ALREADY_EXISTS: "<kind> name <key> is reserved for <kind> <holder id>".
   Status reserve(const std::string& key, const std::string& id, const std::string& kind) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = names_.find(key); it != names_.end())
       return already_exists(kind + " name " + key + " is reserved for " + kind + " " + it->second);
     names_[key] = id;
@@ -22,13 +23,13 @@ class NameReservations {
   }
   // Releases `key` only while `id` holds it.
   void release(const std::string& key, const std::string& id) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = names_.find(key); it != names_.end() && it->second == id) names_.erase(it);
   }
 
  private:
-  std::mutex mu_;
-  std::map<std::string, std::string> names_;
+  Mutex mu_;
+  std::map<std::string, std::string> names_ BERTH_GUARDED_BY(mu_);
 };
 
 }  // namespace berth

@@ -20,14 +20,14 @@
 namespace berth {
 
 struct ImageManagerOptions {
-  std::string dir;                   // <root>/images
-  std::string containers_dir;        // writable layers, reported by fs_usage
+  std::string dir;             // <root>/images
+  std::string containers_dir;  // writable layers, reported by fs_usage
   RegistryOptions registry;
   // The berth-pull helper that fetches and unpacks for each pull (berthd sets it, so it never maps
   // libcurl or libarchive itself); empty: those steps run in this process.
   std::string pull_helper;
-  int max_parallel_layer_fetches = 3;  // node-wide, and threads per pull at most
-  int max_layers = 128;                // images with more are refused before any fetch
+  int max_parallel_layer_fetches = 3;       // node-wide, and threads per pull at most
+  int max_layers = 128;                     // images with more are refused before any fetch
   std::chrono::seconds pull_timeout{1800};  // a pull is given up after this long; 0: never
   // Where image_store_usage and container_layers_usage read their figures (open() starts both
   // trees' first walks on its refresh thread); null: walked per call.

@@ -18,7 +18,9 @@ struct RegistryCredentials {
   // The registry they belong to (AuthConfig.server_address: a host, or a URL such as
   // "https://index.docker.io/v1/"); empty: the image's own registry. They are sent there alone.
   std::string server_address{};
-  bool empty() const { return username.empty() && password.empty() && identity_token.empty() && registry_token.empty(); }
+  bool empty() const {
+    return username.empty() && password.empty() && identity_token.empty() && registry_token.empty();
+  }
 };
 
 struct RegistryHostSettings {

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "berth/mutex.h"
+
 namespace berth {
 
 using LabelValues = std::vector<std::string>;
@@ -31,8 +33,8 @@ class CounterFamily final : public MetricFamily {
  private:
   std::string name_, help_;
   std::vector<std::string> labels_;
-  mutable std::mutex mu_;
-  std::map<LabelValues, double> values_;
+  mutable Mutex mu_;
+  std::map<LabelValues, double> values_ BERTH_GUARDED_BY(mu_);
 };
 
 // A gauge whose value is read when scraped (running containers, sandboxes).
@@ -63,15 +65,15 @@ class HistogramFamily final : public MetricFamily {
   std::string name_, help_;
   std::vector<std::string> labels_;
   std::vector<double> bounds_;
-  mutable std::mutex mu_;
-  std::map<LabelValues, Series> series_;
+  mutable Mutex mu_;
+  std::map<LabelValues, Series> series_ BERTH_GUARDED_BY(mu_);
 };
 
 class MetricsRegistry {
  public:
   CounterFamily& counter(const std::string& name, const std::string& help, std::vector<std::string> labels);
-  HistogramFamily& histogram(const std::string& name, const std::string& help,
-                             std::vector<std::string> labels, std::vector<double> upper_bounds);
+  HistogramFamily& histogram(const std::string& name, const std::string& help, std::vector<std::string> labels,
+                             std::vector<double> upper_bounds);
   void gauge(const std::string& name, const std::string& help, std::function<double()> read);
   std::string render() const;
 
@@ -79,8 +81,8 @@ class MetricsRegistry {
   static std::vector<double> latency_buckets();
 
  private:
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<MetricFamily>> families_;  // registration order = output order
+  mutable Mutex mu_;
+  std::vector<std::unique_ptr<MetricFamily>> families_ BERTH_GUARDED_BY(mu_);  // registration order = output order
 };
 
 }  // namespace berth

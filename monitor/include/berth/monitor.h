@@ -15,24 +15,24 @@
 namespace berth {
 
 struct MonitorSpawnOptions {
-  std::string monitor_path;      // the berth-monitor binary
-  std::string id;                // container id
-  std::string bundle;            // OCI bundle; the runtime's pid file and runtime.log go here
-  std::string runtime_path;      // runc or crun: a path, or a name looked up in PATH
-  std::string runtime_root;      // the runtime's --root
+  std::string monitor_path;  // the berth-monitor binary
+  std::string id;            // container id
+  std::string bundle;        // OCI bundle; the runtime's pid file and runtime.log go here
+  std::string runtime_path;  // runc or crun: a path, or a name looked up in PATH
+  std::string runtime_root;  // the runtime's --root
   bool systemd_cgroup = false;
-  std::string socket_path;       // the monitor's control socket (under 108 bytes)
+  std::string socket_path;  // the monitor's control socket (under 108 bytes)
   std::string exit_file;
-  std::string log_path;          // the CRI log file
+  std::string log_path;  // the CRI log file
   // The pod's log directory, when log_path lies below it: the file is then opened with no symlink
   // followed and never outside it (a link planted there cannot redirect the container's output).
   std::string log_dir;
-  size_t log_line_max = 16384;   // longer lines are cut into P records
+  size_t log_line_max = 16384;  // longer lines are cut into P records
   bool tty = false;
   bool open_stdin = false;
   bool stdin_once = false;
-  bool start = false;            // also start the container (`run --detach`): no `runtime start` after
-  std::string diagnostics_path;  // the monitor's own stderr (appended); empty: /dev/null
+  bool start = false;                        // also start the container (`run --detach`): no `runtime start` after
+  std::string diagnostics_path;              // the monitor's own stderr (appended); empty: /dev/null
   std::chrono::milliseconds timeout{60000};  // for the whole create
 };
 
@@ -43,14 +43,14 @@ struct MonitorStarted {
 
 // Starts berth-monitor detached from the caller (double fork, own session, default signals, only
 // stdio and the create-report socket open), which runs `<runtime> create` (or `run --detach`
-// with `start`); returns once the container is created (and started). On failure no monitor process and no socket file are left; the Status
-// carries the runtime's message ("create <id>: ...").
+// with `start`); returns once the container is created (and started). On failure no monitor process and no socket file
+// are left; the Status carries the runtime's message ("create <id>: ...").
 Result<MonitorStarted> spawn_monitor(const MonitorSpawnOptions& opts);
 
 inline constexpr int kUnknownExitCode = 255;  // the monitor died without recording an exit
 
 struct ExitInfo {
-  int exit_code = -1;        // 128 + signal when killed; -1 when the create failed
+  int exit_code = -1;  // 128 + signal when killed; -1 when the create failed
   int signal = 0;
   int64_t exited_at_ns = 0;  // ns since the epoch
   std::string reason;

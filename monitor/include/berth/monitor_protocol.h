@@ -98,8 +98,8 @@ inline constexpr size_t kMaxPacket = sizeof(Header) + kMaxPayload;
 
 // Writes header + fixed + text into out (kMaxPacket bytes); returns the packet size, 0 when the
 // fixed part alone is too big. Text beyond kMaxPayload is cut.
-inline size_t encode(Type type, const void* fixed, size_t fixed_len, const char* text, size_t text_len,
-                     void* out, uint16_t version = kVersion) {
+inline size_t encode(Type type, const void* fixed, size_t fixed_len, const char* text, size_t text_len, void* out,
+                     uint16_t version = kVersion) {
   if (fixed_len > kMaxPayload) return 0;
   if (text_len > kMaxPayload - fixed_len) text_len = kMaxPayload - fixed_len;  // long messages are cut
   Header h{kMagic, version, static_cast<uint16_t>(type), static_cast<uint32_t>(fixed_len + text_len)};

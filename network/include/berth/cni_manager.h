@@ -22,7 +22,7 @@ namespace berth {
 struct CniOptions {
   std::string conf_dir = "/etc/cni/net.d";
   std::vector<std::string> plugin_dirs{"/opt/cni/bin", "/usr/lib/cni"};
-  std::string cache_dir;  // required: <root>/cni; entries go to <cache_dir>/results
+  std::string cache_dir;                          // required: <root>/cni; entries go to <cache_dir>/results
   std::chrono::milliseconds exec_timeout{30000};  // per plugin exec
   // How long an exec failing with ETXTBSY is retried (backoff 20ms doubling to 320ms).
   std::chrono::milliseconds busy_retry_budget{3000};
@@ -83,8 +83,8 @@ class CniManager {
   // ADD on every plugin of the pod network. The cache entry is written (durably) before the first
   // plugin runs, so a DEL follows any crash; the final result is added to it without an fsync
   // (a crash of berthd keeps it in the page cache; a power cut takes the netns, the veth and the
-  // pod with it, and DEL works from the config alone). On any failure after that (a plugin's, an unreadable final result, a failed cache
-  // write) the plugins are DEL'd (reverse order) before returning, and the entry is dropped when
+  // pod with it, and DEL works from the config alone). On any failure after that (a plugin's, an unreadable final
+  // result, a failed cache write) the plugins are DEL'd (reverse order) before returning, and the entry is dropped when
   // that DEL succeeded. Errors carry the plugin's CNI error JSON verbatim. Bad bandwidth
   // annotations are INVALID_ARGUMENT only when a plugin asks for the bandwidth capability.
   Result<PodNetworkStatus> setup(const PodNetworkRequest& request);

@@ -17,10 +17,10 @@ namespace berth {
 // Zero or empty: left as it is.
 struct CgroupLimits {
   int64_t cpu_shares = 0;
-  int64_t cpu_quota = 0;   // -1: no limit
-  int64_t cpu_period = 0;  // 0 with a quota: 100000
-  int64_t memory = 0;      // bytes
-  int64_t memory_swap = 0; // memory plus swap, bytes (as CRI and cgroup v1 count it)
+  int64_t cpu_quota = 0;    // -1: no limit
+  int64_t cpu_period = 0;   // 0 with a quota: 100000
+  int64_t memory = 0;       // bytes
+  int64_t memory_swap = 0;  // memory plus swap, bytes (as CRI and cgroup v1 count it)
   std::string cpuset_cpus, cpuset_mems;
   std::vector<std::pair<std::string, int64_t>> hugepages;  // page size ("2MB"), bytes
   std::map<std::string, std::string> unified;              // v2 file -> value
@@ -34,6 +34,7 @@ Status write_cgroup_limits(const std::string& dir, const CgroupLimits& limits, b
 
 // FAILED_PRECONDITION when `limit` is below what cgroup `dir` uses now (the check above, alone:
 // for a runtime's update of a container, which cgroup v2 would otherwise answer with an OOM kill).
-Status check_memory_limit(const std::string& dir, int64_t limit, bool cgroup_v2, const std::string& root = "/sys/fs/cgroup");
+Status check_memory_limit(const std::string& dir, int64_t limit, bool cgroup_v2,
+                          const std::string& root = "/sys/fs/cgroup");
 
 }  // namespace berth

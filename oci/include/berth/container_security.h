@@ -13,7 +13,7 @@
 namespace berth {
 
 struct CapabilityRequest {
-  std::vector<std::string> add;      // names with or without CAP_, any case, or "ALL"
+  std::vector<std::string> add;  // names with or without CAP_, any case, or "ALL"
   std::vector<std::string> drop;
   std::vector<std::string> ambient;  // must also end up in the set
   bool privileged = false;
@@ -22,7 +22,7 @@ struct CapabilityRequest {
 };
 
 struct CapabilitySet {
-  std::vector<std::string> caps;     // "CAP_…", sorted by capability number: bounding/effective/permitted
+  std::vector<std::string> caps;  // "CAP_…", sorted by capability number: bounding/effective/permitted
   std::vector<std::string> ambient;
 };
 

@@ -34,7 +34,8 @@ RuntimeFeatures parse_runtime_features(const std::string& json_text);
 // (its libkrun VM mode) or built with a Wasm or VM handler (+WASM..., +LIBKRUN) is none of the two.
 std::string runtime_identity(const std::string& version_text, const std::string& binary);
 
-// Runs `binary` (a path) with `features` and with `--version`, each bounded by a timeout. Execs: the table calls it at start and when the binary changed, never per call.
+// Runs `binary` (a path) with `features` and with `--version`, each bounded by a timeout. Execs: the table calls it at
+// start and when the binary changed, never per call.
 RuntimeFeatures ask_runtime_features(const std::string& binary);
 
 }  // namespace berth

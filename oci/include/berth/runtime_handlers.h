@@ -49,7 +49,7 @@ struct HandlerFeatures {
   bool rro_option = false;     // the runtime lists the `rro` mount option: it makes the mount itself
   bool rro_copy = false;       // berthd can make the recursively read-only copy (HostFeatures::mount_setattr)
   bool recursive_read_only_mounts = false;  // runtime_found, and rro_copy (either way needs mount_setattr)
-  bool user_namespaces = false;  // runtime_found, it joins a user namespace by path, and idmapped_overlay
+  bool user_namespaces = false;             // runtime_found, it joins a user namespace by path, and idmapped_overlay
   // runtime_found, and its containers are namespaced host processes (RuntimeHandler::host_processes,
   // else the runtime is runc or crun): only then do berth-exec (ExecSync) and berth-pause-launch
   // do what the runtime would. Any other runtime (a sandboxing one: gVisor, Kata, Wasm or VM

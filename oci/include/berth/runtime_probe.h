@@ -8,6 +8,7 @@
 #include <string>
 
 #include "berth/file_identity.h"
+#include "berth/mutex.h"
 
 namespace berth {
 
@@ -25,11 +26,11 @@ class RuntimeProbe {
 
  private:
   std::string configured_;
-  std::mutex mu_;
-  bool probed_ = false;
-  std::string last_path_;
-  std::optional<FileIdentity> last_id_;
-  RuntimeProbeResult last_;
+  Mutex mu_;
+  bool probed_ BERTH_GUARDED_BY(mu_) = false;
+  std::string last_path_ BERTH_GUARDED_BY(mu_);
+  std::optional<FileIdentity> last_id_ BERTH_GUARDED_BY(mu_);
+  RuntimeProbeResult last_ BERTH_GUARDED_BY(mu_);
 };
 
 }  // namespace berth

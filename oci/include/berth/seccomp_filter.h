@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "berth/mutex.h"
 #include "berth/status.h"
 
 namespace berth {
@@ -33,8 +34,8 @@ class SeccompProgramCache {
   Result<SeccompProgram> get(const nlohmann::json& section);
 
  private:
-  std::mutex mu_;
-  std::map<std::string, SeccompProgram> programs_;
+  Mutex mu_;
+  std::map<std::string, SeccompProgram> programs_ BERTH_GUARDED_BY(mu_);
 };
 
 }  // namespace berth

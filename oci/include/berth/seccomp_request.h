@@ -18,7 +18,8 @@ Result<SeccompRequest> seccomp_request_of(const SecurityContext& sc, const std::
     switch (sc.seccomp().profile_type()) {
       case v1::SecurityProfile::RuntimeDefault: return SeccompRequest{SeccompKind::runtime_default, "", field};
       case v1::SecurityProfile::Unconfined: return SeccompRequest{SeccompKind::unconfined, "", field};
-      case v1::SecurityProfile::Localhost: return SeccompRequest{SeccompKind::localhost, sc.seccomp().localhost_ref(), field};
+      case v1::SecurityProfile::Localhost:
+        return SeccompRequest{SeccompKind::localhost, sc.seccomp().localhost_ref(), field};
       default: return invalid_argument(field + ": unknown profile type");
     }
   }

@@ -33,8 +33,8 @@ inline boost::system::error_code open_cloexec(boost::asio::ip::tcp::acceptor& ac
 template <class MakeSocket, class Serve>
 void accept_cloexec(boost::asio::ip::tcp::acceptor& acceptor, MakeSocket make_socket, Serve serve) {
   acceptor.async_wait(boost::asio::ip::tcp::acceptor::wait_read,
-                      [&acceptor, make_socket = std::move(make_socket), serve = std::move(serve)](
-                          const boost::system::error_code& ec) mutable {
+                      [&acceptor, make_socket = std::move(make_socket),
+                       serve = std::move(serve)](const boost::system::error_code& ec) mutable {
                         if (ec == boost::asio::error::operation_aborted || !acceptor.is_open()) return;
                         for (;;) {
                           int fd = ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);

@@ -15,11 +15,11 @@ namespace berth {
 struct CommandResult;
 
 struct Command {
-  std::vector<std::string> argv;            // argv[0] is a path, or a name looked up in PATH
+  std::vector<std::string> argv;                // argv[0] is a path, or a name looked up in PATH
   std::optional<std::vector<std::string>> env;  // "K=V" entries; unset: inherit berthd's
   std::string stdin_data;
-  std::chrono::milliseconds timeout{0};     // the whole run, output and exit; 0: no limit
-  size_t output_limit = 16 << 20;           // per stream; more is read and dropped
+  std::chrono::milliseconds timeout{0};  // the whole run, output and exit; 0: no limit
+  size_t output_limit = 16 << 20;        // per stream; more is read and dropped
   std::optional<std::string> cwd;
   // SIGKILL when berthd dies: for helpers whose outcome berthd waits for (runtime and CNI calls),
   // so none goes on unseen after a crash while recovery works on the same object.
@@ -37,9 +37,9 @@ struct Command {
 };
 
 struct CommandResult {
-  int exit_code = -1;     // valid when term_signal == 0
-  int term_signal = 0;    // the signal that ended it, or 0
-  bool timed_out = false; // killed (SIGKILL to its process group) because the timeout passed
+  int exit_code = -1;      // valid when term_signal == 0
+  int term_signal = 0;     // the signal that ended it, or 0
+  bool timed_out = false;  // killed (SIGKILL to its process group) because the timeout passed
   bool out_truncated = false;
   bool err_truncated = false;
   std::string out;
@@ -60,7 +60,6 @@ Result<CommandResult> run_command(const Command& cmd);
 
 // The first executable file named `name` in `dirs` (or in PATH when dirs is empty); a name
 // with a slash is checked as it is.
-std::optional<std::string> find_executable(const std::string& name,
-                                           const std::vector<std::string>& dirs = {});
+std::optional<std::string> find_executable(const std::string& name, const std::vector<std::string>& dirs = {});
 
 }  // namespace berth

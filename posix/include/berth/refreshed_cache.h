@@ -27,6 +27,7 @@
 #include <system_error>
 #include <thread>
 
+#include "berth/mutex.h"
 #include "berth/status.h"
 
 namespace berth {
@@ -46,7 +47,7 @@ class RefreshedCache {
   RefreshedCache(Options options, Measure measure) : opt_(options), measure_(std::move(measure)) {}
   ~RefreshedCache() {  // stops the refresh thread (a measurement under way ends first)
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       stopping_ = true;
       changed_.notify_all();
     }
@@ -57,7 +58,7 @@ class RefreshedCache {
 
   Result<V> get(const std::string& key) {
     if (opt_.refresh_interval.count() == 0) return measure_(key);
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     start_locked();
     auto now = Clock::now();
     Entry& e = entries_[key];
@@ -65,10 +66,9 @@ class RefreshedCache {
     bool stale = e.measured && now - e.measured_at > opt_.refresh_interval;
     if (e.measured && !(stale && thread_failed_)) return e.value;
     if (e.measuring) {
-      changed_.wait(lock, [&] {
-        auto it = entries_.find(key);
-        return it == entries_.end() || !it->second.measuring || stopping_;
-      });
+      for (auto it = entries_.find(key); it != entries_.end() && it->second.measuring && !stopping_;
+           it = entries_.find(key))
+        changed_.wait(lock.native());
     } else {
       e.measuring = true;
       lock.unlock();
@@ -88,7 +88,7 @@ class RefreshedCache {
   // measures, as it would have anyway.
   void prefetch(const std::string& key) {
     if (opt_.refresh_interval.count() == 0) return;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     start_locked();
     Entry& e = entries_[key];
     e.requested_at = Clock::now();
@@ -98,14 +98,14 @@ class RefreshedCache {
   }
 
   void forget(const std::string& key) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = entries_.find(key);
     if (it != entries_.end() && !it->second.measuring) entries_.erase(it);
   }
 
   // Measurements done so far by the refresh thread (for tests and benchmarks).
   uint64_t background_measurements() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return background_;
   }
 
@@ -119,7 +119,7 @@ class RefreshedCache {
     Clock::time_point requested_at{};
   };
 
-  void store(Entry& e, Result<V> r) {
+  void store(Entry& e, Result<V> r) BERTH_REQUIRES(mu_) {
     e.measuring = false;
     e.measured_at = Clock::now();
     if (r.ok() || r.status().code() == Code::not_found || !e.measured || !e.value.ok()) e.value = std::move(r);
@@ -134,7 +134,7 @@ class RefreshedCache {
     return Clock::duration(static_cast<Clock::rep>(std::hash<std::string>()(key) % static_cast<size_t>(half.count())));
   }
 
-  void start_locked() {
+  void start_locked() BERTH_REQUIRES(mu_) {
     if (started_) return;
     started_ = true;
     try {
@@ -146,7 +146,7 @@ class RefreshedCache {
 
   void run() {
     pthread_setname_np(pthread_self(), opt_.thread_name);
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     while (!stopping_) {
       auto now = Clock::now();
       auto next = now + opt_.refresh_interval;
@@ -167,7 +167,7 @@ class RefreshedCache {
         ++it;
       }
       if (!have_due) {
-        changed_.wait_until(lock, next);
+        changed_.wait_until(lock.native(), next);
         continue;
       }
       entries_[due].measuring = true;
@@ -181,14 +181,16 @@ class RefreshedCache {
 
   Options opt_;
   Measure measure_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable changed_;  // a measurement ended, or the cache is closing
   // Unordered: the keys are long paths that share most of their prefix, which an ordered map
   // compares at every level of every look-up.
-  std::unordered_map<std::string, Entry> entries_;
-  std::thread refresher_;
-  bool started_ = false, thread_failed_ = false, stopping_ = false;
-  uint64_t background_ = 0;
+  std::unordered_map<std::string, Entry> entries_ BERTH_GUARDED_BY(mu_);
+  std::thread refresher_;  // started under mu_, joined by the destructor
+  bool started_ BERTH_GUARDED_BY(mu_) = false;
+  bool thread_failed_ BERTH_GUARDED_BY(mu_) = false;
+  bool stopping_ BERTH_GUARDED_BY(mu_) = false;
+  uint64_t background_ BERTH_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace berth

@@ -1,9 +1,11 @@
 // SandboxManager: pod sandboxes from RunPodSandbox to RemovePodSandbox: namespaces (a pinned
-// netns), the pause container through the OCI runtime, DNS/hostname/hosts files, checkpoints,
-// name reservation, and the in-memory index every status and list call is served from. A sandbox
-// is recorded (checkpoint, phase "creating") before anything is made for it, so a crash at any
-// step leaves a record that recovery turns back into nothing; stop and remove release every
-// resource whatever state the sandbox is in.
+// netns), the pause (berth's own started by berth-pause-launch where the runtime handler's
+// processes are host processes and the launcher applies all of the pause's spec; an image's, or
+// any other, through the OCI runtime), DNS/hostname/hosts files, checkpoints, name reservation,
+// and the in-memory index every status and list call is served from. A sandbox is recorded
+// (checkpoint, phase "creating") before anything is made for it, so a crash at any step leaves a
+// record that recovery turns back into nothing; stop and remove release every resource whatever
+// state the sandbox is in.
 #pragma once
 
 #include <functional>
@@ -17,21 +19,31 @@
 #include "berth/pod_user_namespace.h"
 #include "berth/runtime_handlers.h"
 #include "berth/cri_messages.h"
+#include "berth/sandbox_checkpoint.h"
 #include "berth/status.h"
 
 namespace berth {
 
 // A pause image from the registry (berth.toml's sandbox_image) instead of the embedded berth-pause.
 struct PauseImage {
-  std::string id;                       // the image's id, already held for the sandbox (SandboxImages::release frees it)
+  std::string id;  // the image's id, already held for the sandbox (SandboxImages::release frees it)
   std::vector<std::string> layer_dirs;  // lowest first
   std::vector<std::string> args;        // Entrypoint + Cmd
 };
 
-// What network setup needs of a pod (filled by SandboxManager, served by the CNI manager).
+// The pod's DNS config, as its resolv.conf and its network's plugins get it.
+struct PodDns {
+  std::vector<std::string> servers, searches, options;
+};
+PodDns pod_dns(const runtime::v1::DNSConfig& config);
+
+// What network setup needs of a pod (filled by SandboxManager from the CRI config, which is
+// converted there once; served by the CNI manager).
 struct SandboxNetworkRequest {
   std::string id, name, namespace_, uid, netns_path;
-  const runtime::v1::PodSandboxConfig* config = nullptr;
+  std::vector<CheckpointPortMapping> port_mappings;
+  PodDns dns;
+  std::map<std::string, std::string> annotations;
   // OK once netns_path is pinned (setup may start before it is); an error calls setup off.
   std::shared_future<Status> netns_ready;
 };
@@ -64,12 +76,12 @@ class SandboxImages {
 };
 
 struct SandboxManagerOptions {
-  std::string state_dir;       // <state>: bundles, netns pins, pause rootfs
-  std::string root_dir;        // <root>: checkpoints
-  std::string pause_binary;    // berth-pause
+  std::string state_dir;     // <state>: bundles, netns pins, pause rootfs
+  std::string root_dir;      // <root>: checkpoints
+  std::string pause_binary;  // berth-pause
   // berth-pause-launch, which starts the embedded pause without the runtime; empty: the runtime.
   std::string pause_launcher;
-  RuntimeHandlers runtimes;  // also says the cgroup driver (systemd_cgroup())
+  RuntimeHandlers runtimes;           // also says the cgroup driver (systemd_cgroup())
   SandboxImages* images = nullptr;    // unset: the embedded pause, no image holds
   SandboxNetwork* network = nullptr;  // unset: pods get loopback only
   // Whether pods may have user namespaces of their own (the start-up probe of id-mapped overlay
@@ -89,7 +101,7 @@ struct SandboxInfo {
   std::string shm_path;    // the pod's /dev/shm (the host's with host IPC)
   std::string runtime_handler;
   std::string log_directory;
-  bool closing = false;    // stop or remove has begun
+  bool closing = false;  // stop or remove has begun
   std::string name, namespace_, uid, hostname;
   bool host_network = false, host_ipc = false, host_pid = false, privileged = false;
   PodUserNamespace userns;  // own: the pod's user namespace, pinned at userns_path

@@ -37,25 +37,26 @@ struct Config {
   std::string cgroup_driver = "cgroupfs";
   std::string default_runtime = "runc";
   std::map<std::string, RuntimeHandlerConfig> runtimes{{"runc", {"runc", ""}}};
-  int shutdown_timeout_seconds = 10;  // in-flight calls get this long after SIGTERM
-  int max_concurrent_rpcs = 256;      // gRPC calls running at once (per connection; threads: +2 pollers)
-  std::string metrics_address;        // host:port of the Prometheus /metrics endpoint; empty: off
+  int shutdown_timeout_seconds = 10;              // in-flight calls get this long after SIGTERM
+  int max_concurrent_rpcs = 256;                  // gRPC calls running at once (per connection; threads: +2 pollers)
+  std::string metrics_address;                    // host:port of the Prometheus /metrics endpoint; empty: off
   std::string streaming_address = "127.0.0.1:0";  // Exec/Attach/PortForward URLs; port 0: a free one
-  int streaming_token_ttl_seconds = 60;            // an unused streaming URL expires
-  int streaming_idle_timeout_seconds = 14400;      // a streaming session with no traffic is closed (kubelet: 4 h)
-  int image_pull_idle_timeout_seconds = 60;  // a pull receiving no bytes this long is aborted
-  int max_parallel_layer_fetches = 3;        // layer downloads at once, over all pulls
-  int image_pull_timeout_seconds = 1800;     // a pull still running this long is given up; 0: never
-  int max_image_layers = 128;                // images with more layers are refused before any fetch
-  int disk_usage_refresh_seconds = 10;       // writable layers and the image store are re-measured this often
-  int stats_collection_period_seconds = 10;  // cgroup figures sampled in the background this often; 0: per call
-  int event_subscriber_backlog = 1000;       // GetContainerEvents: a subscriber this far behind is dropped
+  int streaming_token_ttl_seconds = 60;           // an unused streaming URL expires
+  int streaming_idle_timeout_seconds = 14400;     // a streaming session with no traffic is closed (kubelet: 4 h)
+  int image_pull_idle_timeout_seconds = 60;       // a pull receiving no bytes this long is aborted
+  int max_parallel_layer_fetches = 3;             // layer downloads at once, over all pulls
+  int image_pull_timeout_seconds = 1800;          // a pull still running this long is given up; 0: never
+  int max_image_layers = 128;                     // images with more layers are refused before any fetch
+  int disk_usage_refresh_seconds = 10;            // writable layers and the image store are re-measured this often
+  int stats_collection_period_seconds = 10;       // cgroup figures sampled in the background this often; 0: per call
+  int event_subscriber_backlog = 1000;            // GetContainerEvents: a subscriber this far behind is dropped
   std::map<std::string, RegistryHostSettings> registries;
   std::string cni_conf_dir = "/etc/cni/net.d";
   std::vector<std::string> cni_plugin_dirs{"/opt/cni/bin", "/usr/lib/cni"};
-  int cni_plugin_timeout_seconds = 30;  // per plugin exec; a hung plugin is killed
+  int cni_plugin_timeout_seconds = 30;                                 // per plugin exec; a hung plugin is killed
   std::vector<std::string> cdi_spec_dirs{"/etc/cdi", "/var/run/cdi"};  // later dirs override earlier ones
-  std::string sandbox_image;  // empty: the embedded berth-pause; else pulled, pinned and used  // by registry host: mirrors, insecure, ca_file
+  std::string sandbox_image;  // empty: the embedded berth-pause; else pulled, pinned and used  // by registry host:
+                              // mirrors, insecure, ca_file
 };
 
 // Reads `path` over the defaults, then every *.toml of config_drop_in_dir(path) in lexical order:

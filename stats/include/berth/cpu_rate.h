@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "berth/mutex.h"
+
 namespace berth {
 
 class CpuRateTracker {
@@ -27,8 +29,8 @@ class CpuRateTracker {
     int64_t at_ns;
     std::optional<uint64_t> rate;  // from the sample before: a sample read twice gives it again
   };
-  std::mutex mu_;
-  std::unordered_map<std::string, Last> last_;
+  Mutex mu_;
+  std::unordered_map<std::string, Last> last_ BERTH_GUARDED_BY(mu_);
 };
 
 }  // namespace berth

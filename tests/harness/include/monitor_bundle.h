@@ -40,8 +40,8 @@ class MonitoredContainer {
   // For a monitor started elsewhere (a forked spawner), so teardown still finds it.
   void adopt(const MonitorStarted& started) { started_ = started; }
 
-  Status start();             // runc start
-  Status kill(int signal);    // runc kill
+  Status start();           // runc start
+  Status kill(int signal);  // runc kill
   Result<ExitInfo> wait_exit_file();
   std::vector<LogRecord> log() const { return read_cri_log(log_path); }
   std::vector<std::string> contents(const std::string& stream) const;  // "F text" per record

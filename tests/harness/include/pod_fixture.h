@@ -34,7 +34,6 @@ class BusyboxRegistryTest : public DaemonTest {
 
 class PodFixture : public BusyboxRegistryTest {
  protected:
-
   void SetUp() override { logs_ = std::make_unique<TempDir>("berth-logs"); }
 
   // A daemon, the busybox image pulled, and a ready pod logging under the test's log dir.
@@ -92,7 +91,8 @@ class PodFixture : public BusyboxRegistryTest {
   }
   std::string log_of(const std::string& name) { return read_file(logs_->path() + "/" + name + ".log"); }
   // Streaming URLs from the Exec and PortForward rpcs (for the tests' streaming client).
-  std::string exec_url(const std::string& id, const std::vector<std::string>& cmd, bool in, bool out, bool err, bool tty = false) {
+  std::string exec_url(const std::string& id, const std::vector<std::string>& cmd, bool in, bool out, bool err,
+                       bool tty = false) {
     grpc::ClientContext ctx;
     v1::ExecRequest req;
     req.set_container_id(id);
@@ -125,6 +125,5 @@ class PodFixture : public BusyboxRegistryTest {
   std::string cgroup_parent_;
   std::string pod_;
 };
-
 
 }  // namespace berth::test

@@ -12,7 +12,8 @@ Result<std::string> PortForwardClient::Stream::read_exact(size_t n, std::chrono:
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (out.size() < n) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return deadline_exceeded("read_exact: " + std::to_string(out.size()) + " of " + std::to_string(n));
+    if (left.count() <= 0)
+      return deadline_exceeded("read_exact: " + std::to_string(out.size()) + " of " + std::to_string(n));
     auto got = read(n - out.size(), left);
     if (!got.ok()) return got.status();
     if (got->empty()) return Status(Code::unavailable, "read_exact: stream ended after " + std::to_string(out.size()));

@@ -86,9 +86,8 @@ Status SpdyClient::write(uint32_t id, std::string_view bytes, std::chrono::milli
     if (opts_.flow_control) {
       std::unique_lock lock(mu_);
       auto& s = streams_[id];
-      if (!cv_.wait_until(lock, deadline, [&] {
-            return closed_ || s.reset || (s.send_window > 0 && session_send_window_ > 0);
-          }))
+      if (!cv_.wait_until(lock, deadline,
+                          [&] { return closed_ || s.reset || (s.send_window > 0 && session_send_window_ > 0); }))
         return deadline_exceeded("spdy client: waiting for the server's window");
       if (closed_ || s.reset) return Status(Code::unavailable, "spdy client: stream gone");
       n = size_t(std::min<int64_t>({int64_t(n), s.send_window, session_send_window_}));
@@ -226,9 +225,7 @@ void SpdyClient::handle(Frame f) {
       streams_[f.stream].replied = true;
       if (f.flags & FIN) streams_[f.stream].ended = true;
       break;
-    case RST_STREAM:
-      streams_[f.stream].reset = streams_[f.stream].ended = true;
-      break;
+    case RST_STREAM: streams_[f.stream].reset = streams_[f.stream].ended = true; break;
     case SETTINGS: {
       uint32_t count = be32(f.payload, 0);
       for (uint32_t i = 0; i < count; ++i) {
@@ -259,11 +256,8 @@ void SpdyClient::handle(Frame f) {
       }
       break;
     }
-    case GOAWAY:
-      goaway_ = true;
-      break;
-    default:
-      break;
+    case GOAWAY: goaway_ = true; break;
+    default: break;
   }
   cv_.notify_all();
 }

@@ -7,6 +7,7 @@ namespace berth::test::spdyc {
 
 const std::string& dictionary() {
   static const std::string dict = [] {
+    // clang-format off
     const char* words[] = {
         "options", "head", "post", "put", "delete", "trace", "accept", "accept-charset", "accept-encoding",
         "accept-language", "accept-ranges", "age", "allow", "authorization", "cache-control", "connection",
@@ -17,6 +18,7 @@ const std::string& dictionary() {
         "server", "te", "trailer", "transfer-encoding", "upgrade", "user-agent", "vary", "via", "warning",
         "www-authenticate", "method", "get", "status", "200 OK", "version", "HTTP/1.1", "url", "public",
         "set-cookie", "keep-alive", "origin"};
+    // clang-format on
     std::string d;
     for (const char* w : words) d += u32(uint32_t(std::string_view(w).size())) + w;
     d += "100101201202205206300302303304305306307402405406407408409410411412413414415416417502504505";

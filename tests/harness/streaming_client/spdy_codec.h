@@ -16,7 +16,16 @@ namespace berth::test::spdyc {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
-enum : uint16_t { SYN_STREAM = 1, SYN_REPLY = 2, RST_STREAM = 3, SETTINGS = 4, PING = 6, GOAWAY = 7, HEADERS = 8, WINDOW_UPDATE = 9 };
+enum : uint16_t {
+  SYN_STREAM = 1,
+  SYN_REPLY = 2,
+  RST_STREAM = 3,
+  SETTINGS = 4,
+  PING = 6,
+  GOAWAY = 7,
+  HEADERS = 8,
+  WINDOW_UPDATE = 9
+};
 constexpr uint8_t FIN = 1;
 
 // The SPDY/3 dictionary, assembled from its word list (the server carries the raw bytes).
@@ -24,8 +33,8 @@ const std::string& dictionary();
 
 struct Frame {
   bool control = false;
-  uint16_t type = 0;       // control
-  uint32_t stream = 0;     // data; for control frames the stream id of the payload when it has one
+  uint16_t type = 0;    // control
+  uint32_t stream = 0;  // data; for control frames the stream id of the payload when it has one
   uint8_t flags = 0;
   std::string payload;
 };
@@ -52,6 +61,7 @@ class Inflater {
   Inflater();
   ~Inflater();
   std::optional<Headers> block(std::string_view compressed);
+
  private:
   std::unique_ptr<z_stream_s> z_;
 };

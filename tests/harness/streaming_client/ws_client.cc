@@ -178,7 +178,8 @@ Status WsClient::send_chunked(uint8_t channel, std::string_view data, size_t chu
     std::string_view part = data.substr(0, n);
     Out o;
     o.binary = !base64();
-    o.payload = o.binary ? std::string(1, char(channel)) + std::string(part) : std::string(1, char('0' + channel)) + b64(part);
+    o.payload =
+        o.binary ? std::string(1, char(channel)) + std::string(part) : std::string(1, char('0' + channel)) + b64(part);
     o.done = std::make_shared<std::promise<Status>>();
     results.push_back(o.done->get_future());
     batch.push_back(std::move(o));
@@ -189,7 +190,8 @@ Status WsClient::send_chunked(uint8_t channel, std::string_view data, size_t chu
     write_next();
   });
   for (auto& r : results) {
-    if (r.wait_for(std::chrono::seconds(120)) != std::future_status::ready) return deadline_exceeded("websocket write timed out");
+    if (r.wait_for(std::chrono::seconds(120)) != std::future_status::ready)
+      return deadline_exceeded("websocket write timed out");
     auto s = r.get();
     if (!s.ok()) return s;
   }
@@ -207,7 +209,7 @@ Result<std::string> WsClient::read(uint8_t channel, size_t max, std::chrono::mil
 }
 
 Result<std::pair<uint8_t, std::string>> WsClient::read_any(const std::vector<uint8_t>& channels,
-                                                          std::chrono::milliseconds timeout) {
+                                                           std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
   uint8_t found = 0;
   bool any = false;

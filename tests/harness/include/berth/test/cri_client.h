@@ -24,7 +24,8 @@ std::string test_cgroup_parent();
 v1::PodSandboxConfig test_pod(const std::string& name);
 // A container config running `cmd` (through /bin/sh -c when `shell`) from `image`, logging to
 // <name>.log in the pod's log directory.
-v1::ContainerConfig test_container(const std::string& name, const std::string& image, const std::vector<std::string>& cmd);
+v1::ContainerConfig test_container(const std::string& name, const std::string& image,
+                                   const std::vector<std::string>& cmd);
 
 class CriClient {
  public:
@@ -76,7 +77,8 @@ class DaemonTest : public ::testing::Test {
   // Starts a daemon owned by the fixture (the test fails when it does not come up).
   DaemonProcess& daemon(DaemonOptions options = {});
   // A daemon on the given paths, e.g. one that takes over an earlier daemon's root and state.
-  DaemonProcess& daemon_at(DaemonOptions options, const std::string& socket, const std::string& root, const std::string& state);
+  DaemonProcess& daemon_at(DaemonOptions options, const std::string& socket, const std::string& root,
+                           const std::string& state);
   // A temp dir of the test's that outlives its daemons (removed after them, also on failure).
   TempDir& scratch();
 

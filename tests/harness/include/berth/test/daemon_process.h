@@ -18,9 +18,9 @@
 namespace berth::test {
 
 struct DaemonOptions {
-  std::string config_toml;           // written to <dir>/berth.toml and passed with --config
+  std::string config_toml;  // written to <dir>/berth.toml and passed with --config
   std::vector<std::string> extra_args;
-  bool wait_ready = true;            // wait for the socket to answer Version
+  bool wait_ready = true;  // wait for the socket to answer Version
   // Pods get a real bridge network (TestNetwork) unless the config names its own cni_conf_dir;
   // false: an empty conf dir of the daemon's own (NetworkReady false).
   bool test_network = true;

@@ -14,8 +14,8 @@
 namespace berth::test {
 
 struct LeftoverScope {
-  std::string root, state;       // berthd's --root and --state
-  std::string cgroup_parent;     // the pods' cgroup parent, e.g. "/berth-fault-3" (cgroupfs form)
+  std::string root, state;    // berthd's --root and --state
+  std::string cgroup_parent;  // the pods' cgroup parent, e.g. "/berth-fault-3" (cgroupfs form)
   const TestNetwork* network = nullptr;
   // Images are state a node keeps: their blobs and snapshots count only when asked (the caller
   // removed every image first, so none may be left).

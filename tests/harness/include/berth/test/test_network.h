@@ -28,12 +28,14 @@ class TestNetwork {
   const std::string& ipam_dir() const { return ipam_dir_; }
 
   // The conflist text for this network; extra_plugins are appended to bridge and portmap.
-  std::string conflist(const std::vector<std::string>& extra_plugins = {}, const std::string& cni_version = "1.0.0") const;
+  std::string conflist(const std::vector<std::string>& extra_plugins = {},
+                       const std::string& cni_version = "1.0.0") const;
   // (Re)writes <conf_dir>/10-<name>.conflist.
-  void write_conflist(const std::vector<std::string>& extra_plugins = {}, const std::string& cni_version = "1.0.0") const;
+  void write_conflist(const std::vector<std::string>& extra_plugins = {},
+                      const std::string& cni_version = "1.0.0") const;
 
-  std::vector<std::string> allocated_ips() const;  // files in the host-local store
-  std::vector<std::string> veths() const;          // interfaces enslaved to the bridge
+  std::vector<std::string> allocated_ips() const;                            // files in the host-local store
+  std::vector<std::string> veths() const;                                    // interfaces enslaved to the bridge
   std::vector<std::string> nat_rules_naming(const std::string& text) const;  // iptables-save -t nat lines
 
  private:

@@ -38,9 +38,9 @@ class HostilePeer {
   Status send(std::string_view bytes);
 
   struct Flood {
-    uint64_t sent = 0;      // bytes the kernel took from us
-    bool cut_off = false;   // the server closed the connection
-    std::string how;        // what ended the flood
+    uint64_t sent = 0;     // bytes the kernel took from us
+    bool cut_off = false;  // the server closed the connection
+    std::string how;       // what ended the flood
   };
   // Writes `unit` over and over, reading nothing, until the server closes the connection,
   // `limit` bytes are out or `deadline` has passed.

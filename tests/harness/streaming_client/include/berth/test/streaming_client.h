@@ -36,9 +36,9 @@ struct StreamOptions {
 struct CommandResult {
   std::string out;
   std::string err;
-  std::string error_stream;       // raw bytes of the error stream / channel 3
-  std::optional<int> exit_code;   // from a v4+ Status object (Success: 0)
-  bool ended = false;             // the server ended the session (false: the wait timed out)
+  std::string error_stream;      // raw bytes of the error stream / channel 3
+  std::optional<int> exit_code;  // from a v4+ Status object (Success: 0)
+  bool ended = false;            // the server ended the session (false: the wait timed out)
 };
 
 class RemoteCommandClient {
@@ -57,9 +57,9 @@ class RemoteCommandClient {
   virtual bool wait_stdout(std::string_view text, std::chrono::milliseconds timeout) = 0;
   // Collects stdout, stderr and the error stream until the server closes the session.
   virtual CommandResult wait(std::chrono::milliseconds timeout) = 0;
-  virtual void abort() = 0;  // vanish: drop the TCP connection without a goodbye
+  virtual void abort() = 0;                             // vanish: drop the TCP connection without a goodbye
   virtual Status send_raw(std::string_view bytes) = 0;  // bytes straight onto the upgraded connection
-  virtual uint64_t window_violations() = 0;  // SPDY with flow control: DATA beyond the windows granted
+  virtual uint64_t window_violations() = 0;             // SPDY with flow control: DATA beyond the windows granted
   // SPDY: sends a PING and waits for the server's echo; WebSocket: UNIMPLEMENTED.
   virtual Status ping(std::chrono::milliseconds timeout) = 0;
 };

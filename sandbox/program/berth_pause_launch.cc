@@ -63,7 +63,8 @@ int exec_status_fd = -1;
 
 [[noreturn]] void fail(const char* what, int err) {
   char line[1024];
-  int n = err ? snprintf(line, sizeof line, "error %s: %s\n", what, strerror(err)) : snprintf(line, sizeof line, "error %s\n", what);
+  int n = err ? snprintf(line, sizeof line, "error %s: %s\n", what, strerror(err))
+              : snprintf(line, sizeof line, "error %s\n", what);
   int fd = exec_status_fd >= 0 ? exec_status_fd : kReport;
   if (n > 0) (void)!write(fd, line, static_cast<size_t>(n) < sizeof line ? static_cast<size_t>(n) : sizeof line - 1);
   _exit(kFailed);
@@ -92,23 +93,39 @@ void parse(int argc, char** argv) {
     }
     if (i + 1 >= argc) fail("an option without its value", EINVAL);
     const char* v = argv[++i];
-    if (!strcmp(a, "--rootfs")) opt.rootfs = v;
-    else if (!strcmp(a, "--shm")) opt.shm = v;
-    else if (!strcmp(a, "--userns")) opt.userns = v;
-    else if (!strcmp(a, "--netns")) opt.netns = v;
-    else if (!strcmp(a, "--hostname")) opt.hostname = v;
-    else if (!strcmp(a, "--new")) opt.new_ns |= namespace_flag(v);
-    else if (!strcmp(a, "--sysctl")) add(opt.sysctls, v);
-    else if (!strcmp(a, "--cgroup-procs")) add(opt.cgroup_procs, v);
-    else if (!strcmp(a, "--mask")) add(opt.masks, v);
-    else if (!strcmp(a, "--readonly")) add(opt.readonly, v);
-    else if (!strcmp(a, "--uid")) opt.uid = static_cast<unsigned>(strtoul(v, nullptr, 10));
-    else if (!strcmp(a, "--gid")) opt.gid = static_cast<unsigned>(strtoul(v, nullptr, 10));
-    else if (!strcmp(a, "--group")) add(opt.groups, v);
-    else if (!strcmp(a, "--oom")) opt.oom = v;
-    else fail("unknown option", EINVAL);
+    if (!strcmp(a, "--rootfs"))
+      opt.rootfs = v;
+    else if (!strcmp(a, "--shm"))
+      opt.shm = v;
+    else if (!strcmp(a, "--userns"))
+      opt.userns = v;
+    else if (!strcmp(a, "--netns"))
+      opt.netns = v;
+    else if (!strcmp(a, "--hostname"))
+      opt.hostname = v;
+    else if (!strcmp(a, "--new"))
+      opt.new_ns |= namespace_flag(v);
+    else if (!strcmp(a, "--sysctl"))
+      add(opt.sysctls, v);
+    else if (!strcmp(a, "--cgroup-procs"))
+      add(opt.cgroup_procs, v);
+    else if (!strcmp(a, "--mask"))
+      add(opt.masks, v);
+    else if (!strcmp(a, "--readonly"))
+      add(opt.readonly, v);
+    else if (!strcmp(a, "--uid"))
+      opt.uid = static_cast<unsigned>(strtoul(v, nullptr, 10));
+    else if (!strcmp(a, "--gid"))
+      opt.gid = static_cast<unsigned>(strtoul(v, nullptr, 10));
+    else if (!strcmp(a, "--group"))
+      add(opt.groups, v);
+    else if (!strcmp(a, "--oom"))
+      opt.oom = v;
+    else
+      fail("unknown option", EINVAL);
   }
-  if (!opt.rootfs || !opt.shm || !opt.args || !opt.args[0] || !(opt.new_ns & CLONE_NEWNS)) fail("missing arguments", EINVAL);
+  if (!opt.rootfs || !opt.shm || !opt.args || !opt.args[0] || !(opt.new_ns & CLONE_NEWNS))
+    fail("missing arguments", EINVAL);
 }
 
 void read_filter() {
@@ -198,7 +215,8 @@ void write_protect(const char* rel) {
   if (root.f_flag & ST_NOSUID) keep |= MS_NOSUID;
   if (root.f_flag & ST_NODEV) keep |= MS_NODEV;
   if (root.f_flag & ST_NOEXEC) keep |= MS_NOEXEC;
-  if (mount(nullptr, "/", nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | keep, nullptr) != 0) fail("make the rootfs read-only", errno);
+  if (mount(nullptr, "/", nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | keep, nullptr) != 0)
+    fail("make the rootfs read-only", errno);
   // The bounding set goes while still root: afterwards CAP_SETPCAP is gone with the uid.
   for (int cap = 0; cap < 64; ++cap)
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
@@ -211,7 +229,8 @@ void write_protect(const char* rel) {
   if (setresgid(opt.gid, opt.gid, opt.gid) != 0) fail("setgid", errno);
   if (setresuid(opt.uid, opt.uid, opt.uid) != 0) fail("setuid", errno);
   if (set_capabilities(0, 0, 0) != 0) fail("drop capabilities", errno);
-  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) fail("clear ambient capabilities", errno);
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+    fail("clear ambient capabilities", errno);
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("set no_new_privs", errno);
   if (filter_len > 0) {
     sock_fprog prog{static_cast<unsigned short>(filter_len), filter};
@@ -226,7 +245,8 @@ void write_protect(const char* rel) {
 
 int main(int argc, char** argv) {
   // The pause keeps 0-2 alone, for the pod's life: nothing else that reached the launcher goes on.
-  if (int err = berth::mark_descriptors_cloexec_from(kReport + 1)) fail("mark inherited descriptors close-on-exec", err);
+  if (int err = berth::mark_descriptors_cloexec_from(kReport + 1))
+    fail("mark inherited descriptors close-on-exec", err);
   parse(argc, argv);
   read_filter();
   // Before the cgroup, whose device list allows nothing.

@@ -1,7 +1,7 @@
-// RuntimeStreamingBackend; see streaming_backend.h. An attach session's control connection to
+// RuntimeStreamingBackend; see runtime_streaming_backend.h. An attach session's control connection to
 // the monitor stays open for the session and is its done fd: the monitor sends the exit on it,
 // and closing it detaches (the container keeps running).
-#include "streaming_backend.h"
+#include "runtime_streaming_backend.h"
 
 #include <fcntl.h>
 
@@ -15,18 +15,21 @@ namespace berth {
 namespace v1 = runtime::v1;
 
 Result<StreamIo> RuntimeStreamingBackend::exec(const ExecTarget& t) {
-  auto s = containers_.exec_session(t.container_id, {t.cmd, t.tty, t.stdin, t.stdout, t.stderr, t.tty_width, t.tty_height});
+  auto s =
+      containers_.exec_session(t.container_id, {t.cmd, t.tty, t.stdin, t.stdout, t.stderr, t.tty_width, t.tty_height});
   if (!s.ok()) return s.status();
   StreamIo io{std::move(s->stdin_fd), std::move(s->stdout_fd), std::move(s->stderr_fd), std::move(s->done_fd),
-              std::move(s->resize), std::move(s->wait), std::move(s->kill)};
+              std::move(s->resize),   std::move(s->wait),      std::move(s->kill)};
   return io;
 }
 
 Result<StreamIo> RuntimeStreamingBackend::attach(const AttachTarget& t) {
   auto info = containers_.info(t.container_id);
   if (!info) return not_found("container " + t.container_id + " not found");
-  if (info->state != v1::CONTAINER_RUNNING) return failed_precondition("attach to container " + info->id + ": it is not running");
-  auto session = berth::attach(info->monitor_socket, {.want_stdin = t.stdin, .want_stdout = t.stdout, .want_stderr = t.stderr});
+  if (info->state != v1::CONTAINER_RUNNING)
+    return failed_precondition("attach to container " + info->id + ": it is not running");
+  auto session =
+      berth::attach(info->monitor_socket, {.want_stdin = t.stdin, .want_stdout = t.stdout, .want_stderr = t.stderr});
   if (!session.ok()) return session.status().context("attach to container " + info->id);
   auto owned = std::make_shared<AttachSession>(std::move(*session));
   StreamIo io;

@@ -10,7 +10,8 @@ namespace berth {
 
 class RuntimeStreamingBackend final : public StreamingBackend {
  public:
-  RuntimeStreamingBackend(ContainerManager& containers, SandboxManager& sandboxes) : containers_(containers), sandboxes_(sandboxes) {}
+  RuntimeStreamingBackend(ContainerManager& containers, SandboxManager& sandboxes)
+      : containers_(containers), sandboxes_(sandboxes) {}
   Result<StreamIo> exec(const ExecTarget& target) override;
   Result<StreamIo> attach(const AttachTarget& target) override;
   Result<UniqueFd> connect_port(const std::string& sandbox_id, int32_t port) override;

@@ -1,0 +1,59 @@
+// Mutex and MutexLock: std::mutex and a scoped lock of it that carry Clang's thread-safety
+// attributes, so that what a mutex guards (BERTH_GUARDED_BY) and which functions need it held
+// (BERTH_REQUIRES) are checked when clang compiles the tree (-Wthread-safety, an error there; GCC
+// ignores the attributes). libstdc++'s std::mutex and its locks carry none, so the analysis cannot
+// see them: every mutex of berth's is a Mutex, locked through a MutexLock.
+#pragma once
+
+#include <mutex>
+
+#if defined(__clang__)
+#define BERTH_THREAD_ANNOTATION(x) __attribute__((x))
+#else
+#define BERTH_THREAD_ANNOTATION(x)
+#endif
+#define BERTH_CAPABILITY(x) BERTH_THREAD_ANNOTATION(capability(x))
+#define BERTH_SCOPED_CAPABILITY BERTH_THREAD_ANNOTATION(scoped_lockable)
+#define BERTH_GUARDED_BY(x) BERTH_THREAD_ANNOTATION(guarded_by(x))
+#define BERTH_PT_GUARDED_BY(x) BERTH_THREAD_ANNOTATION(pt_guarded_by(x))
+#define BERTH_REQUIRES(...) BERTH_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
+#define BERTH_ACQUIRE(...) BERTH_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
+#define BERTH_RELEASE(...) BERTH_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+#define BERTH_TRY_ACQUIRE(...) BERTH_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
+#define BERTH_EXCLUDES(...) BERTH_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
+#define BERTH_ASSERT_CAPABILITY(x) BERTH_THREAD_ANNOTATION(assert_capability(x))
+
+namespace berth {
+
+class BERTH_CAPABILITY("mutex") Mutex {
+ public:
+  void lock() BERTH_ACQUIRE() { m_.lock(); }
+  void unlock() BERTH_RELEASE() { m_.unlock(); }
+  bool try_lock() BERTH_TRY_ACQUIRE(true) { return m_.try_lock(); }
+  // Tells the analysis the mutex is held where it cannot follow (a callback run under the lock).
+  void assert_held() const BERTH_ASSERT_CAPABILITY(this) {}
+
+ private:
+  friend class MutexLock;
+  std::mutex m_;
+};
+
+// Held from its construction to its destruction, or unlocked and locked again in between.
+class BERTH_SCOPED_CAPABILITY MutexLock {
+ public:
+  explicit MutexLock(Mutex& m) BERTH_ACQUIRE(m) : lock_(m.m_) {}
+  ~MutexLock() BERTH_RELEASE() {}
+  MutexLock(const MutexLock&) = delete;
+  MutexLock& operator=(const MutexLock&) = delete;
+
+  void lock() BERTH_ACQUIRE() { lock_.lock(); }
+  void unlock() BERTH_RELEASE() { lock_.unlock(); }
+  // For std::condition_variable's waits, which release and take it again before they return: a
+  // predicate reading guarded members says so with BERTH_REQUIRES.
+  std::unique_lock<std::mutex>& native() { return lock_; }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
+
+}  // namespace berth

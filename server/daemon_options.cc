@@ -1,0 +1,84 @@
+// See daemon_options.h.
+#include "daemon_options.h"
+
+#include <unistd.h>
+
+namespace berth {
+
+DaemonMetrics register_daemon_metrics(MetricsRegistry& metrics) {
+  return {
+      .pull_bytes =
+          metrics.counter("berth_image_pull_bytes_total", "Bytes received from registries by image pulls.", {}),
+      .pull_duration = metrics.histogram("berth_image_pull_duration_seconds", "PullImage durations, by result.",
+                                         {"result"}, MetricsRegistry::latency_buckets()),
+      .sandbox_start = metrics.histogram("berth_sandbox_start_duration_seconds", "RunPodSandbox durations, by result.",
+                                         {"result"}, MetricsRegistry::latency_buckets()),
+      .cni_runs =
+          metrics.histogram("berth_cni_plugin_duration_seconds", "CNI plugin execs, by plugin, command and outcome.",
+                            {"plugin", "command", "result"}, MetricsRegistry::latency_buckets()),
+      .cni_busy = metrics.counter("berth_cni_plugin_busy_retries_total",
+                                  "CNI plugin execs retried because the binary was busy (ETXTBSY).", {"plugin"}),
+  };
+}
+
+// berth-pause, berth-monitor and berth-pull are installed beside berthd (packaging builds them all).
+std::string helper_binary_path(const char* name) {
+  char self[4096] = {};
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : "/usr/local/bin/berthd";
+  return dir.substr(0, dir.rfind('/')) + "/" + name;
+}
+
+ImageManagerOptions image_manager_options(const Config& config, const DaemonMetrics& metrics,
+                                          DiskUsageCache& disk_usage) {
+  CounterFamily& pull_bytes = metrics.pull_bytes;
+  return {.dir = config.root + "/images",
+          .containers_dir = config.root + "/containers",
+          .registry = {.hosts = config.registries,
+                       .idle_timeout_seconds = config.image_pull_idle_timeout_seconds,
+                       .on_bytes = [&pull_bytes](size_t n) { pull_bytes.add({}, static_cast<double>(n)); }},
+          .pull_helper = helper_binary_path("berth-pull"),
+          .max_parallel_layer_fetches = config.max_parallel_layer_fetches,
+          .max_layers = config.max_image_layers,
+          .pull_timeout = std::chrono::seconds(config.image_pull_timeout_seconds),
+          .usage_cache = &disk_usage};
+}
+
+CniOptions cni_options(const Config& config, const DaemonMetrics& metrics) {
+  HistogramFamily& runs = metrics.cni_runs;
+  CounterFamily& busy = metrics.cni_busy;
+  return {.conf_dir = config.cni_conf_dir,
+          .plugin_dirs = config.cni_plugin_dirs,
+          .cache_dir = config.root + "/cni",
+          .exec_timeout = std::chrono::seconds(config.cni_plugin_timeout_seconds),
+          .on_plugin_run =
+              [&runs](const std::string& plugin, const std::string& command, double s, bool ok) {
+                runs.observe({plugin, command, ok ? "ok" : "error"}, s);
+              },
+          .on_busy_retry = [&busy](const std::string& plugin) { busy.add({plugin}); }};
+}
+
+SandboxManagerOptions sandbox_manager_options(const Config& config, const HostProbe& host) {
+  return {.state_dir = config.state,
+          .root_dir = config.root,
+          .pause_binary = helper_binary_path("berth-pause"),
+          .pause_launcher = helper_binary_path("berth-pause-launch"),
+          .runtimes = runtime_handlers_from_config(config, host.features),
+          .user_namespaces = host.user_namespaces};
+}
+
+ContainerManagerOptions container_manager_options(const Config& config, const RuntimeHandlers& runtimes,
+                                                  ContainerImages& images, ContainerPods& pods,
+                                                  ContainerEventSink& events, CdiRegistry& cdi) {
+  return {.state_dir = config.state,
+          .root_dir = config.root,
+          .monitor_binary = helper_binary_path("berth-monitor"),
+          .exec_helper = helper_binary_path("berth-exec"),
+          .runtimes = runtimes,
+          .images = &images,
+          .pods = &pods,
+          .events = &events,
+          .cdi = &cdi};
+}
+
+}  // namespace berth
