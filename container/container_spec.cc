@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstring>
 
+#include "berth/base_mounts.h"
 #include "berth/container_mounts.h"
 #include "berth/container_security.h"
 #include "berth/pod_user_namespace.h"
@@ -39,29 +40,16 @@ Result<std::vector<std::string>> process_env(const v1::ContainerConfig& c, const
 json default_mounts(bool privileged, bool host_ipc) {
   const char* sys_mode = privileged ? "rw" : "ro";
   json m = json::array({
-      {{"destination", "/proc"}, {"type", "proc"}, {"source", "proc"}, {"options", {"nosuid", "noexec", "nodev"}}},
-      {{"destination", "/dev"},
-       {"type", "tmpfs"},
-       {"source", "tmpfs"},
-       {"options", {"nosuid", "strictatime", "mode=755", "size=65536k"}}},
-      {{"destination", "/dev/pts"},
-       {"type", "devpts"},
-       {"source", "devpts"},
-       {"options", {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"}}},
-      {{"destination", "/sys"},
-       {"type", "sysfs"},
-       {"source", "sysfs"},
-       {"options", {"nosuid", "noexec", "nodev", sys_mode}}},
+      proc_mount(),
+      dev_mount(),
+      devpts_mount(true),
+      sysfs_mount(!privileged),
       {{"destination", "/sys/fs/cgroup"},
        {"type", "cgroup"},
        {"source", "cgroup"},
        {"options", {"nosuid", "noexec", "nodev", "relatime", sys_mode}}},
   });
-  if (!host_ipc)
-    m.push_back({{"destination", "/dev/mqueue"},
-                 {"type", "mqueue"},
-                 {"source", "mqueue"},
-                 {"options", {"nosuid", "noexec", "nodev"}}});
+  if (!host_ipc) m.push_back(mqueue_mount());
   return m;
 }
 

@@ -2,6 +2,7 @@
 // kernel.msg*, kernel.sem, fs.mqueue.*, net.*); a pod may set only those of namespaces it owns.
 #include "pause_spec.h"
 
+#include "berth/base_mounts.h"
 #include "berth/container_security.h"
 #include "berth/seccomp_request.h"
 #include "berth/user_namespace_spec.h"
@@ -99,29 +100,16 @@ Result<json> build_pause_spec(const v1::PodSandboxConfig& config, const PauseSpe
                   {"noNewPrivileges", !sc.privileged()},
                   {"oomScoreAdj", in.oom_score_adj}};
   json mounts = json::array({
-      {{"destination", "/proc"}, {"type", "proc"}, {"source", "proc"}, {"options", {"nosuid", "noexec", "nodev"}}},
-      {{"destination", "/dev"},
-       {"type", "tmpfs"},
-       {"source", "tmpfs"},
-       {"options", {"nosuid", "strictatime", "mode=755", "size=65536k"}}},
-      {{"destination", "/dev/pts"},
-       {"type", "devpts"},
-       {"source", "devpts"},
-       {"options", {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}}},
+      proc_mount(),
+      dev_mount(),
+      devpts_mount(false),
       {{"destination", "/dev/shm"},
        {"type", "bind"},
        {"source", in.shm_path},
        {"options", {"rbind", "rprivate", "rw"}}},
-      {{"destination", "/sys"},
-       {"type", "sysfs"},
-       {"source", "sysfs"},
-       {"options", {"nosuid", "noexec", "nodev", "ro"}}},
+      sysfs_mount(true),
   });
-  if (!host_ipc)
-    mounts.push_back({{"destination", "/dev/mqueue"},
-                      {"type", "mqueue"},
-                      {"source", "mqueue"},
-                      {"options", {"nosuid", "noexec", "nodev"}}});
+  if (!host_ipc) mounts.push_back(mqueue_mount());
   json namespaces = json::array({{{"type", "mount"}}});
   if (in.cgroup_v2) namespaces.push_back({{"type", "cgroup"}});
   if (!host_pid) namespaces.push_back({{"type", "pid"}});

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -107,6 +108,20 @@ class InheritedDescriptors : public PodFixture {
   int metrics_port_ = 0, streaming_port_ = 0;
 };
 
+// StartContainer returns once the runtime has told its init to exec the command, which it may not
+// have done yet: until then the process is the runtime's (runc init holds its Go runtime's epoll
+// and pipe). It is the container's command once its comm is the command's.
+bool runs_command(int pid, const std::string& comm) {
+  for (int i = 0; i < 200; ++i) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/comm");
+    std::string now;
+    std::getline(f, now);
+    if (now == comm) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
 TEST_F(InheritedDescriptors, WhatBerthStartsHoldsItsStdioAlone) {
   ready("pod", fixed_addresses());
   std::string box = run(test_container("box", image(), {"sleep", "1000"}));
@@ -156,12 +171,14 @@ TEST_F(InheritedDescriptors, WhatBerthStartsHoldsItsStdioAlone) {
   EXPECT_TRUE(only_stdio(descriptors_listed(session.out))) << "the exec session's ls holds:\n" << session.out;
   // A container's init and a pause made now.
   std::string late = run(test_container("late", image(), {"sleep", "1000"}));
+  ASSERT_TRUE(runs_command(init_pid(late), "sleep"));
   auto init = descriptors_of(init_pid(late));
   EXPECT_TRUE(only_stdio(init)) << "a container's init holds:\n" << describe(init);
   std::string second_pod;
   auto config = test_pod("second");
   config.set_log_directory(logs_->path());
   ASSERT_OK(cri_->run_pod(config, &second_pod));
+  ASSERT_TRUE(runs_command(pause_pid(second_pod), "pause"));
   auto pause = descriptors_of(pause_pid(second_pod));
   EXPECT_TRUE(only_stdio(pause)) << "a pause holds:\n" << describe(pause);
   auto first_pause = descriptors_of(pause_pid(pod_));
