@@ -1,46 +1,25 @@
-// Container lifecycle: create (rootfs, spec, record, log file) and start (the monitor runs the
-// runtime's `run --detach`: one runtime process for create and start). Both hold a lease on the
-// pod, so no container is made or started in a pod being stopped or removed. Create keeps a
-// rollback list and undoes every finished step when a later one fails; a crash before its record
-// is written leaves only files under berth's own dirs, which recovery removes.
-#include "berth/mutex.h"
-#include "berth/own_privileges.h"
+// Container lifecycle outside creation (container_create.cc): the manager's opening, start (the
+// monitor runs the runtime's `run --detach`: one runtime process for create and start, under a
+// lease on the pod, so no container is started in a pod being stopped or removed), the record's
+// config encoding and the index lookups.
 #include "berth/container_manager.h"
-#include "berth/file_text.h"
-#include "berth/file_tree.h"
-#include "berth/object_id.h"
-#include "berth/private_dir.h"
-#include "berth/open_beneath.h"
-#include "berth/rollback.h"
-#include "berth/wall_clock.h"
 
-#include <fcntl.h>
-#include <sys/resource.h>
 #include <unistd.h>
-
-#include <optional>
-#include <filesystem>
-#include <sstream>
 
 #include <nettle/base64.h>
 #include <spdlog/spdlog.h>
 
-#include "berth/apparmor_default.h"
-#include "berth/cdi.h"
-#include "berth/atomic_file.h"
-#include "berth/cgroups_path.h"
-#include "berth/container_rootfs.h"
-#include "berth/container_spec.h"
 #include "berth/fault_point.h"
-#include "berth/image_manager.h"
-#include "berth/prepared_mounts.h"
+#include "berth/mutex.h"
+#include "berth/object_id.h"
+#include "berth/private_dir.h"
 #include "berth/sandbox_manager.h"
+#include "berth/wall_clock.h"
 #include "container_state.h"
 
 namespace berth {
 
 namespace v1 = runtime::v1;
-namespace fs = std::filesystem;
 
 bool config_from_json(const nlohmann::json& j, v1::ContainerConfig* config) {
   if (!j.is_string()) return false;
@@ -114,7 +93,6 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
   impl->layers_dir = impl->opt.root_dir + "/containers";
   impl->records_dir = impl->opt.root_dir + "/container-records";
   impl->quarantine_dir = impl->opt.root_dir + "/container-records-quarantine";
-  std::error_code ec;
   for (const auto& d : {impl->containers_state, impl->monitors_dir, impl->layers_dir, impl->records_dir})
     if (Status s = make_private_dir(d); !s.ok()) return s.context("containers");
   if (Status s = make_private_dir(impl->opt.state_dir + "/image-volumes"); !s.ok()) return s.context("containers");

@@ -1,13 +1,11 @@
-// Sandbox lifecycle: opening the manager, RunPodSandbox step by step (CNI ADD beside everything
-// from the netns on), and leases. RunPodSandbox records the sandbox (phase "creating") before it makes
-// anything, and on any failure releases everything through the same destroy() that
-// RemovePodSandbox uses, so an undo can never miss a step a later version adds. Recovery,
-// tear-down (stop and remove) and the views (status, list, info) have their own files.
-#include "berth/mutex.h"
-#include "berth/own_privileges.h"
+// Sandbox lifecycle outside RunPodSandbox (sandbox_run.cc): opening the manager, leases, pod
+// resource updates and the netns/user namespace paths a pod's root may take. RunPodSandbox records
+// the sandbox (phase "creating") before it makes anything, and on any failure releases everything
+// through the same destroy() that RemovePodSandbox uses, so an undo can never miss a step a later
+// version adds. Recovery, tear-down (stop and remove) and the views (status, list, info) have
+// their own files.
 #include "berth/sandbox_manager.h"
 
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,18 +16,13 @@
 #include "berth/atomic_file.h"
 #include "berth/cgroups_path.h"
 #include "berth/fault_point.h"
-#include "berth/lexical_path.h"
+#include "berth/mutex.h"
 #include "berth/object_id.h"
+#include "berth/own_privileges.h"
 #include "berth/private_dir.h"
 #include "berth/process_identity.h"
 #include "berth/wall_clock.h"
-#include "netns.h"
-#include "network_setup.h"
-#include "pause_launch.h"
-#include "pause_spec.h"
-#include "pod_mounts.h"
 #include "pod_resources.h"
-#include "sandbox_files.h"
 #include "sandbox_state.h"
 
 namespace berth {

@@ -3,8 +3,6 @@
 
 namespace berth {
 
-namespace v1 = runtime::v1;
-
 PodNetworkRequest pod_network_request(const SandboxNetworkRequest& r) {
   PodNetworkRequest req{.sandbox_id = r.id,
                         .pod_name = r.name,

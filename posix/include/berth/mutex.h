@@ -15,13 +15,9 @@
 #define BERTH_CAPABILITY(x) BERTH_THREAD_ANNOTATION(capability(x))
 #define BERTH_SCOPED_CAPABILITY BERTH_THREAD_ANNOTATION(scoped_lockable)
 #define BERTH_GUARDED_BY(x) BERTH_THREAD_ANNOTATION(guarded_by(x))
-#define BERTH_PT_GUARDED_BY(x) BERTH_THREAD_ANNOTATION(pt_guarded_by(x))
 #define BERTH_REQUIRES(...) BERTH_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
 #define BERTH_ACQUIRE(...) BERTH_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define BERTH_RELEASE(...) BERTH_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
-#define BERTH_TRY_ACQUIRE(...) BERTH_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
-#define BERTH_EXCLUDES(...) BERTH_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
-#define BERTH_ASSERT_CAPABILITY(x) BERTH_THREAD_ANNOTATION(assert_capability(x))
 
 namespace berth {
 
@@ -29,9 +25,6 @@ class BERTH_CAPABILITY("mutex") Mutex {
  public:
   void lock() BERTH_ACQUIRE() { m_.lock(); }
   void unlock() BERTH_RELEASE() { m_.unlock(); }
-  bool try_lock() BERTH_TRY_ACQUIRE(true) { return m_.try_lock(); }
-  // Tells the analysis the mutex is held where it cannot follow (a callback run under the lock).
-  void assert_held() const BERTH_ASSERT_CAPABILITY(this) {}
 
  private:
   friend class MutexLock;
@@ -48,8 +41,8 @@ class BERTH_SCOPED_CAPABILITY MutexLock {
 
   void lock() BERTH_ACQUIRE() { lock_.lock(); }
   void unlock() BERTH_RELEASE() { lock_.unlock(); }
-  // For std::condition_variable's waits, which release and take it again before they return: a
-  // predicate reading guarded members says so with BERTH_REQUIRES.
+  // For std::condition_variable's waits, which release and take it again before they return;
+  // callers wait in a loop over the guarded condition, which the analysis then reads under the lock.
   std::unique_lock<std::mutex>& native() { return lock_; }
 
  private:
