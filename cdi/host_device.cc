@@ -43,31 +43,28 @@ Result<OciDeviceNode> oci_device_node(const CdiDeviceNode& node, uint32_t proces
   }
   bool host_node = stat_ok && !host_type.empty();
   OciDeviceNode out;
-  out.device = {{"path", node.path}, {"type", type}, {"major", major_nr}, {"minor", minor_nr}};
+  out.device = {.type = type, .path = node.path, .major = major_nr, .minor = minor_nr};
   if (node.file_mode)
-    out.device["fileMode"] = *node.file_mode;
+    out.device.file_mode = *node.file_mode;
   else if (host_node)
-    out.device["fileMode"] = static_cast<uint32_t>(st.st_mode & 07777);
+    out.device.file_mode = static_cast<uint32_t>(st.st_mode & 07777);
   if (node.uid)
-    out.device["uid"] = *node.uid;
+    out.device.uid = *node.uid;
   else if (process_uid > 0)
-    out.device["uid"] = process_uid;
+    out.device.uid = process_uid;
   else if (host_node)
-    out.device["uid"] = static_cast<uint32_t>(st.st_uid);
+    out.device.uid = static_cast<uint32_t>(st.st_uid);
   if (node.gid)
-    out.device["gid"] = *node.gid;
+    out.device.gid = *node.gid;
   else if (process_gid > 0)
-    out.device["gid"] = process_gid;
+    out.device.gid = process_gid;
   else if (host_node)
-    out.device["gid"] = static_cast<uint32_t>(st.st_gid);
+    out.device.gid = static_cast<uint32_t>(st.st_gid);
   // "none": the node without cgroup access, so no allow rule (the spec's deny-all stands).
   std::string access = node.permissions.empty() ? "rwm" : node.permissions == "none" ? "" : node.permissions;
   if ((type == "b" || type == "c" || type == "u") && !access.empty())
-    out.rule = nlohmann::json{{"allow", true},
-                              {"type", type == "u" ? "c" : type},
-                              {"major", major_nr},
-                              {"minor", minor_nr},
-                              {"access", access}};
+    out.rule = oci::DeviceRule{
+        .allow = true, .type = type == "u" ? "c" : type, .major = major_nr, .minor = minor_nr, .access = access};
   return out;
 }
 

@@ -4,15 +4,13 @@
 
 #include <optional>
 
-#include <nlohmann/json.hpp>
-
 #include "berth/cdi.h"
 
 namespace berth::cdi {
 
 struct OciDeviceNode {
-  nlohmann::json device;               // a linux.devices entry
-  std::optional<nlohmann::json> rule;  // a linux.resources.devices allow rule, for b, c and u nodes
+  oci::Device device;                   // a linux.devices entry
+  std::optional<oci::DeviceRule> rule;  // a linux.resources.devices allow rule, for b, c and u nodes
 };
 
 // Type, major and minor come from stat() of the host path (hostPath, or path when that is empty)

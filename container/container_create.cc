@@ -137,7 +137,7 @@ Status attach_image_volumes(ContainerManager::Impl& impl, const v1::ContainerCon
   return ok_status();
 }
 
-Status apply_cdi_devices(CdiRegistry* cdi, const v1::ContainerConfig& config, nlohmann::json& spec) {
+Status apply_cdi_devices(CdiRegistry* cdi, const v1::ContainerConfig& config, oci::Spec& spec) {
   // Device plugins that predate the field still ask through annotations; both count, as in
   // containerd and CRI-O (a device named in both is applied once).
   auto annotated = cdi_annotation_devices({config.annotations().begin(), config.annotations().end()});
@@ -270,7 +270,8 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   if (Status s = prepare_mounts(spec->prepared_mounts, {pod.userns_path, pod.userns.uids, pod.userns.gids}); !s.ok())
     return fail(s);
   fault_point(FaultPoint::create_container_mounts_prepared);
-  if (Status s = write_file_atomically(c->bundle + "/config.json", spec->spec.dump(), 0600, false); !s.ok())
+  if (Status s = write_file_atomically(c->bundle + "/config.json", oci::to_json(spec->spec).dump(), 0600, false);
+      !s.ok())
     return fail(s);
   fault_point(FaultPoint::create_container_spec_written);
 

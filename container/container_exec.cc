@@ -14,7 +14,6 @@
 #include "berth/cgroups_path.h"
 #include "berth/command.h"
 #include "berth/file_text.h"
-#include "berth/json_fields.h"
 #include "berth/mutex.h"
 #include "berth/process_identity.h"
 #include "berth/atomic_file.h"
@@ -71,7 +70,7 @@ Status exec_timed_out(const std::string& id, int64_t timeout_seconds, bool gone)
 }  // namespace
 
 Result<std::optional<ExecSyncOutput>> ContainerManager::Impl::exec_with_helper(const Container& c,
-                                                                               const nlohmann::json& spec,
+                                                                               const oci::Spec& spec,
                                                                                const std::vector<std::string>& cmd,
                                                                                int64_t timeout_seconds) {
   const std::string& id = c.id;
@@ -138,9 +137,9 @@ Result<ExecSyncOutput> ContainerManager::exec_sync(const std::string& id_or_pref
     return failed_precondition("exec in container " + id + ": it is not running");
   auto rt = impl_->runtime_for(c->runtime_handler);
   if (!rt.ok()) return rt.status();
-  auto spec = nlohmann::json::parse(read_text_file(c->bundle + "/config.json"), nullptr, false);
-  if (!spec.is_object()) return internal_error("exec in container " + id + ": its config.json is unreadable");
-  auto helped = impl_->exec_with_helper(*c, spec, cmd, timeout_seconds);
+  auto spec = oci::read_spec_file(c->bundle + "/config.json");
+  if (!spec.ok()) return spec.status().context("exec in container " + id);
+  auto helped = impl_->exec_with_helper(*c, *spec, cmd, timeout_seconds);
   if (!helped.ok()) return helped.status();
   if (*helped) return std::move(**helped);
   std::string base = c->bundle + "/exec-" + random_suffix();
@@ -150,9 +149,9 @@ Result<ExecSyncOutput> ContainerManager::exec_sync(const std::string& id_or_pref
       for (const char* ext : {".json", ".pid", ".log"}) ::unlink((base + ext).c_str());
     }
   } cleanup{base};
-  auto process = exec_process(spec, cmd, false);
+  auto process = exec_process(*spec, cmd, false);
   if (!process.ok()) return process.status().context("exec in container " + id);
-  if (Status s = write_file_atomically(base + ".json", process->dump(), 0600, false); !s.ok()) return s;
+  if (Status s = write_file_atomically(base + ".json", oci::to_json(*process).dump(), 0600, false); !s.ok()) return s;
   Command command{.argv = rt->argv({"--log", base + ".log", "--log-format", "json", "exec", "--process", base + ".json",
                                     "--pid-file", base + ".pid", id}),
                   .timeout = std::chrono::seconds(timeout_seconds),
@@ -188,8 +187,8 @@ Status ContainerManager::update_resources(const std::string& id_or_prefix, const
     MutexLock lock(c->mu);
     next = merged(c->config.linux().resources(), update);
   }
-  auto oci = oci_resources(next, host_cgroup_v2());
-  if (!oci.ok()) return oci.status().context("update container " + id);
+  auto wanted = oci_resources(next, host_cgroup_v2());
+  if (!wanted.ok()) return wanted.status().context("update container " + id);
   if (state == v1::CONTAINER_RUNNING && update.memory_limit_in_bytes() > 0)
     if (Status s = check_memory_limit(cgroup_dir_of(c->cgroups_path, impl_->opt.runtimes.systemd_cgroup()),
                                       update.memory_limit_in_bytes(), host_cgroup_v2());
@@ -198,29 +197,20 @@ Status ContainerManager::update_resources(const std::string& id_or_prefix, const
   if (state == v1::CONTAINER_RUNNING) {
     auto rt = impl_->runtime_for(c->runtime_handler);
     if (!rt.ok()) return rt.status();
-    if (Status s = rt->update(id, oci->dump(), c->bundle); !s.ok()) return s.context("update container " + id);
+    if (Status s = rt->update(id, oci::to_json(*wanted).dump(), c->bundle); !s.ok())
+      return s.context("update container " + id);
   }
   // The bundle's spec follows, so a container created but not started starts with them.
-  auto spec = nlohmann::json::parse(read_text_file(c->bundle + "/config.json"), nullptr, false);
-  // config.json may be damaged on disk: it is read through JsonFields, and only a spec whose
-  // linux.resources is an object (or absent) is rewritten. The device rules stay as created.
-  nlohmann::json devices = nlohmann::json::array();
-  bool resources_ok = false;
-  if (spec.is_object()) {
-    JsonFields f(spec, "config.json");
-    if (const nlohmann::json* linux = f.object("linux")) {
-      JsonFields l = f.nested(*linux, "linux");
-      if (const nlohmann::json* old = l.object("resources"))
-        if (const nlohmann::json* d = l.nested(*old, "resources").member("devices")) devices = *d;
-    }
-    resources_ok = f.ok();
-    if (!resources_ok)
-      spdlog::warn("update container {}: its config.json is left as it is: {}", id, f.status().message());
-  }
-  if (resources_ok) {
-    spec["linux"]["resources"] = *oci;
-    spec["linux"]["resources"]["devices"] = std::move(devices);
-    if (Status s = write_file_atomically(c->bundle + "/config.json", spec.dump(), 0600, false); !s.ok()) return s;
+  // A config.json damaged on disk is left as it is. The device rules stay as created.
+  auto spec = oci::read_spec_file(c->bundle + "/config.json");
+  if (spec.ok()) {
+    oci::Linux& linux = spec->linux ? *spec->linux : spec->linux.emplace();
+    if (linux.resources) wanted->devices = std::move(linux.resources->devices);
+    linux.resources = std::move(*wanted);
+    if (Status s = write_file_atomically(c->bundle + "/config.json", oci::to_json(*spec).dump(), 0600, false); !s.ok())
+      return s;
+  } else {
+    spdlog::warn("update container {}: its config.json is left as it is: {}", id, spec.status().message());
   }
   MutexLock lock(c->mu);
   *c->config.mutable_linux()->mutable_resources() = next;

@@ -123,17 +123,17 @@ Result<ExecSession> ContainerManager::exec_session(const std::string& id_or_pref
     return failed_precondition("exec in container " + id + ": it is not running");
   auto rt = impl_->runtime_for(c->runtime_handler);
   if (!rt.ok()) return rt.status();
-  auto spec = nlohmann::json::parse(read_text_file(c->bundle + "/config.json"), nullptr, false);
-  if (!spec.is_object()) return internal_error("exec in container " + id + ": its config.json is unreadable");
-  auto exec_spec = exec_process(spec, req.cmd, req.tty);
+  auto spec = oci::read_spec_file(c->bundle + "/config.json");
+  if (!spec.ok()) return spec.status().context("exec in container " + id);
+  auto exec_spec = exec_process(*spec, req.cmd, req.tty);
   if (!exec_spec.ok()) return exec_spec.status().context("exec in container " + id);
-  nlohmann::json process = std::move(*exec_spec);
 
   auto proc = std::make_shared<ExecProcess>();
   std::string hex = random_hex();
   proc->base = c->bundle + "/exec-" + hex;
   proc->container_id = c->id;
-  if (Status s = write_file_atomically(proc->base + ".json", process.dump(), 0600, false); !s.ok()) return s;
+  if (Status s = write_file_atomically(proc->base + ".json", oci::to_json(*exec_spec).dump(), 0600, false); !s.ok())
+    return s;
   std::vector<std::string> args{
       "--log",      proc->base + ".log", "--log-format", "json", "exec", "--process", proc->base + ".json",
       "--pid-file", proc->base + ".pid"};

@@ -15,8 +15,6 @@
 namespace berth {
 
 namespace v1 = runtime::v1;
-using nlohmann::json;
-
 namespace {
 
 std::string ns_path(int pid, const char* ns) { return "/proc/" + std::to_string(pid) + "/ns/" + ns; }
@@ -29,22 +27,23 @@ std::vector<std::string> or_default(const List& asked, const std::vector<std::st
   return {asked.begin(), asked.end()};
 }
 
-Result<json> namespaces(const v1::ContainerConfig& c, const PodForContainer& pod, const ContainerSpecInputs& in) {
+Result<std::vector<oci::Namespace>> namespaces(const v1::ContainerConfig& c, const PodForContainer& pod,
+                                               const ContainerSpecInputs& in) {
   const auto& opt = c.linux().security_context().namespace_options();
-  json ns = json::array({{{"type", "mount"}}});
+  std::vector<oci::Namespace> ns{{.type = "mount"}};
   // On cgroup v2 the container sees its own cgroup as the root of /sys/fs/cgroup, as containerd
   // and CRI-O do; on v1 hosts runtimes keep the host's cgroup namespace.
-  if (in.cgroup_v2) ns.push_back({{"type", "cgroup"}});
+  if (in.cgroup_v2) ns.push_back({.type = "cgroup"});
   if (!pod.host_network) {
-    ns.push_back({{"type", "network"}, {"path", pod.netns_path}});
-    ns.push_back({{"type", "uts"}, {"path", ns_path(pod.pid, "uts")}});
+    ns.push_back({.type = "network", .path = pod.netns_path});
+    ns.push_back({.type = "uts", .path = ns_path(pod.pid, "uts")});
   }
-  if (!pod.host_ipc) ns.push_back({{"type", "ipc"}, {"path", ns_path(pod.pid, "ipc")}});
+  if (!pod.host_ipc) ns.push_back({.type = "ipc", .path = ns_path(pod.pid, "ipc")});
   switch (opt.pid()) {
     case v1::POD:
-      if (!pod.host_pid) ns.push_back({{"type", "pid"}, {"path", ns_path(pod.pid, "pid")}});
+      if (!pod.host_pid) ns.push_back({.type = "pid", .path = ns_path(pod.pid, "pid")});
       break;
-    case v1::CONTAINER: ns.push_back({{"type", "pid"}}); break;
+    case v1::CONTAINER: ns.push_back({.type = "pid"}); break;
     case v1::NODE:
       if (!pod.host_pid)
         return invalid_argument(
@@ -55,14 +54,15 @@ Result<json> namespaces(const v1::ContainerConfig& c, const PodForContainer& pod
       if (opt.target_id().empty() || in.target_pid <= 0)
         return invalid_argument("config.linux.security_context.namespace_options.target_id: '" + opt.target_id() +
                                 "' is not a running container of this pod");
-      ns.push_back({{"type", "pid"}, {"path", ns_path(in.target_pid, "pid")}});
+      ns.push_back({.type = "pid", .path = ns_path(in.target_pid, "pid")});
       break;
     default: return invalid_argument("config.linux.security_context.namespace_options.pid: unknown mode");
   }
   return ns;
 }
 
-Result<json> devices(const v1::ContainerConfig& c, bool privileged, json* rules) {
+Result<std::vector<oci::Device>> devices(const v1::ContainerConfig& c, bool privileged,
+                                         std::vector<oci::DeviceRule>* rules) {
   std::vector<DeviceRequest> reqs;
   for (const auto& d : c.devices()) reqs.push_back({d.container_path(), d.host_path(), d.permissions()});
   auto resolved = resolve_devices(reqs);
@@ -72,79 +72,71 @@ Result<json> devices(const v1::ContainerConfig& c, bool privileged, json* rules)
     if (!host.ok()) return host.status();
     resolved->insert(resolved->end(), host->begin(), host->end());
   }
-  json out = json::array();
+  std::vector<oci::Device> out;
   // Deny all, then allow each device given; runc adds its default devices (null, zero, tty, ...).
-  *rules = json::array({{{"allow", false}, {"access", "rwm"}}});
-  if (privileged) *rules = json::array({{{"allow", true}, {"access", "rwm"}}});
+  *rules = {{.allow = privileged, .access = "rwm"}};
   for (const auto& d : *resolved) {
-    out.push_back({{"path", d.path},
-                   {"type", std::string(1, d.type)},
-                   {"major", d.major},
-                   {"minor", d.minor},
-                   {"fileMode", d.file_mode},
-                   {"uid", d.uid},
-                   {"gid", d.gid}});
+    out.push_back({.type = std::string(1, d.type),
+                   .path = d.path,
+                   .major = d.major,
+                   .minor = d.minor,
+                   .file_mode = d.file_mode,
+                   .uid = d.uid,
+                   .gid = d.gid});
     if (!privileged)
-      rules->push_back({{"allow", true},
-                        {"type", std::string(1, d.type)},
-                        {"major", d.major},
-                        {"minor", d.minor},
-                        {"access", d.access}});
+      rules->push_back(
+          {.allow = true, .type = std::string(1, d.type), .major = d.major, .minor = d.minor, .access = d.access});
   }
   return out;
 }
 
 }  // namespace
 
-Result<json> oci_resources(const v1::LinuxContainerResources& r, bool cgroup_v2) {
+Result<oci::Resources> oci_resources(const v1::LinuxContainerResources& r, bool cgroup_v2) {
   const std::string field = "config.linux.resources.";
-  json res = json::object();
-  json cpu = json::object();
+  oci::Resources res;
   if (r.cpu_shares() < 0 || r.cpu_quota() < -1 || r.cpu_period() < 0 || r.memory_limit_in_bytes() < 0)
     return invalid_argument(field + "*: cpu_shares, cpu_period and memory_limit_in_bytes may not be negative");
-  if (r.cpu_shares() > 0) cpu["shares"] = r.cpu_shares();
-  if (r.cpu_quota() != 0) cpu["quota"] = r.cpu_quota();
-  if (r.cpu_period() > 0) cpu["period"] = r.cpu_period();
-  if (!r.cpuset_cpus().empty()) cpu["cpus"] = r.cpuset_cpus();
-  if (!r.cpuset_mems().empty()) cpu["mems"] = r.cpuset_mems();
-  if (!cpu.empty()) res["cpu"] = cpu;
-  json mem = json::object();
-  if (r.memory_limit_in_bytes() > 0) mem["limit"] = r.memory_limit_in_bytes();
+  oci::CpuResources cpu;
+  if (r.cpu_shares() > 0) cpu.shares = r.cpu_shares();
+  if (r.cpu_quota() != 0) cpu.quota = r.cpu_quota();
+  if (r.cpu_period() > 0) cpu.period = r.cpu_period();
+  cpu.cpus = r.cpuset_cpus();
+  cpu.mems = r.cpuset_mems();
+  if (cpu.shares || cpu.quota || cpu.period || !cpu.cpus.empty() || !cpu.mems.empty()) res.cpu = std::move(cpu);
+  oci::MemoryResources mem;
+  if (r.memory_limit_in_bytes() > 0) mem.limit = r.memory_limit_in_bytes();
   if (r.memory_swap_limit_in_bytes() > 0) {
     if (r.memory_limit_in_bytes() > 0 && r.memory_swap_limit_in_bytes() < r.memory_limit_in_bytes())
       return invalid_argument(field + "memory_swap_limit_in_bytes: smaller than memory_limit_in_bytes");
-    mem["swap"] = r.memory_swap_limit_in_bytes();
+    mem.swap = r.memory_swap_limit_in_bytes();
   }
-  if (!mem.empty()) res["memory"] = mem;
-  if (r.hugepage_limits_size() > 0) {
-    json hp = json::array();
-    for (const auto& h : r.hugepage_limits()) {
-      if (h.page_size().empty()) return invalid_argument(field + "hugepage_limits: page_size must not be empty");
-      hp.push_back({{"pageSize", h.page_size()}, {"limit", h.limit()}});
-    }
-    res["hugepageLimits"] = hp;
+  if (mem.limit || mem.swap) res.memory = std::move(mem);
+  for (const auto& h : r.hugepage_limits()) {
+    if (h.page_size().empty()) return invalid_argument(field + "hugepage_limits: page_size must not be empty");
+    res.hugepage_limits.push_back({.page_size = h.page_size(), .limit = h.limit()});
   }
   if (r.unified_size() > 0) {
     if (!cgroup_v2) return invalid_argument(field + "unified: needs a cgroup v2 host; this host runs cgroup v1");
-    json u = json::object();
-    for (const auto& [k, v] : r.unified()) u[k] = v;
-    res["unified"] = u;
+    for (const auto& [k, v] : r.unified()) res.unified[k] = v;
   }
   return res;
 }
 
-Result<json> linux_section(const v1::ContainerConfig& c, const PodForContainer& pod, const ContainerSpecInputs& in,
-                           bool privileged, const std::vector<std::string>& capabilities) {
+Result<oci::Linux> linux_section(const v1::ContainerConfig& c, const PodForContainer& pod,
+                                 const ContainerSpecInputs& in, bool privileged,
+                                 const std::vector<std::string>& capabilities) {
   const auto& sc = c.linux().security_context();
   auto ns = namespaces(c, pod, in);
   if (!ns.ok()) return ns.status();
   auto res = oci_resources(c.linux().resources(), in.cgroup_v2);
   if (!res.ok()) return res.status();
-  json rules;
-  auto devs = devices(c, privileged, &rules);
+  auto devs = devices(c, privileged, &res->devices);
   if (!devs.ok()) return devs.status();
-  (*res)["devices"] = rules;
-  json linux = {{"namespaces", *ns}, {"cgroupsPath", in.cgroups_path}, {"resources", *res}, {"devices", *devs}};
+  oci::Linux linux{.resources = std::move(*res),
+                   .cgroups_path = in.cgroups_path,
+                   .namespaces = std::move(*ns),
+                   .devices = std::move(*devs)};
   if (!pod.userns_path.empty()) add_user_namespace(linux, pod.userns_path, pod.userns_uids, pod.userns_gids);
   if (!privileged) {
     auto sreq = seccomp_request_of(sc, "config.linux.security_context");
@@ -152,10 +144,10 @@ Result<json> linux_section(const v1::ContainerConfig& c, const PodForContainer& 
     sreq->capabilities = capabilities;
     auto seccomp = seccomp_section(*sreq);
     if (!seccomp.ok()) return seccomp.status();
-    if (*seccomp) linux["seccomp"] = **seccomp;
+    linux.seccomp = std::move(*seccomp);
     bool own_userns = !pod.userns_path.empty();
-    linux["maskedPaths"] = or_default(sc.masked_paths(), own_userns ? kNone : default_masked_paths());
-    linux["readonlyPaths"] = or_default(sc.readonly_paths(), own_userns ? kNone : default_readonly_paths());
+    linux.masked_paths = or_default(sc.masked_paths(), own_userns ? kNone : default_masked_paths());
+    linux.readonly_paths = or_default(sc.readonly_paths(), own_userns ? kNone : default_readonly_paths());
   }
   return linux;
 }

@@ -4,17 +4,15 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "berth/container_spec.h"
 
 namespace berth {
 
 // Namespaces joined from the pod, cgroups path, resources, devices, seccomp (RuntimeDefault
 // follows the process's `capabilities`), masked and read-only paths.
-Result<nlohmann::json> linux_section(const runtime::v1::ContainerConfig& config, const PodForContainer& pod,
-                                     const ContainerSpecInputs& in, bool privileged,
-                                     const std::vector<std::string>& capabilities);
+Result<oci::Linux> linux_section(const runtime::v1::ContainerConfig& config, const PodForContainer& pod,
+                                 const ContainerSpecInputs& in, bool privileged,
+                                 const std::vector<std::string>& capabilities);
 
 // The process.apparmorProfile value ("" for none). Without AppArmor on the host only a Localhost
 // profile is an error; RuntimeDefault uses `default_profile` (berth's, loaded by the caller).

@@ -22,7 +22,7 @@
 #include "berth/file_text.h"
 #include "berth/file_tree.h"
 #include "berth/image_manager.h"
-#include "berth/json_fields.h"
+#include "berth/oci_spec.h"
 #include "berth/process_identity.h"
 #include "berth/sandbox_manager.h"
 #include "berth/wall_clock.h"
@@ -36,7 +36,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // What recovery needs of a bundle's config.json: its cgroupsPath and its mounts' sources (the
-// image volumes it uses). Typed reads: a damaged file must not throw at every start.
+// image volumes it uses). None when there is no spec (a bundle cut short before it was written) or
+// it does not read (a damaged file must not stop a start).
 struct SpecFacts {
   std::string cgroups_path;
   std::vector<std::string> mount_sources;
@@ -44,14 +45,14 @@ struct SpecFacts {
 
 SpecFacts read_spec_facts(const std::string& bundle) {
   SpecFacts out;
-  auto spec = nlohmann::json::parse(read_text_file(bundle + "/config.json"), nullptr, false);
-  if (!spec.is_object()) return out;
-  JsonFields f(spec);
-  if (const nlohmann::json* linux = f.object("linux"))
-    out.cgroups_path = f.nested(*linux, "linux").string("cgroupsPath");
-  if (const nlohmann::json* mounts = f.array("mounts"))
-    for (size_t i = 0; i < mounts->size(); ++i)
-      if ((*mounts)[i].is_object()) out.mount_sources.push_back(f.nested((*mounts)[i], "mounts").string("source"));
+  if (!fs::exists(bundle + "/config.json")) return out;
+  auto spec = oci::read_spec_file(bundle + "/config.json");
+  if (!spec.ok()) {
+    spdlog::warn("containers: {}", spec.status().message());
+    return out;
+  }
+  if (spec->linux) out.cgroups_path = spec->linux->cgroups_path;
+  for (const oci::Mount& m : spec->mounts) out.mount_sources.push_back(m.source);
   return out;
 }
 

@@ -11,13 +11,10 @@
 #include "berth/container_security.h"
 #include "berth/pod_user_namespace.h"
 #include "container_linux_spec.h"
-#include "exec_helper.h"
 
 namespace berth {
 
 namespace v1 = runtime::v1;
-using nlohmann::json;
-
 namespace {
 
 constexpr const char* kDefaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -37,18 +34,15 @@ Result<std::vector<std::string>> process_env(const v1::ContainerConfig& c, const
 }
 
 // Defaults every container gets (as containerd's), before the pod's and the CRI mounts.
-json default_mounts(bool privileged, bool host_ipc) {
-  const char* sys_mode = privileged ? "rw" : "ro";
-  json m = json::array({
-      proc_mount(),
-      dev_mount(),
-      devpts_mount(true),
-      sysfs_mount(!privileged),
-      {{"destination", "/sys/fs/cgroup"},
-       {"type", "cgroup"},
-       {"source", "cgroup"},
-       {"options", {"nosuid", "noexec", "nodev", "relatime", sys_mode}}},
-  });
+std::vector<oci::Mount> default_mounts(bool privileged, bool host_ipc) {
+  std::vector<oci::Mount> m{proc_mount(),
+                            dev_mount(),
+                            devpts_mount(true),
+                            sysfs_mount(!privileged),
+                            {.destination = "/sys/fs/cgroup",
+                             .type = "cgroup",
+                             .source = "cgroup",
+                             .options = {"nosuid", "noexec", "nodev", "relatime", privileged ? "rw" : "ro"}}};
   if (!host_ipc) m.push_back(mqueue_mount());
   return m;
 }
@@ -80,8 +74,9 @@ Result<std::vector<OciMount>> cri_mounts(const v1::ContainerConfig& c, const Con
   return mounts;
 }
 
-json annotations(const v1::ContainerConfig& c, const PodForContainer& pod, const ImageForContainer& image) {
-  json a = json::object();
+std::map<std::string, std::string> annotations(const v1::ContainerConfig& c, const PodForContainer& pod,
+                                               const ImageForContainer& image) {
+  std::map<std::string, std::string> a;
   for (const auto& [k, v] : c.annotations()) a[k] = v;
   a["io.kubernetes.cri.container-type"] = "container";
   a["io.kubernetes.cri.container-name"] = c.metadata().name();
@@ -126,8 +121,6 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
   auto caps = resolve_capabilities(creq);
   if (!caps.ok()) return caps.status();
 
-  json juser = {{"uid", user->uid}, {"gid", user->gid}};
-  if (!user->additional_gids.empty()) juser["additionalGids"] = user->additional_gids;
   // The config's working_dir was checked with the request (server/container_config_checks.cc); the
   // image's comes from its config blob.
   std::string cwd = !c.working_dir().empty()             ? c.working_dir()
@@ -139,23 +132,22 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
   if (c.linux().resources().oom_score_adj() < -1000 || c.linux().resources().oom_score_adj() > 1000)
     return invalid_argument("config.linux.resources.oom_score_adj: " +
                             std::to_string(c.linux().resources().oom_score_adj()) + " is outside -1000..1000");
-  json process = {{"terminal", c.tty()},
-                  {"user", juser},
-                  {"args", *args},
-                  {"env", *env},
-                  {"cwd", cwd},
-                  {"capabilities", {{"bounding", caps->caps}, {"effective", caps->caps}, {"permitted", caps->caps}}},
-                  {"noNewPrivileges", sc.no_new_privs()},
-                  {"oomScoreAdj", oom}};
-  if (in.nofile > 0)
-    process["rlimits"] = json::array({{{"type", "RLIMIT_NOFILE"}, {"hard", in.nofile}, {"soft", in.nofile}}});
-  if (!caps->ambient.empty()) {
-    process["capabilities"]["ambient"] = caps->ambient;
-    process["capabilities"]["inheritable"] = caps->ambient;
-  }
+  oci::Process process{.terminal = c.tty(),
+                       .user = {.uid = user->uid, .gid = user->gid, .additional_gids = user->additional_gids},
+                       .args = *args,
+                       .env = *env,
+                       .cwd = cwd,
+                       .capabilities = oci::Capabilities{.bounding = caps->caps,
+                                                         .effective = caps->caps,
+                                                         .inheritable = caps->ambient,
+                                                         .permitted = caps->caps,
+                                                         .ambient = caps->ambient},
+                       .no_new_privileges = sc.no_new_privs(),
+                       .oom_score_adj = static_cast<int>(oom)};
+  if (in.nofile > 0) process.rlimits.push_back({.type = "RLIMIT_NOFILE", .hard = in.nofile, .soft = in.nofile});
   auto apparmor = apparmor_profile(sc, in.host_apparmor, in.default_apparmor_profile);
   if (!apparmor.ok()) return apparmor.status();
-  if (!apparmor->empty()) process["apparmorProfile"] = *apparmor;
+  process.apparmor_profile = *apparmor;
 
   std::string rootfs_propagation;
   auto mounts = cri_mounts(c, in, &rootfs_propagation);
@@ -163,48 +155,45 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
   auto taken = [&](const std::string& dest) {
     return std::any_of(mounts->begin(), mounts->end(), [&](const OciMount& m) { return m.destination == dest; });
   };
-  json jmounts = default_mounts(sc.privileged(), pod.host_ipc);
+  std::vector<oci::Mount> spec_mounts = default_mounts(sc.privileged(), pod.host_ipc);
   if (!taken("/dev/shm"))
-    jmounts.push_back({{"destination", "/dev/shm"},
-                       {"type", "bind"},
-                       {"source", pod.shm_path},
-                       {"options", {"rbind", "rprivate", "rw"}}});
+    spec_mounts.push_back(
+        {.destination = "/dev/shm", .type = "bind", .source = pod.shm_path, .options = {"rbind", "rprivate", "rw"}});
   const char* file_mode = sc.readonly_rootfs() ? "ro" : "rw";
   for (const char* f : {"hosts", "hostname", "resolv.conf"}) {
     std::string dest = std::string("/etc/") + f;
     if (!taken(dest))
-      jmounts.push_back({{"destination", dest},
-                         {"type", "bind"},
-                         {"source", pod.files_dir + "/" + f},
-                         {"options", {"rbind", "rprivate", file_mode}}});
+      spec_mounts.push_back({.destination = dest,
+                             .type = "bind",
+                             .source = pod.files_dir + "/" + f,
+                             .options = {"rbind", "rprivate", file_mode}});
   }
   std::vector<PreparedMount> prepared;
   for (const auto& m : *mounts) {
-    jmounts.push_back({{"destination", m.destination}, {"type", m.type}, {"source", m.source}, {"options", m.options}});
+    spec_mounts.push_back({.destination = m.destination, .type = m.type, .source = m.source, .options = m.options});
     if (!m.prepared_from.empty())
       prepared.push_back({m.prepared_from, m.source, m.prepared_read_only, m.uid_mappings, m.gid_mappings, m.field});
   }
 
   auto linux = linux_section(c, pod, in, sc.privileged(), caps->caps);
   if (!linux.ok()) return linux.status();
-  if (!rootfs_propagation.empty()) (*linux)["rootfsPropagation"] = rootfs_propagation;
+  linux->rootfs_propagation = rootfs_propagation;
 
-  json spec = {{"ociVersion", "1.0.2"},
-               {"process", process},
-               {"root", {{"path", in.rootfs}, {"readonly", sc.readonly_rootfs()}}},
-               {"mounts", jmounts},
-               {"annotations", annotations(c, pod, image)},
-               {"linux", *linux}};
+  oci::Spec spec{.oci_version = "1.0.2",
+                 .process = std::move(process),
+                 .root = oci::Root{.path = in.rootfs, .readonly = sc.readonly_rootfs()},
+                 .mounts = std::move(spec_mounts),
+                 .annotations = annotations(c, pod, image),
+                 .linux = std::move(*linux)};
   return ContainerSpec{std::move(spec), std::move(*user), std::move(prepared)};
 }
 
-Result<json> exec_process(const json& container_spec, const std::vector<std::string>& cmd, bool tty) {
-  auto process = spec_process(container_spec);
-  if (!process.ok()) return process.status();
-  json p = **process;
-  p["args"] = cmd;
-  p["terminal"] = tty;
-  p.erase("consoleSize");
+Result<oci::Process> exec_process(const oci::Spec& container_spec, const std::vector<std::string>& cmd, bool tty) {
+  if (!container_spec.process) return internal_error("config.json: field 'process': missing");
+  oci::Process p = *container_spec.process;
+  p.args = cmd;
+  p.terminal = tty;
+  p.unknown.erase("consoleSize");
   return p;
 }
 

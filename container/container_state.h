@@ -16,6 +16,7 @@
 #include "berth/cri_messages.h"
 #include "berth/monitor.h"
 #include "berth/monitor_watcher.h"
+#include "berth/oci_spec.h"
 #include "berth/mutex.h"
 #include "berth/name_reservations.h"
 #include "exec_helper.h"
@@ -88,7 +89,7 @@ struct ContainerManager::Impl {
   bool wait_exited(Container& c, std::chrono::milliseconds timeout) const;
   // ExecSync through berth-exec (container_exec.cc); nullopt when it does not apply (no helper,
   // a spec it does not do, an init it cannot join): the runtime's exec runs instead.
-  Result<std::optional<ExecSyncOutput>> exec_with_helper(const Container& c, const nlohmann::json& spec,
+  Result<std::optional<ExecSyncOutput>> exec_with_helper(const Container& c, const oci::Spec& spec,
                                                          const std::vector<std::string>& cmd, int64_t timeout_seconds);
 };
 

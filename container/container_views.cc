@@ -4,6 +4,7 @@
 
 #include "berth/file_text.h"
 #include "berth/mutex.h"
+#include "berth/oci_spec.h"
 #include "container_state.h"
 
 namespace berth {
@@ -68,8 +69,7 @@ Status ContainerManager::status(const std::string& id_or_prefix, bool verbose, v
   if (verbose) {
     nlohmann::json info = {
         {"pid", pid}, {"sandboxID", c->sandbox_id}, {"bundle", bundle}, {"cgroupsPath", c->cgroups_path}};
-    auto spec = nlohmann::json::parse(read_text_file(bundle + "/config.json"), nullptr, false);
-    if (!spec.is_discarded()) info["runtimeSpec"] = spec;
+    if (auto spec = oci::read_spec_file(bundle + "/config.json"); spec.ok()) info["runtimeSpec"] = oci::to_json(*spec);
     (*out->mutable_info())["info"] = info.dump();
   }
   return ok_status();

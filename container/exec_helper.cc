@@ -1,7 +1,7 @@
-// exec_helper_request and the helper's binary. The request is built only from fields this file knows:
-// any other process field of the spec (a newer runtime-spec's I/O priority, scheduler or CPU
-// affinity, ...) makes it UNIMPLEMENTED, so an ExecSync never runs with less than the runtime
-// would have applied.
+// exec_helper_request and the helper's binary. The request is built only from the typed spec's
+// process fields this file applies: any other process member (one the spec type keeps in
+// `unknown`: a newer runtime-spec's I/O priority, scheduler or CPU affinity, ...) makes it
+// UNIMPLEMENTED, so an ExecSync never runs with less than the runtime would have applied.
 #include "exec_helper.h"
 
 #include <fcntl.h>
@@ -11,15 +11,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <set>
+#include <map>
 
 #include "berth/container_security.h"
-#include "berth/json_fields.h"
 #include "program/exec_request.h"
 
 namespace berth {
 
-using nlohmann::json;
 namespace wire = exec_wire;
 
 namespace {
@@ -88,87 +86,60 @@ Result<ExecHelperBinary> ExecHelperBinary::load(const std::string& path) {
 
 std::string ExecHelperBinary::exec_path() const { return "/proc/self/fd/" + std::to_string(fd_.get()); }
 
-Result<const json*> spec_process(const json& spec) {
-  if (!spec.is_object())
-    return internal_error(std::string("config.json: field 'process': missing (the spec is ") + spec.type_name() + ")");
-  JsonFields f(spec);
-  const json* p = f.required_object("process");
-  if (!p) return internal_error("config.json: " + f.status().message());
-  return p;
-}
-
-Result<std::string> exec_helper_request(const json& spec, const std::vector<std::string>& cmd,
+Result<std::string> exec_helper_request(const oci::Spec& spec, const std::vector<std::string>& cmd,
                                         const std::vector<std::string>& cgroup_procs, SeccompProgramCache& seccomp) {
-  auto process = spec_process(spec);
-  if (!process.ok()) return process.status();
-  const json& p = **process;
-  static const std::set<std::string> known = {
-      "terminal",        "consoleSize",     "user",        "args",        "env", "cwd", "capabilities", "rlimits",
-      "noNewPrivileges", "apparmorProfile", "oomScoreAdj", "selinuxLabel"};
-  for (const auto& [k, v] : p.items())
-    if (!known.count(k)) return unsupported("process." + k);
-  JsonFields f(p, "config.json process");
-  if (f.boolean("terminal", false)) return unsupported("a terminal");
-  if (!f.string("selinuxLabel").empty()) return unsupported("an SELinux label");
+  if (!spec.process) return internal_error("config.json: field 'process': missing");
+  const oci::Process& p = *spec.process;
+  for (const auto& [k, v] : p.unknown.items())
+    if (k != "consoleSize") return unsupported("process." + k);
+  if (p.terminal) return unsupported("a terminal");
+  if (!p.selinux_label.empty()) return unsupported("an SELinux label");
+  if (!p.user.unknown.empty()) return unsupported("process.user." + p.user.unknown.begin().key());
 
   std::string out(wire::kMagic, sizeof wire::kMagic);
   for (const auto& a : cmd) put_string(out, wire::kArg, a);
-  for (const auto& e : f.strings("env")) put_string(out, wire::kEnv, e);
-  put_string(out, wire::kCwd, f.string("cwd", "/"));
-  if (const json* u = f.object("user")) {
-    JsonFields user = f.nested(*u, "user");
-    put_number(out, wire::kUid, user.integer<uint32_t>("uid", 0));
-    put_number(out, wire::kGid, user.integer<uint32_t>("gid", 0));
-    for (uint32_t g : user.integers<uint32_t>("additionalGids")) put_number(out, wire::kGroup, g);
-    if (user.has("umask")) put_number(out, wire::kUmask, user.integer<uint32_t>("umask", 022));
+  for (const auto& e : p.env) put_string(out, wire::kEnv, e);
+  put_string(out, wire::kCwd, p.cwd.empty() ? "/" : p.cwd);
+  put_number(out, wire::kUid, p.user.uid);
+  put_number(out, wire::kGid, p.user.gid);
+  for (uint32_t g : p.user.additional_gids) put_number(out, wire::kGroup, g);
+  if (p.user.umask) put_number(out, wire::kUmask, *p.user.umask);
+  const oci::Capabilities none;
+  const oci::Capabilities& caps = p.capabilities ? *p.capabilities : none;
+  if (!caps.unknown.empty()) return unsupported("process.capabilities." + caps.unknown.begin().key());
+  struct CapabilitySet {
+    const char* name;
+    const std::vector<std::string>& names;
+    wire::Tag tag;
+  };
+  for (const CapabilitySet& set : {CapabilitySet{"bounding", caps.bounding, wire::kCapBounding},
+                                   CapabilitySet{"effective", caps.effective, wire::kCapEffective},
+                                   CapabilitySet{"permitted", caps.permitted, wire::kCapPermitted},
+                                   CapabilitySet{"inheritable", caps.inheritable, wire::kCapInheritable},
+                                   CapabilitySet{"ambient", caps.ambient, wire::kCapAmbient}}) {
+    auto mask = capability_mask(set.names, std::string("config.json process.capabilities.") + set.name);
+    if (!mask.ok()) return mask.status();
+    put_number(out, set.tag, *mask);
   }
-  if (const json* c = f.object("capabilities")) {
-    JsonFields caps = f.nested(*c, "capabilities");
-    const std::pair<const char*, wire::Tag> sets[] = {{"bounding", wire::kCapBounding},
-                                                      {"effective", wire::kCapEffective},
-                                                      {"permitted", wire::kCapPermitted},
-                                                      {"inheritable", wire::kCapInheritable},
-                                                      {"ambient", wire::kCapAmbient}};
-    for (auto [name, tag] : sets) {
-      auto mask = capability_mask(caps.strings(name), std::string("config.json process.capabilities.") + name);
-      if (!mask.ok()) return mask.status();
-      put_number(out, tag, *mask);
-    }
-  } else {
-    for (wire::Tag t :
-         {wire::kCapBounding, wire::kCapEffective, wire::kCapPermitted, wire::kCapInheritable, wire::kCapAmbient})
-      put_number(out, t, 0);
+  put_number(out, wire::kNoNewPrivs, p.no_new_privileges);
+  for (const oci::Rlimit& l : p.rlimits) {
+    int number = rlimit_number(l.type);
+    if (number < 0 || !l.unknown.empty()) return unsupported("rlimit " + l.type);
+    std::string rec = le64(static_cast<uint64_t>(number)) + le64(l.soft) + le64(l.hard);
+    put(out, wire::kRlimit, rec.data(), rec.size());
   }
-  put_number(out, wire::kNoNewPrivs, f.boolean("noNewPrivileges", false));
-  if (const json* limits = f.array("rlimits")) {
-    for (size_t i = 0; i < limits->size(); ++i) {
-      JsonFields l = f.nested((*limits)[i], "rlimits[" + std::to_string(i) + "]");
-      std::string type = l.required_string("type");
-      if (!f.ok()) break;
-      int number = rlimit_number(type);
-      if (number < 0) return unsupported("rlimit " + type);
-      std::string rec = le64(static_cast<uint64_t>(number)) + le64(l.integer<uint64_t>("soft", 0)) +
-                        le64(l.integer<uint64_t>("hard", 0));
-      put(out, wire::kRlimit, rec.data(), rec.size());
-    }
-  }
-  if (f.has("oomScoreAdj"))
-    put_number(out, wire::kOomScoreAdj, static_cast<uint64_t>(f.integer<int64_t>("oomScoreAdj", 0)));
-  if (std::string profile = f.string("apparmorProfile"); !profile.empty()) put_string(out, wire::kAppArmor, profile);
-  if (!f.ok()) return Status(Code::internal, f.status().message());
+  if (p.oom_score_adj)
+    put_number(out, wire::kOomScoreAdj, static_cast<uint64_t>(static_cast<int64_t>(*p.oom_score_adj)));
+  if (!p.apparmor_profile.empty()) put_string(out, wire::kAppArmor, p.apparmor_profile);
 
-  // The seccomp section goes to the filter compiler, which checks it; a linux that is not an
-  // object has none.
-  if (const json* linux = JsonFields(spec).object("linux")) {
-    JsonFields l(*linux, "linux");
-    if (l.has("seccomp")) {
-      auto program = seccomp.get(*l.member("seccomp"));
-      if (!program.ok())
-        return program.status().code() == Code::unimplemented ? program.status()
-                                                              : program.status().context("config.json linux.seccomp");
-      put(out, wire::kSeccompBpf, program->bpf.data(), program->bpf.size());
-      put_number(out, wire::kSeccompFlags, program->flags);
-    }
+  // The seccomp section goes to the filter compiler, which checks it.
+  if (spec.linux && spec.linux->seccomp) {
+    auto program = seccomp.get(*spec.linux->seccomp);
+    if (!program.ok())
+      return program.status().code() == Code::unimplemented ? program.status()
+                                                            : program.status().context("config.json linux.seccomp");
+    put(out, wire::kSeccompBpf, program->bpf.data(), program->bpf.size());
+    put_number(out, wire::kSeccompFlags, program->flags);
   }
   for (const auto& path : cgroup_procs) put_string(out, wire::kCgroupProcs, path);
   return out;

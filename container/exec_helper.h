@@ -6,8 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "berth/oci_spec.h"
 #include "berth/seccomp_filter.h"
 #include "berth/status.h"
 #include "berth/unique_fd.h"
@@ -28,15 +27,11 @@ class ExecHelperBinary {
   UniqueFd fd_;
 };
 
-// The process object of a bundle's config.json, read back from disk for an exec: INTERNAL naming
-// the field when it is missing or not an object (a damaged file), never an exception.
-Result<const nlohmann::json*> spec_process(const nlohmann::json& spec);
-
 // berth-exec's request for `cmd` with the spec's process settings and seccomp, joining the
 // cgroup.procs files given. UNIMPLEMENTED when the spec asks for what the helper does not do
 // (a terminal, an SELinux label, process fields it does not know, a seccomp notify action): the
 // caller runs the runtime's exec instead.
-Result<std::string> exec_helper_request(const nlohmann::json& spec, const std::vector<std::string>& cmd,
+Result<std::string> exec_helper_request(const oci::Spec& spec, const std::vector<std::string>& cmd,
                                         const std::vector<std::string>& cgroup_procs, SeccompProgramCache& seccomp);
 
 }  // namespace berth

@@ -1,20 +1,16 @@
-// launch_pause: the spec read field by field into the launcher's arguments; any field outside the
-// set build_pause_spec writes for an unprivileged pod is UNIMPLEMENTED, so the pause never runs
+// launch_pause: the typed spec read into the launcher's arguments; any member outside the set
+// build_pause_spec writes for an unprivileged pod (one it does not model, kept in an `unknown`,
+// included) is UNIMPLEMENTED, so the pause never runs
 // with less than the runtime would have applied.
 #include "pause_launch.h"
-
-#include <set>
 
 #include "berth/cgroup_creation.h"
 #include "berth/cgroup_limits.h"
 #include "berth/cgroups_path.h"
 #include "berth/command.h"
 #include "berth/file_text.h"
-#include "berth/json_fields.h"
 
 namespace berth {
-
-using nlohmann::json;
 
 namespace {
 
@@ -22,24 +18,30 @@ Status unsupported(const std::string& what) {
   return Status(Code::unimplemented, "berth-pause-launch does not apply " + what);
 }
 
+// The first member a level holds that the launcher does not model, "" when none.
+std::string first_unknown(const nlohmann::json& unknown) { return unknown.empty() ? "" : unknown.begin().key(); }
+
 // The limits of the spec's linux.resources, as the runtime would write them.
-Result<CgroupLimits> limits_of(JsonFields& linux) {
+Result<CgroupLimits> limits_of(const oci::Linux& linux) {
   CgroupLimits l;
-  const json* r = linux.object("resources");
-  if (!r) return l;
-  for (const auto& item : r->items())
-    if (item.key() != "cpu" && item.key() != "memory") return unsupported("linux.resources." + item.key());
-  JsonFields resources = linux.nested(*r, "resources");
-  if (const json* c = resources.object("cpu")) {
-    JsonFields cpu = resources.nested(*c, "cpu");
-    l.cpu_shares = cpu.integer<int64_t>("shares", 0);
-    l.cpu_quota = cpu.integer<int64_t>("quota", 0);
-    l.cpu_period = cpu.integer<int64_t>("period", 0);
-    l.cpuset_cpus = cpu.string("cpus");
-    l.cpuset_mems = cpu.string("mems");
+  if (!linux.resources) return l;
+  const oci::Resources& r = *linux.resources;
+  if (std::string k = first_unknown(r.unknown); !k.empty()) return unsupported("linux.resources." + k);
+  if (!r.devices.empty() || !r.hugepage_limits.empty() || !r.unified.empty())
+    return unsupported("linux.resources beyond cpu and memory");
+  if (r.cpu) {
+    if (std::string k = first_unknown(r.cpu->unknown); !k.empty()) return unsupported("linux.resources.cpu." + k);
+    l.cpu_shares = static_cast<int64_t>(r.cpu->shares.value_or(0));
+    l.cpu_quota = r.cpu->quota.value_or(0);
+    l.cpu_period = static_cast<int64_t>(r.cpu->period.value_or(0));
+    l.cpuset_cpus = r.cpu->cpus;
+    l.cpuset_mems = r.cpu->mems;
   }
-  if (const json* m = resources.object("memory"))
-    l.memory = resources.nested(*m, "memory").integer<int64_t>("limit", 0);
+  if (r.memory) {
+    if (std::string k = first_unknown(r.memory->unknown); !k.empty() || r.memory->swap)
+      return unsupported("linux.resources.memory beyond its limit");
+    l.memory = r.memory->limit.value_or(0);
+  }
   return l;
 }
 
@@ -52,97 +54,77 @@ struct LaunchPlan {
   std::string bpf;
 };
 
+bool has_any(const oci::Capabilities& c) {
+  return !c.bounding.empty() || !c.effective.empty() || !c.inheritable.empty() || !c.permitted.empty() ||
+         !c.ambient.empty() || !c.unknown.empty();
+}
+
 // The process: nothing beyond the pause's own (no capability, no_new_privs, no terminal, "/").
-Status read_process(JsonFields& spec, LaunchPlan& plan) {
-  const json* process = spec.required_object("process");
-  if (!process) return ok_status();  // reported with the spec's other failures
-  static const std::set<std::string> process_keys = {
-      "terminal", "user", "args", "env", "cwd", "capabilities", "noNewPrivileges", "oomScoreAdj"};
-  for (const auto& item : process->items())
-    if (!process_keys.count(item.key())) return unsupported("process." + item.key());
-  JsonFields p = spec.nested(*process, "process");
-  if (const json* caps = p.object("capabilities")) {
-    JsonFields c = p.nested(*caps, "capabilities");
-    for (const auto& item : caps->items())
-      if (const json* set = c.array(item.key().c_str()); set && !set->empty()) return unsupported("capabilities");
-  }
-  if (!p.boolean("noNewPrivileges", false)) return unsupported("a process without no_new_privs");
-  if (p.boolean("terminal", false) || p.string("cwd", "/") != "/") return unsupported("a terminal or a cwd");
-  if (const json* u = p.required_object("user")) {
-    JsonFields user = p.nested(*u, "user");
-    plan.args.insert(plan.args.end(), {"--uid", std::to_string(user.integer<uint32_t>("uid", 0)), "--gid",
-                                       std::to_string(user.integer<uint32_t>("gid", 0))});
-    for (uint32_t g : user.integers<uint32_t>("additionalGids"))
-      plan.args.insert(plan.args.end(), {"--group", std::to_string(g)});
-  }
-  if (p.member("oomScoreAdj"))
-    plan.args.insert(plan.args.end(), {"--oom", std::to_string(p.required_integer<int>("oomScoreAdj"))});
-  p.required_array("args");
-  plan.command = p.strings("args");
+Status read_process(const oci::Process& p, LaunchPlan& plan) {
+  if (std::string k = first_unknown(p.unknown); !k.empty()) return unsupported("process." + k);
+  if (!p.rlimits.empty() || !p.apparmor_profile.empty() || !p.selinux_label.empty())
+    return unsupported("process rlimits or security labels");
+  if (p.capabilities && has_any(*p.capabilities)) return unsupported("capabilities");
+  if (!p.no_new_privileges) return unsupported("a process without no_new_privs");
+  if (p.terminal || (p.cwd != "/" && !p.cwd.empty())) return unsupported("a terminal or a cwd");
+  if (p.user.umask || !p.user.unknown.empty()) return unsupported("process.user beyond its ids");
+  plan.args.insert(plan.args.end(), {"--uid", std::to_string(p.user.uid), "--gid", std::to_string(p.user.gid)});
+  for (uint32_t g : p.user.additional_gids) plan.args.insert(plan.args.end(), {"--group", std::to_string(g)});
+  if (p.oom_score_adj) plan.args.insert(plan.args.end(), {"--oom", std::to_string(*p.oom_score_adj)});
+  if (p.args.empty()) return internal_error("pause spec: field 'process.args': empty");
+  plan.command = p.args;
   return ok_status();
 }
 
 // The mounts: the pod's /dev/shm, and only the pseudo-filesystems the launcher mounts itself.
-Status read_mounts(JsonFields& spec, LaunchPlan& plan, bool* has_mqueue) {
-  const json* mounts = spec.required_array("mounts");
+Status read_mounts(const std::vector<oci::Mount>& mounts, LaunchPlan& plan, bool* has_mqueue) {
   bool shm = false;
-  for (size_t i = 0; mounts && i < mounts->size(); ++i) {
-    JsonFields m = spec.nested((*mounts)[i], "mounts[" + std::to_string(i) + "]");
-    std::string dest = m.required_string("destination");
-    if (!spec.ok()) return ok_status();
+  for (const oci::Mount& m : mounts) {
+    const std::string& dest = m.destination;
     if (dest == "/dev/shm") {
-      plan.args.insert(plan.args.end(), {"--shm", m.required_string("source")});
+      plan.args.insert(plan.args.end(), {"--shm", m.source});
       shm = true;
     } else if (dest != "/proc" && dest != "/dev" && dest != "/dev/pts" && dest != "/sys" && dest != "/dev/mqueue") {
       return unsupported("the mount " + dest);
     }
     *has_mqueue |= dest == "/dev/mqueue";
   }
-  if (spec.ok() && !shm) return unsupported("a pause without /dev/shm");
+  if (!shm) return unsupported("a pause without /dev/shm");
   return ok_status();
 }
 
 // linux: the namespaces (the pod's netns and user namespace joined by path, the rest new),
 // sysctls, masked and read-only paths, seccomp, the cgroup and its limits.
-Status read_linux(JsonFields& spec, bool has_mqueue, SeccompProgramCache& seccomp, LaunchPlan& plan) {
-  const json* l = spec.required_object("linux");
-  if (!l) return ok_status();
-  // uidMappings and gidMappings go with a user namespace joined by path: they are its own maps.
-  static const std::set<std::string> linux_keys = {"namespaces",    "cgroupsPath", "resources",
-                                                   "sysctl",        "seccomp",     "maskedPaths",
-                                                   "readonlyPaths", "uidMappings", "gidMappings"};
-  for (const auto& item : l->items())
-    if (!linux_keys.count(item.key())) return unsupported("linux." + item.key());
-  JsonFields linux = spec.nested(*l, "linux");
+Status read_linux(const oci::Linux& linux, bool has_mqueue, SeccompProgramCache& seccomp, LaunchPlan& plan) {
+  if (std::string k = first_unknown(linux.unknown); !k.empty()) return unsupported("linux." + k);
+  if (!linux.devices.empty() || !linux.rootfs_propagation.empty())
+    return unsupported("linux.devices or linux.rootfsPropagation");
   bool new_ipc = false, joins_userns = false;
-  const json* namespaces = linux.required_array("namespaces");
-  for (size_t i = 0; namespaces && i < namespaces->size(); ++i) {
-    JsonFields ns = linux.nested((*namespaces)[i], "namespaces[" + std::to_string(i) + "]");
-    std::string type = ns.required_string("type");
-    std::string path = ns.string("path");
-    if (!spec.ok()) return ok_status();
-    if (type == "network" && !path.empty()) {
-      plan.args.insert(plan.args.end(), {"--netns", path});
-    } else if (type == "user" && !path.empty()) {
-      plan.args.insert(plan.args.end(), {"--userns", path});
+  for (const oci::Namespace& ns : linux.namespaces) {
+    if (!ns.unknown.empty()) return unsupported("the " + ns.type + " namespace as asked");
+    if (ns.type == "network" && !ns.path.empty()) {
+      plan.args.insert(plan.args.end(), {"--netns", ns.path});
+    } else if (ns.type == "user" && !ns.path.empty()) {
+      plan.args.insert(plan.args.end(), {"--userns", ns.path});
       joins_userns = true;
-    } else if (!path.empty() || type == "network" || type == "user") {
-      return unsupported("the " + type + " namespace as asked");
+    } else if (!ns.path.empty() || ns.type == "network" || ns.type == "user") {
+      return unsupported("the " + ns.type + " namespace as asked");
     } else {
-      plan.args.insert(plan.args.end(), {"--new", type});
-      new_ipc |= type == "ipc";
+      plan.args.insert(plan.args.end(), {"--new", ns.type});
+      new_ipc |= ns.type == "ipc";
     }
   }
-  if ((linux.member("uidMappings") || linux.member("gidMappings")) && !joins_userns)
+  // uidMappings and gidMappings go with a user namespace joined by path: they are its own maps.
+  if ((!linux.uid_mappings.empty() || !linux.gid_mappings.empty()) && !joins_userns)
     return unsupported("linux.uidMappings without a user namespace joined by path");
   if (has_mqueue != new_ipc) return unsupported("/dev/mqueue without an IPC namespace of the pod's own");
-  for (const auto& [k, v] : linux.string_map("sysctl")) plan.args.insert(plan.args.end(), {"--sysctl", k + "=" + v});
-  for (const auto& m : linux.strings("maskedPaths")) plan.args.insert(plan.args.end(), {"--mask", m});
-  for (const auto& m : linux.strings("readonlyPaths")) plan.args.insert(plan.args.end(), {"--readonly", m});
-  plan.cgroups_path = linux.required_string("cgroupsPath");
-  if (!spec.ok()) return ok_status();
-  if (const json* section = linux.member("seccomp")) {
-    auto program = seccomp.get(*section);
+  for (const auto& [k, v] : linux.sysctl) plan.args.insert(plan.args.end(), {"--sysctl", k + "=" + v});
+  for (const auto& m : linux.masked_paths) plan.args.insert(plan.args.end(), {"--mask", m});
+  for (const auto& m : linux.readonly_paths) plan.args.insert(plan.args.end(), {"--readonly", m});
+  if (linux.cgroups_path.empty()) return internal_error("pause spec: field 'linux.cgroupsPath': missing");
+  plan.cgroups_path = linux.cgroups_path;
+  if (linux.seccomp) {
+    auto program = seccomp.get(*linux.seccomp);
     if (!program.ok())
       return program.status().code() == Code::unimplemented ? program.status()
                                                             : program.status().context("pause spec linux.seccomp");
@@ -155,34 +137,32 @@ Status read_linux(JsonFields& spec, bool has_mqueue, SeccompProgramCache& seccom
   return ok_status();
 }
 
-// The whole spec, or UNIMPLEMENTED for what only the runtime applies. A spec that does not read is
-// berth's bug (build_pause_spec writes it), reported as INTERNAL naming the field.
-Result<LaunchPlan> plan_launch(const std::string& launcher, const json& spec, SeccompProgramCache& seccomp) {
-  static const std::set<std::string> top = {"ociVersion", "process", "root", "mounts", "linux", "hostname"};
-  if (spec.is_object())
-    for (const auto& item : spec.items())
-      if (!top.count(item.key())) return unsupported(item.key());
-  JsonFields f(spec, "pause spec");
+// The whole spec, or UNIMPLEMENTED for what only the runtime applies. A spec without a part the
+// pause needs is berth's bug (build_pause_spec writes it), reported as INTERNAL naming the field.
+Result<LaunchPlan> plan_launch(const std::string& launcher, const oci::Spec& spec, SeccompProgramCache& seccomp) {
+  if (std::string k = first_unknown(spec.unknown); !k.empty()) return unsupported(k);
+  if (!spec.hooks.empty() || !spec.annotations.empty()) return unsupported("hooks or annotations");
+  if (!spec.process || !spec.root || !spec.linux)
+    return internal_error(std::string("pause spec: field '") +
+                          (!spec.process ? "process"
+                           : !spec.root  ? "root"
+                                         : "linux") +
+                          "': missing");
   LaunchPlan plan;
-  if (Status s = read_process(f, plan); !s.ok()) return s;
-  const json* root = f.required_object("root");
-  if (root) {
-    JsonFields r = f.nested(*root, "root");
-    const bool read_only = r.boolean("readonly", false);
-    if (f.ok() && !read_only) return unsupported("a writable root");
-    plan.args.insert(plan.args.begin(), {launcher, "--rootfs", r.required_string("path")});
-  }
+  if (Status s = read_process(*spec.process, plan); !s.ok()) return s;
+  if (!spec.root->readonly) return unsupported("a writable root");
+  if (!spec.root->unknown.empty()) return unsupported("root." + first_unknown(spec.root->unknown));
+  plan.args.insert(plan.args.begin(), {launcher, "--rootfs", spec.root->path});
   bool has_mqueue = false;
-  if (Status s = read_mounts(f, plan, &has_mqueue); !s.ok()) return s;
-  if (Status s = read_linux(f, has_mqueue, seccomp, plan); !s.ok()) return s;
-  if (f.member("hostname")) plan.args.insert(plan.args.end(), {"--hostname", f.required_string("hostname")});
-  if (!f.ok()) return internal_error(f.status().message());
+  if (Status s = read_mounts(spec.mounts, plan, &has_mqueue); !s.ok()) return s;
+  if (Status s = read_linux(*spec.linux, has_mqueue, seccomp, plan); !s.ok()) return s;
+  if (!spec.hostname.empty()) plan.args.insert(plan.args.end(), {"--hostname", spec.hostname});
   return plan;
 }
 
 }  // namespace
 
-Result<pid_t> launch_pause(const std::string& launcher, const json& spec, bool systemd_cgroup,
+Result<pid_t> launch_pause(const std::string& launcher, const oci::Spec& spec, bool systemd_cgroup,
                            SeccompProgramCache& seccomp) {
   if (launcher.empty()) return unsupported("anything: no launcher is configured");
   if (systemd_cgroup) return unsupported("the systemd cgroup driver");

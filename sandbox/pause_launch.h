@@ -7,8 +7,7 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "berth/oci_spec.h"
 #include "berth/seccomp_filter.h"
 #include "berth/status.h"
 
@@ -18,7 +17,7 @@ namespace berth {
 // when the spec asks for what only the runtime does (capabilities: a privileged pod; the systemd
 // cgroup driver; a field the launcher does not know): the caller runs the runtime instead. The
 // cgroup made stays on failure, for the sandbox's release to remove.
-Result<pid_t> launch_pause(const std::string& launcher, const nlohmann::json& spec, bool systemd_cgroup,
+Result<pid_t> launch_pause(const std::string& launcher, const oci::Spec& spec, bool systemd_cgroup,
                            SeccompProgramCache& seccomp);
 
 }  // namespace berth

@@ -5,9 +5,8 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "berth/cri_messages.h"
+#include "berth/oci_spec.h"
 #include "berth/status.h"
 #include "berth/user_namespace.h"
 
@@ -26,7 +25,7 @@ struct PauseSpecInputs {
 };
 
 // Checks the parts of the config berth must refuse (non-namespaced sysctls, bad modes, unknown
-// seccomp profiles) and builds config.json's content.
-Result<nlohmann::json> build_pause_spec(const runtime::v1::PodSandboxConfig& config, const PauseSpecInputs& in);
+// seccomp profiles) and builds the spec config.json holds.
+Result<oci::Spec> build_pause_spec(const runtime::v1::PodSandboxConfig& config, const PauseSpecInputs& in);
 
 }  // namespace berth

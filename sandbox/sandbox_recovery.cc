@@ -14,7 +14,7 @@
 #include "berth/cgroups_path.h"
 #include "berth/file_text.h"
 #include "berth/file_tree.h"
-#include "berth/json_fields.h"
+#include "berth/oci_spec.h"
 #include "berth/process_identity.h"
 #include "netns.h"
 #include "pod_mounts.h"
@@ -104,15 +104,15 @@ void SandboxManager::Impl::remove_leftovers() {
     if (known.count(id)) continue;
     // The spec names the cgroup the runtime made: it goes too (its runtime state goes with the
     // runtime-root sweep, which knows the containers' ids as well).
-    const auto spec = nlohmann::json::parse(read_text_file(e.path() / "config.json"), nullptr, false);
-    JsonFields f(spec, "config.json");
-    const nlohmann::json* linux = f.object("linux");
-    std::string cgroups_path = linux ? f.nested(*linux, "linux").string("cgroupsPath") : "";
     // No spec (a bundle cut short before it was written) or one that does not read names no
     // cgroup: the bundle goes without it.
-    if (!f.ok()) {
-      if (spec.is_object()) spdlog::warn("sandboxes: leftover bundle {}: {}", e.path().string(), f.status().message());
-      cgroups_path.clear();
+    std::string cgroups_path;
+    if (fs::exists(e.path() / "config.json")) {
+      auto spec = oci::read_spec_file(e.path() / "config.json");
+      if (!spec.ok())
+        spdlog::warn("sandboxes: leftover bundle {}: {}", e.path().string(), spec.status().message());
+      else if (spec->linux)
+        cgroups_path = spec->linux->cgroups_path;
     }
     Status s = unmount_path(e.path() / "rootfs");
     if (s.ok()) s = unmount_path(e.path() / "shm");

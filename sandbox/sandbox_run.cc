@@ -111,7 +111,7 @@ Status write_pod_files(const Sandbox& sb, const PodDns& dns) {
 
 // The embedded pause starts without the runtime (two runtime execs less per pod); an image's
 // pause, or a spec the launcher does not apply, goes through the runtime.
-Status SandboxManager::Impl::start_pause(Sandbox& sb, const nlohmann::json& spec, const std::string& handler,
+Status SandboxManager::Impl::start_pause(Sandbox& sb, const oci::Spec& spec, const std::string& handler,
                                          bool image_pause, OciRuntime& rt) {
   const std::string& id = sb.cp.id;
   Result<pid_t> launched = Status(Code::unimplemented, "an image's pause");
@@ -234,7 +234,8 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   }
   auto spec = build_pause_spec(config, spec_in);
   if (!spec.ok()) return fail(spec.status());
-  if (Status s = write_file_atomically(sb->bundle + "/config.json", spec->dump(), 0600, false); !s.ok()) return fail(s);
+  if (Status s = write_file_atomically(sb->bundle + "/config.json", oci::to_json(*spec).dump(), 0600, false); !s.ok())
+    return fail(s);
   fault_point(FaultPoint::run_pod_sandbox_spec_written);
 
   if (!impl_->opt.runtimes.systemd_cgroup())

@@ -17,6 +17,7 @@
 #include "berth/name_reservations.h"
 #include "cgroup_parents.h"
 #include "berth/oci_runtime.h"
+#include "berth/oci_spec.h"
 #include "berth/seccomp_filter.h"
 #include "berth/sandbox_checkpoint.h"
 #include "berth/sandbox_manager.h"
@@ -72,8 +73,8 @@ struct SandboxManager::Impl {
 
   // RunPodSandbox's last step (sandbox_run.cc): berth's own pause through berth-pause-launch where
   // it applies, else the runtime's create and start; sb.pid and sb.pidfd set once it runs.
-  Status start_pause(Sandbox& sb, const nlohmann::json& spec, const std::string& handler, bool image_pause,
-                     OciRuntime& rt) BERTH_REQUIRES(sb.op);
+  Status start_pause(Sandbox& sb, const oci::Spec& spec, const std::string& handler, bool image_pause, OciRuntime& rt)
+      BERTH_REQUIRES(sb.op);
 
   // Recovery (sandbox_recovery.cc).
   void recover();

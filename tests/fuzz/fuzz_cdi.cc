@@ -30,17 +30,21 @@ bool dumps(const nlohmann::json& j) {
 void apply(const cdi::SpecFile& spec) {
   CdiEdits edits{{{spec.path, spec.edits}}};
   for (const auto& d : spec.devices) edits.blocks.push_back({spec.path + ": device " + d.name, d.edits});
-  nlohmann::json oci = {{"process", {{"user", {{"uid", 1000}, {"gid", 1000}}}, {"env", {"PATH=/bin"}}}},
-                        {"mounts", {{{"destination", "/proc"}, {"type", "proc"}, {"source", "proc"}}}},
-                        {"linux", {{"resources", {{"devices", {{{"allow", false}, {"access", "rwm"}}}}}}}}};
-  const nlohmann::json before = oci;
+  oci::Spec oci{.process = oci::Process{.user = {.uid = 1000, .gid = 1000}, .env = {"PATH=/bin"}},
+                .mounts = {{.destination = "/proc", .type = "proc", .source = "proc"}},
+                .linux = oci::Linux{.resources = oci::Resources{.devices = {{.allow = false, .access = "rwm"}}}}};
+  const nlohmann::json before = oci::to_json(oci);
   Status s = apply_cdi_edits(oci, edits);
   FUZZ_CHECK(dumps(s.message()));
+  const nlohmann::json after = oci::to_json(oci);
   if (!s.ok()) {
-    FUZZ_CHECK(oci == before);  // untouched on failure
+    FUZZ_CHECK(after == before);  // untouched on failure
     return;
   }
-  FUZZ_CHECK(dumps(oci));
+  FUZZ_CHECK(dumps(after));
+  // What the edits made reads back as it is written.
+  auto back = oci::spec_from_json(after);
+  FUZZ_CHECK(back.ok() && oci::to_json(*back) == after);
 }
 
 void resolve(const std::string& text, const char* ext, const cdi::SpecFile& spec) {

@@ -1,7 +1,8 @@
 // Fuzz target: berth-exec's request (container/program/exec_request.h). Mode 0: raw bytes to the
 // helper's parser, which must refuse or give a request whose every string lies in the buffer and
 // ends there with its NUL. Mode 1: a config.json "process" object (as a damaged bundle could hold)
-// through berthd's encoder, whose output the parser must take back with the same command and env.
+// through the typed spec's reader (berth/oci_spec.h: an error or a spec that writes and reads back
+// unchanged) and berthd's encoder, whose output the parser must take back with the same command.
 #include <cstring>
 #include <string>
 
@@ -33,9 +34,16 @@ void parse(const std::string& buf) {
 void encode(const std::string& text) {
   auto process = nlohmann::json::parse(text, nullptr, false);
   if (process.is_discarded()) return;
-  nlohmann::json spec = {{"process", process}};
+  auto spec = oci::spec_from_json({{"process", process}});
+  if (!spec.ok()) {
+    FUZZ_CHECK(spec.status().code() == Code::invalid_argument);
+    return;
+  }
+  const nlohmann::json written = oci::to_json(*spec);
+  auto back = oci::spec_from_json(written);
+  FUZZ_CHECK(back.ok() && oci::to_json(*back) == written);
   static SeccompProgramCache programs;
-  auto req = exec_helper_request(spec, {"/bin/true", "arg"}, {"/sys/fs/cgroup/x/cgroup.procs"}, programs);
+  auto req = exec_helper_request(*spec, {"/bin/true", "arg"}, {"/sys/fs/cgroup/x/cgroup.procs"}, programs);
   if (!req.ok()) return;
   static exec_wire::ExecRequest r;
   const char* why = exec_wire::parse_exec_request(req->data(), req->size(), &r);

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "berth/command.h"
+#include "berth/oci_spec.h"
 
 namespace fs = std::filesystem;
 
@@ -111,12 +112,13 @@ MonitoredContainer::MonitoredContainer(const std::string& name, std::vector<std:
   spec.cwd = bundle;
   auto r = run_command(spec);
   if (!r.ok() || !r->success()) throw std::runtime_error("runc spec failed in " + bundle);
-  auto config = nlohmann::json::parse(read_file(bundle + "/config.json"));
-  config["process"]["args"] = args;
-  config["process"]["terminal"] = tty;
-  config["process"]["env"] = {"PATH=/bin", "TERM=xterm"};
-  config["linux"]["cgroupsPath"] = std::string("/") + kCgroupParent + "/" + id;
-  write_file(bundle + "/config.json", config.dump(2));
+  auto config = oci::read_spec_file(bundle + "/config.json");
+  if (!config.ok() || !config->process || !config->linux) throw std::runtime_error("runc spec: " + bundle + ": unread");
+  config->process->args = args;
+  config->process->terminal = tty;
+  config->process->env = {"PATH=/bin", "TERM=xterm"};
+  config->linux->cgroups_path = std::string("/") + kCgroupParent + "/" + id;
+  write_file(bundle + "/config.json", oci::to_json(*config).dump(2));
 }
 
 MonitoredContainer::~MonitoredContainer() {
@@ -140,7 +142,8 @@ MonitorSpawnOptions MonitoredContainer::options() const {
   o.socket_path = socket_path;
   o.exit_file = exit_file;
   o.log_path = log_path;
-  o.tty = nlohmann::json::parse(read_file(bundle + "/config.json"))["process"]["terminal"].get<bool>();
+  auto config = oci::read_spec_file(bundle + "/config.json");
+  o.tty = config.ok() && config->process && config->process->terminal;
   o.diagnostics_path = dir_ / "monitor.err";
   return o;
 }

@@ -13,6 +13,7 @@
 #include "berth/cgroups_path.h"
 #include "berth/container_spec.h"
 #include "berth/seccomp_profile.h"
+#include "berth/test/spec_round_trip.h"
 #include "berth/test/temp_dir.h"
 
 namespace berth {
@@ -50,7 +51,18 @@ class ContainerOciSpec : public ::testing::Test {
     c.mutable_image()->set_image("busybox");
     return c;
   }
-  Result<ContainerSpec> build(const v1::ContainerConfig& c) { return build_container_spec(c, pod_, image_, in_); }
+  // Every spec built here is checked to read back as it was written.
+  Result<ContainerSpec> build(const v1::ContainerConfig& c) {
+    auto spec = build_container_spec(c, pod_, image_, in_);
+    if (spec.ok()) test::expect_spec_round_trip(spec->spec);
+    return spec;
+  }
+  // The spec as config.json holds it.
+  json written(const v1::ContainerConfig& c) {
+    auto spec = build(c);
+    EXPECT_TRUE(spec.ok()) << spec.status().message();
+    return spec.ok() ? oci::to_json(spec->spec) : json();
+  }
 
   TempDir root_;
   PodForContainer pod_;
@@ -65,7 +77,7 @@ TEST_F(ContainerOciSpec, JoinsThePodsNamespacesAndUsesImageDefaults) {
   kv->set_value("2");
   auto spec = build(c);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
-  const json& s = spec->spec;
+  const json s = oci::to_json(spec->spec);
   EXPECT_EQ(s["process"]["args"], json({"/bin/sh", "-c", "true"}));
   EXPECT_EQ(s["process"]["env"], json({"HOSTNAME=web-0", "PATH=/bin", "A=2"}));
   EXPECT_EQ(s["process"]["cwd"], "/srv");
@@ -105,7 +117,7 @@ TEST_F(ContainerOciSpec, MaskedPathsAsAskedAndACgroupNamespaceOnCgroupV2) {
   in_.cgroup_v2 = true;
   auto spec = build(c);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
-  const json& s = spec->spec;
+  const json s = oci::to_json(spec->spec);
   EXPECT_EQ(s["linux"]["maskedPaths"], json({"/proc/keys"}));
   EXPECT_EQ(s["linux"]["readonlyPaths"].size(), 5u);  // that list left empty: the defaults
   bool cgroupns = false;
@@ -116,15 +128,15 @@ TEST_F(ContainerOciSpec, MaskedPathsAsAskedAndACgroupNamespaceOnCgroupV2) {
 TEST_F(ContainerOciSpec, PidNamespaceModesAndHostNamespaces) {
   auto c = config();
   c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_pid(v1::CONTAINER);
-  EXPECT_EQ(build(c)->spec["linux"]["namespaces"].back(), json({{"type", "pid"}}));
+  EXPECT_EQ(written(c)["linux"]["namespaces"].back(), json({{"type", "pid"}}));
   c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_pid(v1::TARGET);
   c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_target_id("other");
   EXPECT_EQ(build(c).status().code(), Code::invalid_argument);
   in_.target_pid = 777;
-  EXPECT_EQ(build(c)->spec["linux"]["namespaces"].back(), json({{"type", "pid"}, {"path", "/proc/777/ns/pid"}}));
+  EXPECT_EQ(written(c)["linux"]["namespaces"].back(), json({{"type", "pid"}, {"path", "/proc/777/ns/pid"}}));
   pod_.host_network = pod_.host_ipc = pod_.host_pid = true;
   c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_pid(v1::POD);
-  EXPECT_EQ(build(c)->spec["linux"]["namespaces"], json({{{"type", "mount"}}}));
+  EXPECT_EQ(written(c)["linux"]["namespaces"], json({{{"type", "mount"}}}));
 }
 
 TEST_F(ContainerOciSpec, PrivilegedNeedsAPrivilegedPod) {
@@ -136,10 +148,10 @@ TEST_F(ContainerOciSpec, PrivilegedNeedsAPrivilegedPod) {
   pod_.privileged = true;
   auto spec = build(c);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
-  EXPECT_FALSE(spec->spec["linux"].contains("seccomp"));
-  EXPECT_FALSE(spec->spec["linux"].contains("maskedPaths"));
-  EXPECT_GT(spec->spec["process"]["capabilities"]["bounding"].size(), 30u);
-  EXPECT_EQ(spec->spec["linux"]["resources"]["devices"], json({{{"allow", true}, {"access", "rwm"}}}));
+  EXPECT_FALSE(oci::to_json(spec->spec)["linux"].contains("seccomp"));
+  EXPECT_FALSE(oci::to_json(spec->spec)["linux"].contains("maskedPaths"));
+  EXPECT_GT(oci::to_json(spec->spec)["process"]["capabilities"]["bounding"].size(), 30u);
+  EXPECT_EQ(oci::to_json(spec->spec)["linux"]["resources"]["devices"], json({{{"allow", true}, {"access", "rwm"}}}));
 }
 
 // The names RuntimeDefault allows outright (it refuses the rest), and whether clone is held to no
@@ -161,15 +173,16 @@ TEST_F(ContainerOciSpec, RuntimeDefaultSeccompFollowsTheCapabilities) {
       v1::SecurityProfile::RuntimeDefault);
   auto spec = build(c);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
-  EXPECT_EQ(spec->spec["linux"]["seccomp"]["defaultAction"], "SCMP_ACT_ERRNO");
-  auto [allowed, clone_checked] = runtime_default_of(spec->spec);
+  EXPECT_EQ(oci::to_json(spec->spec)["linux"]["seccomp"]["defaultAction"], "SCMP_ACT_ERRNO");
+  auto [allowed, clone_checked] = runtime_default_of(oci::to_json(spec->spec));
   for (const char* n : {"mount", "unshare", "setns", "reboot", "init_module", "kexec_load", "keyctl", "bpf"})
     EXPECT_EQ(allowed.count(n), 0u) << n;
   EXPECT_EQ(allowed.count("read"), 1u);
   EXPECT_EQ(allowed.count("chroot"), 1u);  // CAP_SYS_CHROOT is in the default set
   EXPECT_TRUE(clone_checked);
   bool clone3_enosys = false;
-  for (const auto& rule : spec->spec["linux"]["seccomp"]["syscalls"])
+  const json s = oci::to_json(spec->spec);
+  for (const auto& rule : s["linux"]["seccomp"]["syscalls"])
     if (rule["names"] == json({"clone3"})) clone3_enosys = rule["errnoRet"] == ENOSYS;
   EXPECT_TRUE(clone3_enosys);
 
@@ -178,7 +191,7 @@ TEST_F(ContainerOciSpec, RuntimeDefaultSeccompFollowsTheCapabilities) {
   c.mutable_linux()->mutable_security_context()->mutable_capabilities()->add_add_capabilities("SYS_BOOT");
   spec = build(c);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
-  auto [admin_allowed, admin_clone_checked] = runtime_default_of(spec->spec);
+  auto [admin_allowed, admin_clone_checked] = runtime_default_of(oci::to_json(spec->spec));
   for (const char* n : {"mount", "unshare", "setns", "umount2", "reboot", "clone", "clone3"})
     EXPECT_EQ(admin_allowed.count(n), 1u) << n;
   for (const char* n : {"init_module", "kexec_load", "keyctl"}) EXPECT_EQ(admin_allowed.count(n), 0u) << n;
@@ -197,12 +210,13 @@ TEST_F(ContainerOciSpec, ResourcesAndBadInput) {
   hp->set_limit(4 << 20);
   auto res = oci_resources(r, false);
   ASSERT_TRUE(res.ok());
-  EXPECT_EQ((*res)["cpu"], json({{"shares", 512}, {"quota", 20000}, {"period", 100000}, {"cpus", "0-1"}}));
-  EXPECT_EQ((*res)["memory"]["limit"], 1 << 30);
-  EXPECT_EQ((*res)["hugepageLimits"][0]["pageSize"], "2MB");
+  const json written_res = oci::to_json(*res);
+  EXPECT_EQ(written_res["cpu"], json({{"shares", 512}, {"quota", 20000}, {"period", 100000}, {"cpus", "0-1"}}));
+  EXPECT_EQ(written_res["memory"]["limit"], 1 << 30);
+  EXPECT_EQ(written_res["hugepageLimits"][0]["pageSize"], "2MB");
   r.mutable_unified()->insert({"memory.high", "100M"});
   EXPECT_EQ(oci_resources(r, false).status().code(), Code::invalid_argument);
-  EXPECT_EQ((*oci_resources(r, true))["unified"]["memory.high"], "100M");
+  EXPECT_EQ(oci::to_json(*oci_resources(r, true))["unified"]["memory.high"], "100M");
   r.set_memory_swap_limit_in_bytes(1 << 20);
   EXPECT_NE(oci_resources(r, true).status().message().find("memory_swap_limit_in_bytes"), std::string::npos);
 
@@ -217,7 +231,7 @@ TEST_F(ContainerOciSpec, ResourcesAndBadInput) {
   c = config();
   c.mutable_linux()->mutable_resources()->set_oom_score_adj(-999);
   in_.min_oom_score_adj = -500;  // berthd may not go below its own
-  EXPECT_EQ(build(c)->spec["process"]["oomScoreAdj"], -500);
+  EXPECT_EQ(written(c)["process"]["oomScoreAdj"], -500);
 }
 
 TEST_F(ContainerOciSpec, AppArmorChoices) {
@@ -237,109 +251,52 @@ TEST_F(ContainerOciSpec, AppArmorChoices) {
   EXPECT_EQ(*apparmor_profile(legacy, true, ""), "old-style");
 }
 
-// A bundle's config.json is read back from disk for exec: one without a process object is an
-// error, not an exception out of at() or operator[].
-TEST(ExecProcess, DamagedSpecIsAnErrorAndNeverThrows) {
-  json good = {{"process", {{"args", {"sh"}}, {"cwd", "/"}, {"consoleSize", {{"height", 1}, {"width", 1}}}}}};
-  auto p = exec_process(good, {"ls", "-l"}, true);
+// The process runc exec runs: the container's, with the command's args and terminal; a console
+// size kept from the container's own does not follow.
+TEST(ExecProcess, TheContainersProcessWithTheCommand) {
+  auto spec = oci::spec_from_json(
+      {{"process", {{"args", {"sh"}}, {"cwd", "/"}, {"consoleSize", {{"height", 1}, {"width", 1}}}}}});
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  auto p = exec_process(*spec, {"ls", "-l"}, true);
   ASSERT_TRUE(p.ok()) << p.status().message();
-  EXPECT_EQ((*p)["args"], json({"ls", "-l"}));
-  EXPECT_EQ((*p)["terminal"], true);
-  EXPECT_EQ((*p)["cwd"], "/");
-  EXPECT_FALSE(p->contains("consoleSize"));
-  for (const json& bad :
-       {json(5), json::object(), json({{"process", "sh"}}), json({{"process", json::array()}}), json()}) {
-    SCOPED_TRACE(bad.dump());
-    Result<json> r = internal_error("not run");
-    EXPECT_NO_THROW(r = exec_process(bad, {"ls"}, false));
-    ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.status().message().find("field 'process'"), std::string::npos) << r.status().message();
-  }
+  json j = oci::to_json(*p);
+  EXPECT_EQ(j["args"], json({"ls", "-l"}));
+  EXPECT_EQ(j["terminal"], true);
+  EXPECT_EQ(j["cwd"], "/");
+  EXPECT_FALSE(j.contains("consoleSize"));
+  auto none = exec_process(oci::Spec{}, {"ls"}, false);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), Code::internal);
+  EXPECT_NE(none.status().message().find("field 'process': missing"), std::string::npos);
 }
 
-// berth-exec's request comes from config.json read back from disk: a member of another type is an
-// error naming it (never an exception); a null one is absent, as the reader takes it.
-TEST(ExecHelperRequest, WrongTypedMembersAreErrorsNamingThem) {
-  const json good = {{"process", {{"args", {"sh"}}, {"cwd", "/"}, {"user", {{"uid", 0}, {"gid", 0}}}}}};
+// berth-exec's request applies every process field the spec type models; one it does not (kept in
+// `unknown`) sends the exec through the runtime.
+TEST(ExecHelperRequest, WhatItDoesNotApplyGoesThroughTheRuntime) {
   SeccompProgramCache seccomp;
   auto request = [&](const json& spec) {
-    Result<std::string> r = internal_error("not run");
-    EXPECT_NO_THROW(r = exec_helper_request(spec, {"ls"}, {}, seccomp));
-    return r;
+    auto typed = oci::spec_from_json(spec);
+    EXPECT_TRUE(typed.ok()) << typed.status().message();
+    return typed.ok() ? exec_helper_request(*typed, {"ls"}, {}, seccomp) : Result<std::string>(typed.status());
   };
+  const json good = {{"process",
+                      {{"args", {"sh"}},
+                       {"cwd", "/"},
+                       {"user", {{"uid", 0}, {"gid", 0}, {"umask", 18}}},
+                       {"rlimits", {{{"type", "RLIMIT_NOFILE"}, {"hard", 1024}, {"soft", 1024}}}},
+                       {"oomScoreAdj", -5},
+                       {"consoleSize", {{"height", 1}, {"width", 1}}}}}};
   ASSERT_TRUE(request(good).ok()) << request(good).status().message();
-  struct Case {
-    const char* pointer;
-    json value;
-    const char* why;
-  } cases[] = {
-      {"/process/rlimits", json::array({5}),
-       "field 'config.json process.rlimits[0]': type must be object, but is number"},
-      {"/process/user/umask", "022",
-       "field 'config.json process.user.umask': type must be unsigned integer, but is string"},
-      {"/process/oomScoreAdj", "low", "field 'config.json process.oomScoreAdj': type must be integer, but is string"},
-      {"/process", "sh", "field 'process': type must be object, but is string"},
-  };
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.pointer);
-    json bad = good;
-    bad[json::json_pointer(c.pointer)] = c.value;
-    auto r = request(bad);
+  for (const char* pointer :
+       {"/process/ioPriority", "/process/user/username", "/process/terminal", "/process/rlimits/0/type"}) {
+    SCOPED_TRACE(pointer);
+    json other = good;
+    other[json::json_pointer(pointer)] = std::string(pointer) == "/process/terminal" ? json(true) : json("x");
+    auto r = request(other);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.status().code(), Code::internal);
-    EXPECT_NE(r.status().message().find(c.why), std::string::npos) << r.status().message();
+    EXPECT_EQ(r.status().code(), Code::unimplemented) << r.status().message();
   }
-  for (const char* pointer : {"/process/user/umask", "/process/oomScoreAdj", "/linux/seccomp"}) {
-    json absent = good;
-    absent[json::json_pointer(pointer)] = nullptr;
-    EXPECT_TRUE(request(absent).ok()) << pointer;
-  }
-  json linux = good;
-  linux["linux"] = 5;  // no seccomp section to compile
-  EXPECT_TRUE(request(linux).ok());
-}
-
-// A Localhost seccomp profile is a file from outside: its top-level members are checked.
-TEST(SeccompLocalhost, WrongTypedMembersAreErrorsNamingThem) {
-  TempDir dir;
-  auto section = [&](const std::string& text) {
-    test::write_file(dir / "profile.json", text);
-    SeccompRequest req{
-        .kind = SeccompKind::localhost, .localhost_path = dir / "profile.json", .field = "linux.seccomp"};
-    Result<std::optional<json>> r = internal_error("not run");
-    EXPECT_NO_THROW(r = seccomp_section(req));
-    return r;
-  };
-  auto ok = section(R"({"defaultAction":"SCMP_ACT_ERRNO","syscalls":[{"names":["read"],"action":"SCMP_ACT_ALLOW"}]})");
-  ASSERT_TRUE(ok.ok()) << ok.status().message();
-  EXPECT_EQ((**ok)["defaultAction"], "SCMP_ACT_ERRNO");
-  for (auto [text, why] :
-       {std::pair{R"({"defaultAction":5})", "field 'defaultAction': type must be string, but is number"},
-        {R"({"defaultAction":"SCMP_ACT_ALLOW","syscalls":{}})", "field 'syscalls': type must be array, but is object"},
-        {R"({"defaultAction":"SCMP_ACT_ALLOW","architectures":"x86"})", "field 'architectures': type must be array"},
-        {R"([1])", "no defaultAction"}}) {
-    SCOPED_TRACE(text);
-    auto r = section(text);
-    ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.status().code(), Code::invalid_argument);
-    EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
-  }
-}
-
-TEST(ContainerSignals, NamesNumbersAndRealtime) {
-  EXPECT_EQ(signal_number("SIGTERM"), 15);
-  EXPECT_EQ(signal_number("KILL"), 9);
-  EXPECT_EQ(signal_number("3"), 3);
-  EXPECT_EQ(signal_number("SIGRTMIN+2"), SIGRTMIN + 2);
-  EXPECT_EQ(signal_number("SIGRTMAXMINUS1"), SIGRTMAX - 1);
-  EXPECT_EQ(signal_number("SIGNOPE"), 0);
-}
-
-TEST(CgroupDirs, CgroupfsAndSystemdUnits) {
-  EXPECT_EQ(cgroup_dir_of("/kubepods/pod1/c1", false), "/kubepods/pod1/c1");
-  EXPECT_EQ(cgroup_dir_of("kubepods-besteffort-pod1.slice:berth:c1", true),
-            "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1.slice/berth-c1.scope");
-  EXPECT_EQ(cgroup_dir_of("system.slice:berth:c1", true), "/system.slice/berth-c1.scope");
+  EXPECT_EQ(exec_helper_request(oci::Spec{}, {"ls"}, {}, seccomp).status().code(), Code::internal);
 }
 
 }  // namespace

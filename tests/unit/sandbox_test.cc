@@ -15,6 +15,7 @@
 #include "berth/checksummed_json.h"
 #include "berth/container_record.h"
 #include "berth/sandbox_checkpoint.h"
+#include "berth/test/spec_round_trip.h"
 #include "berth/test/temp_dir.h"
 
 namespace berth {
@@ -36,23 +37,53 @@ TEST(SandboxCgroups, CgroupfsAndSystemdForms) {
   EXPECT_FALSE(cgroups_path_for("/a/../b", "abc", false).ok());
 }
 
+// The pause spec as config.json holds it, checked to read back as written.
+nlohmann::json pause_spec_json(const v1::PodSandboxConfig& c, const PauseSpecInputs& in) {
+  auto spec = build_pause_spec(c, in);
+  EXPECT_TRUE(spec.ok()) << spec.status().message();
+  if (!spec.ok()) return nullptr;
+  test::expect_spec_round_trip(*spec);
+  return oci::to_json(*spec);
+}
+
 TEST(PauseSpec, NamespacesFollowTheOptions) {
   v1::PodSandboxConfig c;
   c.set_hostname("h");
-  auto spec = build_pause_spec(c, {.rootfs = "/r", .netns_path = "/run/netns/x", .cgroups_path = "/p/x"});
-  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  auto spec = pause_spec_json(c, {.rootfs = "/r", .netns_path = "/run/netns/x", .cgroups_path = "/p/x"});
   std::set<std::string> types;
-  for (const auto& n : (*spec)["linux"]["namespaces"]) types.insert(n["type"].get<std::string>());
+  for (const auto& n : spec["linux"]["namespaces"]) types.insert(n["type"].get<std::string>());
   EXPECT_EQ(types, (std::set<std::string>{"mount", "pid", "ipc", "uts", "network"}));
-  EXPECT_EQ((*spec)["hostname"], "h");
-  EXPECT_EQ((*spec)["root"]["readonly"], true);
-  EXPECT_TRUE((*spec)["process"]["capabilities"]["effective"].empty());
-  EXPECT_FALSE((*spec)["linux"].contains("seccomp"));  // no profile asked for: unconfined
+  EXPECT_EQ(spec["hostname"], "h");
+  EXPECT_EQ(spec["root"]["readonly"], true);
+  // No capability at all: the object is there (without it a runtime keeps its default set).
+  EXPECT_EQ(spec["process"]["capabilities"], nlohmann::json::object());
+  EXPECT_FALSE(spec["linux"].contains("seccomp"));  // no profile asked for: unconfined
   c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_network(v1::NODE);
-  spec = build_pause_spec(c, {.rootfs = "/r", .cgroups_path = "/p/x"});
-  ASSERT_TRUE(spec.ok());
-  EXPECT_FALSE(spec->contains("hostname"));
-  for (const auto& n : (*spec)["linux"]["namespaces"]) EXPECT_NE(n["type"], "network");
+  spec = pause_spec_json(c, {.rootfs = "/r", .cgroups_path = "/p/x"});
+  EXPECT_FALSE(spec.contains("hostname"));
+  for (const auto& n : spec["linux"]["namespaces"]) EXPECT_NE(n["type"], "network");
+  // A privileged pod with a user namespace, sysctls and a seccomp profile: every part berth writes.
+  c.mutable_linux()->mutable_security_context()->set_privileged(true);
+  (*c.mutable_linux()->mutable_sysctls())["kernel.shmmax"] = "1000";
+  c.mutable_linux()->mutable_security_context()->add_supplemental_groups(7);
+  spec = pause_spec_json(c, {.rootfs = "/r",
+                             .cgroups_path = "/p/x",
+                             .userns_path = "/run/userns/x",
+                             .uids = {{0, 100000, 65536}},
+                             .gids = {{0, 100000, 65536}}});
+  EXPECT_GT(spec["process"]["capabilities"]["bounding"].size(), 30u);
+  EXPECT_EQ(spec["linux"]["uidMappings"], nlohmann::json::parse(R"([{"containerID":0,"hostID":100000,"size":65536}])"));
+  EXPECT_EQ(spec["linux"]["sysctl"]["kernel.shmmax"], "1000");
+  EXPECT_EQ(spec["process"]["user"]["additionalGids"], nlohmann::json({7}));
+  c.mutable_linux()->mutable_security_context()->set_privileged(false);
+  c.mutable_linux()->mutable_security_context()->mutable_seccomp()->set_profile_type(
+      v1::SecurityProfile::RuntimeDefault);
+  spec = pause_spec_json(c, {.rootfs = "/r", .cgroups_path = "/p/x"});
+  EXPECT_EQ(spec["linux"]["seccomp"]["defaultAction"], "SCMP_ACT_ERRNO");
+  c.mutable_linux()->mutable_security_context()->add_supplemental_groups(-1);
+  auto refused = build_pause_spec(c, {.rootfs = "/r", .cgroups_path = "/p/x"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("supplemental_groups: -1 is not a valid gid"), std::string::npos);
 }
 
 TEST(PauseSpec, OverheadAddsToThePodsResourcesButInventsNoLimit) {
@@ -62,9 +93,8 @@ TEST(PauseSpec, OverheadAddsToThePodsResourcesButInventsNoLimit) {
   o->set_cpu_quota(10000);
   o->set_cpu_shares(100);
   o->set_cpu_period(100000);
-  auto spec = build_pause_spec(c, {.rootfs = "/r", .cgroups_path = "/p/x"});
-  ASSERT_TRUE(spec.ok());
-  const auto& res = (*spec)["linux"]["resources"];
+  auto spec = pause_spec_json(c, {.rootfs = "/r", .cgroups_path = "/p/x"});
+  const auto& res = spec["linux"]["resources"];
   EXPECT_FALSE(res.contains("memory"));  // the pod is unlimited: so is it with its overhead
   EXPECT_FALSE(res["cpu"].contains("quota"));
   EXPECT_EQ(res["cpu"]["shares"], 100);
@@ -73,9 +103,8 @@ TEST(PauseSpec, OverheadAddsToThePodsResourcesButInventsNoLimit) {
   r->set_memory_limit_in_bytes(64 << 20);
   r->set_cpu_quota(50000);
   r->set_cpu_shares(512);
-  spec = build_pause_spec(c, {.rootfs = "/r", .cgroups_path = "/p/x"});
-  ASSERT_TRUE(spec.ok());
-  const auto& both = (*spec)["linux"]["resources"];
+  auto both_spec = pause_spec_json(c, {.rootfs = "/r", .cgroups_path = "/p/x"});
+  const auto& both = both_spec["linux"]["resources"];
   EXPECT_EQ(both["memory"]["limit"], 80 << 20);
   EXPECT_EQ(both["cpu"]["quota"], 60000);
   EXPECT_EQ(both["cpu"]["shares"], 612);
@@ -187,9 +216,10 @@ TEST(Records, AWrongTypedVersionOrChecksumIsAnError) {
   }
 }
 
-// The pause's spec (build_pause_spec's) is read through JsonFields: a member of another type is
-// INTERNAL naming the field, and what only the runtime applies is UNIMPLEMENTED, both before
-// anything is made (no cgroup, no launcher run: the launcher here does not exist).
+// The pause's spec as the launcher takes it: a member of another type does not read (INVALID_ARGUMENT
+// naming the field), a part the pause needs missing is INTERNAL, and what only the runtime applies
+// is UNIMPLEMENTED, all before anything is made (no cgroup, no launcher run: the launcher here
+// does not exist).
 TEST(PauseLaunch, ASpecThatDoesNotReadIsAnErrorNamingTheField) {
   using nlohmann::json;
   const json spec = {
@@ -205,19 +235,24 @@ TEST(PauseLaunch, ASpecThatDoesNotReadIsAnErrorNamingTheField) {
     Code code;
     const char* why;
   } cases[] = {
-      {"/process/args", 5, Code::internal, "field 'pause spec.process.args': type must be array, but is number"},
-      {"/process/user/uid", -1, Code::internal, "field 'pause spec.process.user.uid': integer -1 out of range"},
-      {"/process/oomScoreAdj", "low", Code::internal,
-       "field 'pause spec.process.oomScoreAdj': type must be integer, but is string"},
-      {"/mounts/0/destination", 1, Code::internal,
-       "field 'pause spec.mounts[0].destination': type must be string, but is number"},
-      {"/linux/namespaces/0/type", nullptr, Code::internal,
-       "field 'pause spec.linux.namespaces[0].type': type must be string, but is null"},
-      {"/linux/sysctl", json({{"net.core.somaxconn", 5}}), Code::internal,
-       "field 'pause spec.linux.sysctl.net.core.somaxconn'"},
-      {"/root", "/", Code::internal, "field 'pause spec.root': type must be object, but is string"},
+      {"/process/args", 5, Code::invalid_argument, "field 'process.args': type must be array, but is number"},
+      {"/process/user/uid", -1, Code::invalid_argument, "field 'process.user.uid': integer -1 out of range"},
+      {"/process/oomScoreAdj", "low", Code::invalid_argument,
+       "field 'process.oomScoreAdj': type must be integer, but is string"},
+      {"/mounts/0/destination", 1, Code::invalid_argument,
+       "field 'mounts[0].destination': type must be string, but is number"},
+      {"/linux/namespaces/0/type", nullptr, Code::invalid_argument,
+       "field 'linux.namespaces[0].type': type must be string, but is null"},
+      {"/linux/sysctl", json({{"net.core.somaxconn", 5}}), Code::invalid_argument,
+       "field 'linux.sysctl.net.core.somaxconn'"},
+      {"/root", "/", Code::invalid_argument, "field 'root': type must be object, but is string"},
+      {"/process/args", json::array(), Code::internal, "field 'process.args': empty"},
+      {"/linux/cgroupsPath", nullptr, Code::internal, "field 'linux.cgroupsPath': missing"},
       {"/process/capabilities", json({{"bounding", {"CAP_KILL"}}}), Code::unimplemented, "capabilities"},
       {"/root/readonly", false, Code::unimplemented, "a writable root"},
+      {"/process/ioPriority", json({{"class", "IOPRIO_CLASS_IDLE"}}), Code::unimplemented, "process.ioPriority"},
+      {"/linux/resources", json({{"pids", {{"limit", 5}}}}), Code::unimplemented, "linux.resources.pids"},
+      {"/hooks", json({{"prestart", {{{"path", "/bin/true"}}}}}), Code::unimplemented, "hooks"},
   };
   SeccompProgramCache seccomp;
   for (const auto& c : cases) {
@@ -225,17 +260,14 @@ TEST(PauseLaunch, ASpecThatDoesNotReadIsAnErrorNamingTheField) {
     json bad = spec;
     bad[json::json_pointer(c.pointer)] = c.value;
     Result<pid_t> r = internal_error("not run");
-    EXPECT_NO_THROW(r = launch_pause("/nonexistent/berth-pause-launch", bad, false, seccomp));
+    EXPECT_NO_THROW({
+      auto typed = oci::spec_from_json(bad, "pause spec");
+      r = typed.ok() ? launch_pause("/nonexistent/berth-pause-launch", *typed, false, seccomp) : typed.status();
+    });
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), c.code) << r.status().message();
     EXPECT_NE(r.status().message().find(c.why), std::string::npos) << r.status().message();
   }
-  json no_cgroup = spec;
-  no_cgroup["linux"].erase("cgroupsPath");
-  auto r = launch_pause("/nonexistent/berth-pause-launch", no_cgroup, false, seccomp);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("field 'pause spec.linux.cgroupsPath': missing"), std::string::npos)
-      << r.status().message();
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/sys/fs/cgroup", ec))
     EXPECT_FALSE(std::filesystem::exists(e.path() / "berth-unit-pause-launch")) << e.path();

@@ -28,8 +28,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
+#include "berth/oci_spec.h"
 #include "berth/status.h"
 
 namespace berth {
@@ -127,6 +126,6 @@ class CdiRegistry {
 //   hooks           appended to hooks.<hookName>;
 //   additional GIDs appended to process.user.additionalGids (0 and ones present skipped).
 // On error the spec is left as it was; the message names the edits' origin.
-Status apply_cdi_edits(nlohmann::json& oci_spec, const CdiEdits& edits);
+Status apply_cdi_edits(oci::Spec& oci_spec, const CdiEdits& edits);
 
 }  // namespace berth

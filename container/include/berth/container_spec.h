@@ -8,11 +8,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "berth/container_mounts.h"
 #include "berth/container_process.h"
 #include "berth/cri_messages.h"
+#include "berth/oci_spec.h"
 #include "berth/status.h"
 #include "berth/user_namespace.h"
 
@@ -60,7 +59,7 @@ struct ContainerSpecInputs {
 };
 
 struct ContainerSpec {
-  nlohmann::json spec;
+  oci::Spec spec;
   ResolvedUser user;
   std::vector<PreparedMount> prepared_mounts;
 };
@@ -71,13 +70,12 @@ Result<ContainerSpec> build_container_spec(const runtime::v1::ContainerConfig& c
                                            const ImageForContainer& image, const ContainerSpecInputs& in);
 
 // The linux.resources section for a CRI resources message (also what `runc update` takes).
-Result<nlohmann::json> oci_resources(const runtime::v1::LinuxContainerResources& r, bool cgroup_v2);
+Result<oci::Resources> oci_resources(const runtime::v1::LinuxContainerResources& r, bool cgroup_v2);
 
 // The process section `runc exec` runs: the container's own (user, env, cwd, capabilities,
-// security) with other args and no terminal unless asked. An error when the spec (the bundle's
-// config.json, read back from disk) has no process object.
-Result<nlohmann::json> exec_process(const nlohmann::json& container_spec, const std::vector<std::string>& cmd,
-                                    bool tty);
+// security) with other args and no terminal unless asked. INTERNAL when the spec (the bundle's
+// config.json, read back from disk) has no process.
+Result<oci::Process> exec_process(const oci::Spec& container_spec, const std::vector<std::string>& cmd, bool tty);
 
 // A signal by name ("SIGTERM", "TERM") or number ("15"); 0 when unknown.
 int signal_number(const std::string& name);

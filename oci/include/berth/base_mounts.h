@@ -2,15 +2,15 @@
 // have them: /proc, the /dev tmpfs, /dev/pts, /sys and /dev/mqueue.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include "berth/oci_spec.h"
 
 namespace berth {
 
-nlohmann::json proc_mount();
-nlohmann::json dev_mount();
+oci::Mount proc_mount();
+oci::Mount dev_mount();
 // `tty_group`: the devpts nodes belong to group 5 (tty), as containerd gives containers.
-nlohmann::json devpts_mount(bool tty_group);
-nlohmann::json sysfs_mount(bool read_only);
-nlohmann::json mqueue_mount();
+oci::Mount devpts_mount(bool tty_group);
+oci::Mount sysfs_mount(bool read_only);
+oci::Mount mqueue_mount();
 
 }  // namespace berth

@@ -2,15 +2,15 @@
 // too (it refuses a user namespace without them, and maps the ids of what it creates with them).
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "berth/oci_spec.h"
 #include "berth/user_namespace.h"
 
 namespace berth {
 
-void add_user_namespace(nlohmann::json& linux, const std::string& userns_path, const std::vector<IdMapping>& uids,
+void add_user_namespace(oci::Linux& linux, const std::string& userns_path, const std::vector<IdMapping>& uids,
                         const std::vector<IdMapping>& gids);
 
 }  // namespace berth
