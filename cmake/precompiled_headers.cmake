@@ -1,14 +1,16 @@
-# Build time. Precompiled headers (GCC builds: the plain build and the package's), each parsed once
-# and reused by every target of its kind (REUSE_FROM), so the compile flags that GCC's precompiled
-# headers depend on must be alike in all of them (they are: the project's options apply to every
-# target; the programs built with -fno-exceptions or -fno-rtti, and the static C programs, do
-# without). Unity batches parse a header once per batch; these save the parse across the batches
-# of many targets: the generated CRI code, gRPC, GoogleTest and nlohmann's json took 10-11 s of a
-# test batch's 20-35 s.
-# A header GCC cannot use is a -Winvalid-pch warning, an error in CI's build.
-# Clang's sanitizer and fuzz builds do without: clang refuses a header built with other
-# definitions on the command line, and those builds are not the one developers wait on.
-option(BERTH_PCH "Precompile the heavy headers shared by every target (GCC builds)" ON)
+# Build time. Precompiled headers (GCC's plain and shipped builds, clang's sanitizer and fuzz
+# builds), each parsed once and reused by every target of its kind (REUSE_FROM), so the compile
+# flags that precompiled headers depend on must be alike in all of them (they are: the project's
+# options apply to every target; the programs built with -fno-exceptions or -fno-rtti, and the
+# static C programs, do without). Unity batches parse a header once per batch; these save the
+# parse across the batches of many targets: the generated CRI code, gRPC, GoogleTest and
+# nlohmann's json took 10-11 s of a test batch's 20-35 s.
+# A header GCC cannot use is a -Winvalid-pch warning, an error in CI's build. Clang refuses (an
+# error) only a macro the header was built with and the file defines otherwise; the definitions
+# some targets alone have (BERTH_SOURCE_DIR, a helper's path) are not in the headers' own builds,
+# so every target may use them. With clang the headers took an e2e test's unity file from 32.8 to
+# 26.9 s (ASan + UBSan, one core).
+option(BERTH_PCH "Precompile the heavy headers shared by every target" ON)
 # GCC instantiates, at the end of every file, each template that an inline function of an included
 # header uses, whether the file calls that function or not; a precompiled header saves the parsing,
 # not that. So a header in a precompiled header costs every file that starts from it: an empty file
@@ -27,7 +29,7 @@ set(berth_pch_HEADERS
 set(berth_rpc_pch_HEADERS ${berth_pch_HEADERS} <grpcpp/grpcpp.h> <berth/cri_api.h>)
 set(berth_test_pch_HEADERS ${berth_pch_HEADERS} <gtest/gtest.h>)
 set(berth_rpc_test_pch_HEADERS ${berth_rpc_pch_HEADERS} <gtest/gtest.h>)
-if(BERTH_PCH AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+if(BERTH_PCH AND CMAKE_CXX_COMPILER_ID MATCHES "^(GNU|Clang)$")
   set(BERTH_PCH_ON TRUE)
   # Definitions that the precompiled headers read and that would otherwise come with some targets'
   # dependencies only (GoogleTest's, gRPC's pkg-config flags): set for every target, so that GCC

@@ -20,12 +20,8 @@ namespace fs = std::filesystem;
 
 long threads_of(pid_t pid) { return thread_count(pid); }
 long rss_kib(pid_t pid) { return long(vm_rss_kib(pid)); }
-// RSS bounds hold in plain builds only: a sanitizer's quarantine keeps freed memory resident.
-#ifdef BERTH_SANITIZED
-constexpr long kRssSlack = 1L << 30;
-#else
-constexpr long kRssSlack = 0;
-#endif
+// RSS bounds hold for a plain berthd only (sanitizer_rss_slack_kib): a sanitizer's quarantine
+// keeps freed memory resident.
 
 // Waits until `pred` holds (polling), up to `timeout`.
 template <class P>
@@ -77,7 +73,7 @@ TEST_F(HostilePeers, PullsFromATricklingRegistryEndWithTheirClients) {
   EXPECT_TRUE(eventually([&] { return reg.stats()["open"] == 0; })) << reg.stats().dump();
   EXPECT_TRUE(eventually([&] { return threads_of(d.pid()) <= threads_before + 2; }))
       << "threads before " << threads_before << ", now " << threads_of(d.pid());
-  EXPECT_LT(rss_kib(d.pid()) - rss_before, 32 * 1024 + kRssSlack);
+  EXPECT_LT(rss_kib(d.pid()) - rss_before, 32 * 1024 + sanitizer_rss_slack_kib());
   std::printf("trickling registry: threads %ld before, %ld during, %ld after; RSS %ld -> %ld KiB\n", threads_before,
               threads_during, threads_of(d.pid()), rss_before, rss_kib(d.pid()));
   EXPECT_NE(d.log().find("the client cancelled"), std::string::npos);
@@ -116,7 +112,7 @@ TEST_F(HostilePeers, OversizedManifestsAreRefusedBeforeAnyFetch) {
   }
   long growth = rss_kib(d.pid()) - rss_before;
   std::printf("oversized manifests: RSS %ld -> %ld KiB\n", rss_before, rss_kib(d.pid()));
-  EXPECT_LT(growth, 48 * 1024 + kRssSlack);
+  EXPECT_LT(growth, 48 * 1024 + sanitizer_rss_slack_kib());
 }
 
 // With 16 gRPC threads, 30 pulls stalled on a trickling registry take at most their share;

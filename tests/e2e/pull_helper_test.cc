@@ -26,12 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-#ifdef BERTH_SANITIZED
-constexpr long kRssSlack = 1L << 30;  // a sanitizer's quarantine keeps freed memory resident
-#else
-constexpr long kRssSlack = 0;
-#endif
-
 std::string status_field(pid_t pid, const std::string& key) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(in, line);)
@@ -93,7 +87,9 @@ TEST_F(PullHelper, RunsConfinedAndDoesEachStep) {
   ASSERT_TRUE(image.ok());
   pull_protocol::Hello hello{.store = dir.path() + "/images", .reference = image->string()};
   size_t bytes = 0;
-  auto worker = PullWorker::start(BERTH_PULL_PATH, hello, [&](size_t n) { bytes += n; }, {});
+  // The helper beside the berthd under test, as that berthd runs it.
+  const std::string helper = (fs::path(berthd_path()).parent_path() / "berth-pull").string();
+  auto worker = PullWorker::start(helper, hello, [&](size_t n) { bytes += n; }, {});
   ASSERT_TRUE(worker.ok()) << worker.status().message();
   pid_t pid = (*worker)->pid();
 
@@ -202,7 +198,7 @@ TEST_F(PullHelper, BerthdNeverMapsThePullLibrariesAndKeepsItsMemory) {
   EXPECT_TRUE(eventually([&] { return pull_helpers_of(d.pid()).empty(); }));
   long growth = long(vm_rss_kib(d.pid())) - before;
   std::printf("berthd RSS %ld KiB before the pulls, %ld KiB after\n", before, before + growth);
-  EXPECT_LT(growth, 4 * 1024 + kRssSlack);
+  EXPECT_LT(growth, 4 * 1024 + sanitizer_rss_slack_kib());
 }
 
 // A helper that crashes (as a decompressor might on a hostile archive) fails only its pull, with
@@ -217,11 +213,8 @@ TEST_F(PullHelper, ACrashedHelperFailsOnlyItsPull) {
     helpers = pull_helpers_of(d.pid());
     return !helpers.empty() && status_field(helpers.front(), "Seccomp") == "2";
   }));
-#ifdef BERTH_SANITIZED
-  const int crash = SIGKILL;  // a sanitizer would report the SIGSEGV in berthd's log, failing the harness
-#else
-  const int crash = SIGSEGV;
-#endif
+  // A sanitizer would report the SIGSEGV in berthd's log, failing the harness.
+  const int crash = berthd_sanitized() ? SIGKILL : SIGSEGV;
   ASSERT_EQ(::kill(helpers.front(), crash), 0);
   grpc::Status s = pull.get();
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INTERNAL) << s.error_message();

@@ -18,6 +18,18 @@ std::string berthd_path() {
   return other && *other ? other : BERTHD_PATH;
 }
 
+bool berthd_sanitized() {
+#ifdef BERTH_SANITIZED
+  return true;
+#else
+  const char* named = std::getenv("BERTHD");
+  const char* sanitized = std::getenv("BERTHD_SANITIZED");
+  return named && *named && sanitized && std::string(sanitized) == "1";
+#endif
+}
+
+long sanitizer_rss_slack_kib() { return berthd_sanitized() ? 1L << 30 : 0; }
+
 DaemonProcess::DaemonProcess(DaemonOptions opts) : dir_("berthd"), opts_(std::move(opts)) {
   socket_ = dir_ / "berth.sock";
   root_ = dir_ / "root";

@@ -72,5 +72,12 @@ class DaemonProcess {
 // The berthd binary under test: $BERTHD when set (a benchmark of another build), else the one
 // CMake built.
 std::string berthd_path();
+// Whether that berthd (and the helpers beside it) is a sanitizer build: this test build's own, or
+// the one BERTHD names when BERTHD_SANITIZED=1 (scripts/test's ASan stage runs the plain build's
+// e2e tests against its berthd). A sanitizer's quarantine keeps freed memory resident, and it
+// reports a helper's SIGSEGV.
+bool berthd_sanitized();
+// The slack an RSS bound allows for that quarantine (KiB): none for a plain berthd.
+long sanitizer_rss_slack_kib();
 
 }  // namespace berth::test
