@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "berth/file_text.h"
 #include "berth/lexical_path.h"
 #include "berth/mutex.h"
+#include "berth/oci_spec.h"
 #include "berth/sandbox_manager.h"
 #include "sandbox_state.h"
 
@@ -87,8 +87,8 @@ Status SandboxManager::status(const std::string& id_or_prefix, bool verbose, v1:
       resources = s->cp.resources;
     }
     if (auto r = nlohmann::json::parse(resources, nullptr, false); r.is_object()) info["resources"] = r;
-    auto spec = nlohmann::json::parse(read_text_file(s->bundle + "/config.json"), nullptr, false);
-    if (!spec.is_discarded()) info["runtimeSpec"] = spec;
+    if (auto spec = oci::read_spec_file(s->bundle + "/config.json"); spec.ok())
+      info["runtimeSpec"] = oci::to_json(*spec);
     // The network check's message may carry a plugin's raw output: dump() throws on bytes that
     // are not UTF-8, so they are replaced instead.
     (*out->mutable_info())["info"] = info.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
