@@ -1,11 +1,12 @@
 // The OCI runtime spec (config.json) as types: the parts berth writes and reads, with one JSON
 // writer and one reader. Every builder (containers, the pause, CDI edits) fills these and every
 // reader (recovery, exec, the exec helper, the pause launcher, resource updates) reads them, so a
-// key is spelled once, here. Members a level does not model are kept in its `unknown` object and
-// written back, so a spec read and written again (one a runtime or a hook wrote) loses nothing
-// (the id mappings, three numbers each, are the one level without).
-// Written as Go's runtime-spec marshals it: a member with Go's `omitempty` is left out when empty
-// (an optional that is unset, an empty list, string or map, false, 0), the others always written.
+// key is spelled once, in oci_spec_read.cc and oci_spec_write.cc. Members a level does not model
+// are kept in its `unknown` object and written back, so a spec read and written again (one a
+// runtime or a hook wrote) loses nothing (the id mappings, three numbers each, are the one level
+// without). Written as Go's runtime-spec marshals it: a member with Go's `omitempty` is left out
+// when empty (an optional that is unset, an empty list, string or map, false, 0), the others
+// always written.
 #pragma once
 
 #include <cstdint>
