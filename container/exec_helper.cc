@@ -94,7 +94,7 @@ Result<std::string> exec_helper_request(const oci::Spec& spec, const std::vector
     if (k != "consoleSize") return unsupported("process." + k);
   if (p.terminal) return unsupported("a terminal");
   if (!p.selinux_label.empty()) return unsupported("an SELinux label");
-  if (!p.user.unknown.empty()) return unsupported("process.user." + p.user.unknown.begin().key());
+  if (std::string k = oci::first_unknown(p.user.unknown); !k.empty()) return unsupported("process.user." + k);
 
   std::string out(wire::kMagic, sizeof wire::kMagic);
   for (const auto& a : cmd) put_string(out, wire::kArg, a);
@@ -106,7 +106,7 @@ Result<std::string> exec_helper_request(const oci::Spec& spec, const std::vector
   if (p.user.umask) put_number(out, wire::kUmask, *p.user.umask);
   const oci::Capabilities none;
   const oci::Capabilities& caps = p.capabilities ? *p.capabilities : none;
-  if (!caps.unknown.empty()) return unsupported("process.capabilities." + caps.unknown.begin().key());
+  if (std::string k = oci::first_unknown(caps.unknown); !k.empty()) return unsupported("process.capabilities." + k);
   struct CapabilitySet {
     const char* name;
     const std::vector<std::string>& names;

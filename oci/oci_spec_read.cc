@@ -220,14 +220,6 @@ Result<Spec> spec_from_json(const json& spec, const std::string& name) {
   return s;
 }
 
-Result<Resources> resources_from_json(const json& resources, const std::string& name) {
-  if (!resources.is_object()) return invalid_argument(name + ": " + resources.type_name() + ", not an object");
-  JsonFields f(resources);
-  Resources r = read_resources(f, resources);
-  if (!f.ok()) return invalid_argument(name + ": " + f.status().message());
-  return r;
-}
-
 Result<Spec> read_spec_file(const std::string& path) {
   auto text = read_file_bytes(path);
   if (!text.ok()) return internal_error(path + ": " + text.status().message());
@@ -236,6 +228,10 @@ Result<Spec> read_spec_file(const std::string& path) {
   auto spec = spec_from_json(j, path);
   if (!spec.ok()) return Status(Code::internal, spec.status().message());
   return spec;
+}
+
+std::string first_unknown(const json& unknown) {
+  return unknown.is_object() && !unknown.empty() ? unknown.begin().key() : "";
 }
 
 }  // namespace berth::oci

@@ -195,10 +195,4 @@ json to_json(const Spec& s) {
   return with_unknown(std::move(out), s.unknown);
 }
 
-const Namespace* find_namespace(const Linux& linux, const std::string& type) {
-  for (const Namespace& n : linux.namespaces)
-    if (n.type == type) return &n;
-  return nullptr;
-}
-
 }  // namespace berth::oci

@@ -18,19 +18,16 @@ Status unsupported(const std::string& what) {
   return Status(Code::unimplemented, "berth-pause-launch does not apply " + what);
 }
 
-// The first member a level holds that the launcher does not model, "" when none.
-std::string first_unknown(const nlohmann::json& unknown) { return unknown.empty() ? "" : unknown.begin().key(); }
-
 // The limits of the spec's linux.resources, as the runtime would write them.
 Result<CgroupLimits> limits_of(const oci::Linux& linux) {
   CgroupLimits l;
   if (!linux.resources) return l;
   const oci::Resources& r = *linux.resources;
-  if (std::string k = first_unknown(r.unknown); !k.empty()) return unsupported("linux.resources." + k);
+  if (std::string k = oci::first_unknown(r.unknown); !k.empty()) return unsupported("linux.resources." + k);
   if (!r.devices.empty() || !r.hugepage_limits.empty() || !r.unified.empty())
     return unsupported("linux.resources beyond cpu and memory");
   if (r.cpu) {
-    if (std::string k = first_unknown(r.cpu->unknown); !k.empty()) return unsupported("linux.resources.cpu." + k);
+    if (std::string k = oci::first_unknown(r.cpu->unknown); !k.empty()) return unsupported("linux.resources.cpu." + k);
     l.cpu_shares = static_cast<int64_t>(r.cpu->shares.value_or(0));
     l.cpu_quota = r.cpu->quota.value_or(0);
     l.cpu_period = static_cast<int64_t>(r.cpu->period.value_or(0));
@@ -38,7 +35,7 @@ Result<CgroupLimits> limits_of(const oci::Linux& linux) {
     l.cpuset_mems = r.cpu->mems;
   }
   if (r.memory) {
-    if (std::string k = first_unknown(r.memory->unknown); !k.empty() || r.memory->swap)
+    if (std::string k = oci::first_unknown(r.memory->unknown); !k.empty() || r.memory->swap)
       return unsupported("linux.resources.memory beyond its limit");
     l.memory = r.memory->limit.value_or(0);
   }
@@ -61,7 +58,7 @@ bool has_any(const oci::Capabilities& c) {
 
 // The process: nothing beyond the pause's own (no capability, no_new_privs, no terminal, "/").
 Status read_process(const oci::Process& p, LaunchPlan& plan) {
-  if (std::string k = first_unknown(p.unknown); !k.empty()) return unsupported("process." + k);
+  if (std::string k = oci::first_unknown(p.unknown); !k.empty()) return unsupported("process." + k);
   if (!p.rlimits.empty() || !p.apparmor_profile.empty() || !p.selinux_label.empty())
     return unsupported("process rlimits or security labels");
   if (p.capabilities && has_any(*p.capabilities)) return unsupported("capabilities");
@@ -96,7 +93,7 @@ Status read_mounts(const std::vector<oci::Mount>& mounts, LaunchPlan& plan, bool
 // linux: the namespaces (the pod's netns and user namespace joined by path, the rest new),
 // sysctls, masked and read-only paths, seccomp, the cgroup and its limits.
 Status read_linux(const oci::Linux& linux, bool has_mqueue, SeccompProgramCache& seccomp, LaunchPlan& plan) {
-  if (std::string k = first_unknown(linux.unknown); !k.empty()) return unsupported("linux." + k);
+  if (std::string k = oci::first_unknown(linux.unknown); !k.empty()) return unsupported("linux." + k);
   if (!linux.devices.empty() || !linux.rootfs_propagation.empty())
     return unsupported("linux.devices or linux.rootfsPropagation");
   bool new_ipc = false, joins_userns = false;
@@ -140,7 +137,7 @@ Status read_linux(const oci::Linux& linux, bool has_mqueue, SeccompProgramCache&
 // The whole spec, or UNIMPLEMENTED for what only the runtime applies. A spec without a part the
 // pause needs is berth's bug (build_pause_spec writes it), reported as INTERNAL naming the field.
 Result<LaunchPlan> plan_launch(const std::string& launcher, const oci::Spec& spec, SeccompProgramCache& seccomp) {
-  if (std::string k = first_unknown(spec.unknown); !k.empty()) return unsupported(k);
+  if (std::string k = oci::first_unknown(spec.unknown); !k.empty()) return unsupported(k);
   if (!spec.hooks.empty() || !spec.annotations.empty()) return unsupported("hooks or annotations");
   if (!spec.process || !spec.root || !spec.linux)
     return internal_error(std::string("pause spec: field '") +
@@ -151,7 +148,7 @@ Result<LaunchPlan> plan_launch(const std::string& launcher, const oci::Spec& spe
   LaunchPlan plan;
   if (Status s = read_process(*spec.process, plan); !s.ok()) return s;
   if (!spec.root->readonly) return unsupported("a writable root");
-  if (!spec.root->unknown.empty()) return unsupported("root." + first_unknown(spec.root->unknown));
+  if (std::string k = oci::first_unknown(spec.root->unknown); !k.empty()) return unsupported("root." + k);
   plan.args.insert(plan.args.begin(), {launcher, "--rootfs", spec.root->path});
   bool has_mqueue = false;
   if (Status s = read_mounts(spec.mounts, plan, &has_mqueue); !s.ok()) return s;

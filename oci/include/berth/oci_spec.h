@@ -162,13 +162,13 @@ nlohmann::json to_json(const Resources& resources);  // what `runc update -r` re
 // else is INVALID_ARGUMENT naming the field below `name` ("config.json: field
 // 'linux.namespaces[2].type': missing"); never an exception.
 Result<Spec> spec_from_json(const nlohmann::json& spec, const std::string& name = "config.json");
-Result<Resources> resources_from_json(const nlohmann::json& resources, const std::string& name);
 
 // A bundle's config.json read from disk; INTERNAL naming the file when it does not read or parse
 // (berth wrote it: a damaged file, not a caller's mistake).
 Result<Spec> read_spec_file(const std::string& path);
 
-// The namespace of `type` in the spec's list, nullptr when it has none.
-const Namespace* find_namespace(const Linux& linux, const std::string& type);
+// The name of the first member an `unknown` object holds, "" when it holds none: what a reader
+// that applies only the modelled members (the pause launcher, the exec helper) refuses.
+std::string first_unknown(const nlohmann::json& unknown);
 
 }  // namespace berth::oci
