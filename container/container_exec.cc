@@ -92,7 +92,10 @@ Result<std::optional<ExecSyncOutput>> ContainerManager::Impl::exec_with_helper(c
   UniqueFd init = pid > 0 ? open_pidfd(pid) : UniqueFd();
   if (!init || !process_in_cgroup_leaf(pid, id)) return std::optional<ExecSyncOutput>();
   std::vector<std::string> procs;
-  const std::string dir = cgroup_dir_of(c.cgroups_path, opt.runtimes.systemd_cgroup());
+  std::string dir = cgroup_dir_of(c.cgroups_path, opt.runtimes.systemd_cgroup());
+  // crun on cgroup v2 runs a container in a cgroup below its own ("container" under a systemd
+  // scope), and v2 lets no process into a cgroup that has children: the init's is the one to join.
+  if (std::string own = unified_cgroup_of(pid); host_cgroup_v2() && own.rfind(dir + "/", 0) == 0) dir = own;
   for (const auto& mount : cgroup_hierarchy_mounts())
     if (::access((mount + dir + "/cgroup.procs").c_str(), F_OK) == 0) procs.push_back(mount + dir + "/cgroup.procs");
   auto request = exec_helper_request(spec, cmd, procs, seccomp_programs);

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "berth/command.h"
 #include "berth/mutex.h"
 #include "berth/process_identity.h"
 #include "berth/atomic_file.h"
@@ -101,16 +102,6 @@ struct ExecProcess {
     for (const char* ext : {".json", ".pid", ".log"}) ::unlink((base + ext).c_str());
   }
 };
-
-struct Pipe {
-  UniqueFd read, write;
-};
-
-Result<Pipe> make_pipe() {
-  int p[2];
-  if (::pipe2(p, O_CLOEXEC) != 0) return errno_status(errno, "pipe");
-  return Pipe{UniqueFd(p[0]), UniqueFd(p[1])};
-}
 
 }  // namespace
 

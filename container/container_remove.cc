@@ -6,6 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include "berth/cgroup_removal.h"
+#include "berth/cgroups_path.h"
+#include "berth/systemd_units.h"
 #include "berth/container_rootfs.h"
 #include "berth/mutex.h"
 #include "berth/prepared_mounts.h"
@@ -50,9 +52,15 @@ Status ContainerManager::Impl::destroy(Container& c) {
   }
   fault_point(FaultPoint::remove_container_runtime_deleted);
   // The runtime's delete removes the cgroup; one it lost (its create killed midway) goes here.
-  if (!c.cgroups_path.empty())
+  // Under systemd the scope the runtime made is stopped too: runc and crun leave one whose
+  // processes were killed listed as failed, which nothing else would forget.
+  if (!c.cgroups_path.empty()) {
     if (Status s = remove_cgroup(c.cgroups_path, opt.runtimes.systemd_cgroup()); !s.ok())
       return failed_step(id, "cgroup", s);
+    if (opt.systemd)
+      if (Status s = opt.systemd->stop_unit(systemd_cgroup_of(c.cgroups_path).scope); !s.ok())
+        return failed_step(id, "cgroup", s);
+  }
   watcher->unwatch(id);
   if (Status s = unmount_container_rootfs(c.rootfs); !s.ok()) return failed_step(id, "rootfs", s);
   if (Status s = release_prepared_mounts(c.bundle + "/mounts"); !s.ok()) return failed_step(id, "mounts", s);

@@ -5,11 +5,10 @@
 // sonames match the headers berth compiles against (Debian 12: libcurl4, libarchive13).
 #include "pull_libraries.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
 
 #include "berth/mutex.h"
+#include "berth/shared_library.h"
 
 namespace berth {
 
@@ -21,33 +20,8 @@ static_assert(LIBCURL_VERSION_MAJOR == 7 || LIBCURL_VERSION_MAJOR == 8, "libcurl
 static_assert(ARCHIVE_VERSION_NUMBER >= 3000000 && ARCHIVE_VERSION_NUMBER < 4000000,
               "libarchive.so.13 is libarchive 3");
 
-// dlopen()s `soname` and fills each function pointer by its symbol name.
-class Binder {
- public:
-  explicit Binder(const char* soname) : soname_(soname), handle_(::dlopen(soname, RTLD_NOW | RTLD_LOCAL)) {
-    if (!handle_) error_ = ::dlerror();
-  }
-  template <class F>
-  void bind(F& fn, const char* symbol) {
-    fn = nullptr;
-    if (!handle_) return;
-    fn = reinterpret_cast<F>(::dlsym(handle_, symbol));
-    if (!fn && error_.empty()) error_ = std::string(soname_) + ": no symbol " + symbol;
-  }
-  // The error, after which the library is closed again; empty when every symbol was found.
-  std::string finish() {
-    if (!error_.empty() && handle_) ::dlclose(handle_);
-    return error_;
-  }
-
- private:
-  const char* soname_;
-  void* handle_;
-  std::string error_;
-};
-
 std::string load_curl(CurlLibrary& c) {
-  Binder b(kCurlSoname);
+  SharedLibrary b(kCurlSoname);
   decltype(&curl_global_init) global_init;
   b.bind(global_init, "curl_global_init");
   b.bind(c.easy_init, "curl_easy_init");
@@ -64,7 +38,7 @@ std::string load_curl(CurlLibrary& c) {
 }
 
 std::string load_archive(ArchiveLibrary& a) {
-  Binder b(kArchiveSoname);
+  SharedLibrary b(kArchiveSoname);
   b.bind(a.read_new, "archive_read_new");
   b.bind(a.read_free, "archive_read_free");
   b.bind(a.read_support_filter_gzip, "archive_read_support_filter_gzip");

@@ -109,6 +109,8 @@ bool cgroup_exists(const std::string& cgroups_path, bool systemd) {
   return false;
 }
 
+bool cgroup_holds_anything(const std::string& dir) { return cgroup_tree(dir).size() > 1 || !procs_of(dir).empty(); }
+
 Status remove_cgroup(const std::string& cgroups_path, bool systemd) {
   std::string rel = cgroup_dir_of(cgroups_path, systemd);
   if (rel.empty() || rel == "/") return invalid_argument("remove cgroup: refusing to remove a hierarchy root");

@@ -25,12 +25,17 @@ Result<std::string> cgroups_path_for(const std::string& parent, const std::strin
   return (p == "/" ? "" : p) + "/" + id;
 }
 
+SystemdCgroup systemd_cgroup_of(const std::string& cgroups_path) {
+  size_t a = cgroups_path.find(':'), b = cgroups_path.find(':', a + 1);
+  if (a == std::string::npos || b == std::string::npos) return {};
+  std::string prefix = cgroups_path.substr(a + 1, b - a - 1), name = cgroups_path.substr(b + 1);
+  return {cgroups_path.substr(0, a), (prefix.empty() ? name : prefix + "-" + name) + ".scope"};
+}
+
 std::string cgroup_dir_of(const std::string& cgroups_path, bool systemd) {
   if (!systemd) return cgroups_path;
-  size_t a = cgroups_path.find(':'), b = cgroups_path.find(':', a + 1);
-  if (a == std::string::npos || b == std::string::npos) return cgroups_path;
-  std::string slice = cgroups_path.substr(0, a), prefix = cgroups_path.substr(a + 1, b - a - 1),
-              name = cgroups_path.substr(b + 1);
+  auto [slice, scope] = systemd_cgroup_of(cgroups_path);
+  if (scope.empty()) return cgroups_path;
   std::string dir;
   if (slice != "-.slice") {
     std::string stem = slice.substr(0, slice.size() - 6);  // without ".slice"
@@ -42,7 +47,7 @@ std::string cgroup_dir_of(const std::string& cgroups_path, bool systemd) {
       pos = dash + 1;
     }
   }
-  return dir + "/" + (prefix.empty() ? name : prefix + "-" + name) + ".scope";
+  return dir + "/" + scope;
 }
 
 bool host_cgroup_v2() {

@@ -25,16 +25,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Pipe {
-  UniqueFd read, write;
-};
-
-Result<Pipe> make_pipe() {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return errno_status(errno, "pipe");
-  return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
-
 // A child that exits without reading its stdin must not kill the caller with SIGPIPE, whether or
 // not the process ignores it: SIGPIPE is blocked on this thread for the write, and a pending one
 // is taken before it is unblocked.
@@ -81,6 +71,12 @@ void append_capped(std::string& buf, const char* data, size_t n, size_t limit, b
 }
 
 }  // namespace
+
+Result<Pipe> make_pipe() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return errno_status(errno, "pipe");
+  return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
 
 std::string CommandResult::report_value(const std::string& key) const {
   for (size_t at = 0; at < report.size();) {
@@ -143,6 +139,15 @@ Result<CommandResult> run_command(const Command& cmd) {
   report.write.reset();
   fcntl(in->write.get(), F_SETFL, O_NONBLOCK);
   if (cmd.stdin_data.empty()) in->write.reset();
+  if (cmd.on_started) {
+    if (Status s = cmd.on_started(pid); !s.ok()) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      return s;
+    }
+  }
 
   CommandResult res;
   size_t stdin_off = 0;

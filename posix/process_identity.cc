@@ -45,6 +45,13 @@ bool process_in_cgroup_leaf(pid_t pid, const std::string& leaf) {
   return false;
 }
 
+std::string unified_cgroup_of(pid_t pid) {
+  std::istringstream in(read_text_file("/proc/" + std::to_string(pid) + "/cgroup"));
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("0::", 0) == 0) return line.substr(3);
+  return "";
+}
+
 UniqueFd open_pidfd(pid_t pid) {
   if (pid <= 0) return UniqueFd();
 #ifdef SYS_pidfd_open

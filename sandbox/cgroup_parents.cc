@@ -14,6 +14,7 @@
 #include "berth/file_text.h"
 #include "berth/json_fields.h"
 #include "berth/mutex.h"
+#include "berth/systemd_units.h"
 
 namespace berth {
 namespace {
@@ -28,7 +29,7 @@ std::vector<std::string> ancestors(const std::string& cgroup_dir) {
 
 }  // namespace
 
-CgroupParents::CgroupParents(std::string file) : file_(std::move(file)) {
+CgroupParents::CgroupParents(std::string file, SystemdUnits* systemd) : file_(std::move(file)), systemd_(systemd) {
   auto j = nlohmann::json::parse(read_text_file(file_), nullptr, false);
   if (!j.is_array()) return;  // none recorded yet (or a file cut short: its parents stay)
   // The file is a bare array; the reader reads members, so it is given one under a name.
@@ -52,7 +53,14 @@ Status CgroupParents::note_missing(const std::string& cgroup_dir) {
   for (const auto& mount : cgroup_hierarchy_mounts())
     for (const auto& a : ancestors(cgroup_dir)) {
       std::string dir = mount + a;
-      if (::access(dir.c_str(), F_OK) != 0 && dirs_.insert(dir).second) added = true;
+      bool missing = ::access(dir.c_str(), F_OK) != 0;
+      // A slice's directory appears only once a unit below it starts: systemd knows whether it is.
+      if (systemd_) {
+        auto active = systemd_->unit_active(a.substr(a.rfind('/') + 1));
+        if (!active.ok()) return active.status().context("cgroup parent " + a);
+        missing = !*active;
+      }
+      if (missing && dirs_.insert(dir).second) added = true;
     }
   return added ? save_locked() : ok_status();
 }
@@ -66,6 +74,20 @@ bool CgroupParents::made(const std::string& dir) {
   return true;
 }
 
+bool CgroupParents::remove(const std::string& dir) {
+  // rmdir of a cgroup fails (EBUSY, ENOTEMPTY) while a child cgroup or a process is in it.
+  if (!systemd_) return ::rmdir(dir.c_str()) == 0 || errno == ENOENT;
+  if (::access(dir.c_str(), F_OK) != 0) return true;
+  // Stopping a slice would stop every unit in it: only one that holds nothing goes.
+  if (cgroup_holds_anything(dir)) return false;
+  std::string unit = dir.substr(dir.rfind('/') + 1);
+  if (Status s = systemd_->stop_unit(unit); !s.ok()) {
+    spdlog::warn("sandboxes: cgroup parent {}: {}", dir, s.message());
+    return false;
+  }
+  return true;
+}
+
 void CgroupParents::release(const std::string& cgroup_dir) {
   MutexLock lock(mu_);
   bool changed = false;
@@ -74,8 +96,7 @@ void CgroupParents::release(const std::string& cgroup_dir) {
     for (auto it = up.rbegin(); it != up.rend(); ++it) {
       std::string dir = mount + *it;
       if (!dirs_.count(dir)) continue;
-      // rmdir of a cgroup fails (EBUSY, ENOTEMPTY) while a child cgroup or a process is in it.
-      if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) {
+      if (remove(dir)) {
         spdlog::info("sandboxes: removed cgroup parent {} (made for a pod, no longer used)", dir);
         dirs_.erase(dir);
         changed = true;

@@ -3,6 +3,9 @@
 // berth's to remove once no pod uses them, or they would outlive every pod. Kept in
 // <root>/cgroup-parents.json (a JSON array of absolute directory paths, one per hierarchy), so a
 // parent made by a pod removed later, or before a restart of berthd, is still known.
+// With the systemd cgroup driver the parents are slices, which systemd made when a scope named
+// them: a slice berth caused to exist is stopped through systemd once it holds nothing, rather
+// than removed behind systemd's back.
 #pragma once
 
 #include <mutex>
@@ -14,9 +17,12 @@
 
 namespace berth {
 
+class SystemdUnits;
+
 class CgroupParents {
  public:
-  explicit CgroupParents(std::string file);  // loads what an earlier berthd recorded
+  // Loads what an earlier berthd recorded. `systemd`: the driver's units (null with cgroupfs).
+  CgroupParents(std::string file, SystemdUnits* systemd);
   // Records, before the runtime makes them, the ancestors of `cgroup_dir` (as cgroup_dir_of gives
   // it: "/a/b/<id>") that are missing in some hierarchy.
   Status note_missing(const std::string& cgroup_dir);
@@ -29,8 +35,10 @@ class CgroupParents {
 
  private:
   Status save_locked() BERTH_REQUIRES(mu_);
+  bool remove(const std::string& dir);  // true when it is gone
   Mutex mu_;
   std::string file_;
+  SystemdUnits* systemd_;
   std::set<std::string> dirs_ BERTH_GUARDED_BY(mu_);
 };
 

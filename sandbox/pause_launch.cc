@@ -9,6 +9,7 @@
 #include "berth/cgroups_path.h"
 #include "berth/command.h"
 #include "berth/file_text.h"
+#include "berth/systemd_units.h"
 
 namespace berth {
 
@@ -159,19 +160,14 @@ Result<LaunchPlan> plan_launch(const std::string& launcher, const oci::Spec& spe
 
 }  // namespace
 
-Result<pid_t> launch_pause(const std::string& launcher, const oci::Spec& spec, bool systemd_cgroup,
-                           SeccompProgramCache& seccomp) {
-  if (launcher.empty()) return unsupported("anything: no launcher is configured");
-  if (systemd_cgroup) return unsupported("the systemd cgroup driver");
-  auto plan = plan_launch(launcher, spec, seccomp);
-  if (!plan.ok()) return plan.status();
+namespace {
 
-  // From here on something is made: the cgroup, then the pause.
-  std::vector<std::string> args = std::move(plan->args);
-  std::string dir = cgroup_dir_of(plan->cgroups_path, false);
+// cgroupfs: berthd makes the cgroup and the launcher writes itself into its procs files.
+Status make_pause_cgroup(const LaunchPlan& plan, std::vector<std::string>& args) {
+  std::string dir = cgroup_dir_of(plan.cgroups_path, false);
   auto procs = create_cgroup(dir);
   if (!procs.ok()) return procs.status().context("pause cgroup");
-  if (Status s = write_cgroup_limits(dir, plan->limits, host_cgroup_v2()); !s.ok()) return s.context("pause cgroup");
+  if (Status s = write_cgroup_limits(dir, plan.limits, host_cgroup_v2()); !s.ok()) return s.context("pause cgroup");
   // No device at all: the runtime's default list allows a few nodes the pause never opens.
   if (!host_cgroup_v2())
     if (FILE* f = std::fopen(("/sys/fs/cgroup/devices" + dir + "/devices.deny").c_str(), "we")) {
@@ -179,10 +175,58 @@ Result<pid_t> launch_pause(const std::string& launcher, const oci::Spec& spec, b
       if (std::fclose(f) != 0 || !ok) return internal_error("pause cgroup: deny devices in " + dir);
     }
   for (const auto& procs_file : *procs) args.insert(args.end(), {"--cgroup-procs", procs_file});
+  return ok_status();
+}
+
+// systemd: the scope is systemd's to make, with the launcher in it (a scope starts with its
+// processes), so the launcher waits on a pipe until berthd has asked for it. Its limits are the
+// scope's properties and then written as the cgroupfs path writes them, as runc's systemd driver
+// does (systemd's own conversions round differently).
+Status start_pause_scope(SystemdUnits& systemd, const LaunchPlan& plan, pid_t launcher, int go_fd) {
+  SystemdCgroup unit = systemd_cgroup_of(plan.cgroups_path);
+  if (unit.scope.empty()) return internal_error("pause spec: field 'linux.cgroupsPath': not a systemd path");
+  auto props = unit_properties(plan.limits, host_cgroup_v2());
+  if (!props.ok()) return props.status().context("pause scope");
+  props->push_back({"DevicePolicy", std::string("strict")});  // no device at all, as above
+  ScopeUnit scope{.name = unit.scope, .slice = unit.slice, .pid = launcher, .description = "berth pod sandbox pause"};
+  scope.properties = std::move(*props);
+  if (Status s = systemd.start_scope(scope); !s.ok()) return s.context("pause scope");
+  if (Status s = write_cgroup_limits(cgroup_dir_of(plan.cgroups_path, true), plan.limits, host_cgroup_v2()); !s.ok())
+    return s.context("pause scope");
+  if (::write(go_fd, "1", 1) != 1) return errno_status(errno, "pause scope: tell the launcher");
+  return ok_status();
+}
+
+}  // namespace
+
+Result<pid_t> launch_pause(const std::string& launcher, const oci::Spec& spec, SystemdUnits* systemd,
+                           SeccompProgramCache& seccomp) {
+  if (launcher.empty()) return unsupported("anything: no launcher is configured");
+  auto plan = plan_launch(launcher, spec, seccomp);
+  if (!plan.ok()) return plan.status();
+
+  // From here on something is made: the cgroup, then the pause.
+  std::vector<std::string> args = std::move(plan->args);
+  Command command{.argv = {}, .stdin_data = plan->bpf, .timeout = std::chrono::seconds(30), .capture_report = true};
+  Pipe go;
+  if (systemd) {
+    auto p = make_pipe();
+    if (!p.ok()) return p.status().context("pause scope");
+    go = std::move(*p);
+    args.insert(args.end(), {"--cgroup-wait", "3"});
+    command.pass_fds = {go.read.get()};
+    command.on_started = [&](pid_t pid) {
+      Status s = start_pause_scope(*systemd, *plan, pid, go.write.get());
+      go.write.reset();
+      return s;
+    };
+  } else if (Status s = make_pause_cgroup(*plan, args); !s.ok()) {
+    return s;
+  }
   args.push_back("--");
   args.insert(args.end(), plan->command.begin(), plan->command.end());
+  command.argv = std::move(args);
 
-  Command command{.argv = args, .stdin_data = plan->bpf, .timeout = std::chrono::seconds(30), .capture_report = true};
   auto r = run_command(command);
   if (!r.ok()) return r.status().context("berth-pause-launch");
   if (std::string why = r->report_value("error"); !why.empty()) return internal_error("berth-pause-launch: " + why);

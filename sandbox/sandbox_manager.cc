@@ -18,6 +18,7 @@
 #include "berth/fault_point.h"
 #include "berth/mutex.h"
 #include "berth/object_id.h"
+#include "berth/systemd_units.h"
 #include "berth/own_privileges.h"
 #include "berth/private_dir.h"
 #include "berth/process_identity.h"
@@ -80,7 +81,8 @@ Result<std::unique_ptr<SandboxManager>> SandboxManager::open(SandboxManagerOptio
   if (Status s = copy_file_atomically(impl->opt.pause_binary, impl->pause_rootfs + "/pause", 0755); !s.ok())
     return s.context("sandboxes: install pause binary " + impl->opt.pause_binary);
 
-  impl->cgroup_parents = std::make_unique<CgroupParents>(impl->opt.root_dir + "/cgroup-parents.json");
+  impl->cgroup_parents =
+      std::make_unique<CgroupParents>(impl->opt.root_dir + "/cgroup-parents.json", impl->opt.systemd.get());
   impl->recover();
   return std::unique_ptr<SandboxManager>(new SandboxManager(std::move(impl)));
 }
@@ -105,6 +107,15 @@ Result<SandboxLease> SandboxManager::lease(const std::string& id_or_prefix) {
   return SandboxLease{*inf, std::move(hold)};
 }
 
+// Under systemd the limits are the slice's properties first, so systemd keeps them (it writes a
+// unit's own settings again at every daemon-reload).
+Status SandboxManager::Impl::set_slice_limits(const std::string& pod_dir, const CgroupLimits& limits) {
+  if (!opt.systemd) return ok_status();
+  auto props = unit_properties(limits, host_cgroup_v2());
+  if (!props.ok()) return props.status();
+  return opt.systemd->set_properties(pod_dir.substr(pod_dir.rfind('/') + 1), *props);
+}
+
 Status SandboxManager::update_resources(const std::string& id_or_prefix, const v1::LinuxContainerResources& overhead,
                                         const v1::LinuxContainerResources& resources) {
   auto limits = pod_cgroup_limits(overhead, resources);
@@ -123,6 +134,7 @@ Status SandboxManager::update_resources(const std::string& id_or_prefix, const v
   // kubelet has already set the pod cgroup it made (and decides whether it has a limit at all):
   // the call informs. Only a pod cgroup berth made for the pod is berth's to resize.
   if (impl_->cgroup_parents->made(pod_dir)) {
+    if (Status w = impl_->set_slice_limits(pod_dir, *limits); !w.ok()) return w.context(what);
     if (Status w = write_cgroup_limits(pod_dir, *limits, host_cgroup_v2()); !w.ok()) return w.context(what);
   } else {
     spdlog::debug("sandboxes: {}: recorded; its cgroup {} is not berth's to write", what, pod_dir);

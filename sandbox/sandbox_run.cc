@@ -120,7 +120,9 @@ Status SandboxManager::Impl::start_pause(Sandbox& sb, const oci::Spec& spec, con
     launched = Status(Code::unimplemented, "handler " + opt.runtimes.resolve(handler) + " does not run host processes");
   if (!image_pause && host_processes) {
     fault_point(FaultPoint::run_pod_sandbox_runtime_created);
-    launched = launch_pause(opt.pause_launcher, spec, opt.runtimes.systemd_cgroup(), seccomp_programs);
+    launched = opt.runtimes.systemd_cgroup() && !opt.systemd
+                   ? Status(Code::unimplemented, "the systemd cgroup driver without a systemd connection")
+                   : launch_pause(opt.pause_launcher, spec, opt.systemd.get(), seccomp_programs);
     if (!launched.ok() && launched.status().code() != Code::unimplemented) return launched.status();
   }
   if (launched.ok()) {
@@ -238,8 +240,10 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
     return fail(s);
   fault_point(FaultPoint::run_pod_sandbox_spec_written);
 
-  if (!impl_->opt.runtimes.systemd_cgroup())
-    if (Status s = impl_->cgroup_parents->note_missing(cgroup_dir_of(sb->cgroups_path, false)); !s.ok()) return fail(s);
+  if (Status s =
+          impl_->cgroup_parents->note_missing(cgroup_dir_of(sb->cgroups_path, impl_->opt.runtimes.systemd_cgroup()));
+      !s.ok())
+    return fail(s);
   if (Status s = impl_->start_pause(*sb, *spec, handler, image->has_value(), *rt); !s.ok()) return fail(s);
   fault_point(FaultPoint::run_pod_sandbox_runtime_started);
   auto ips = network.finish();

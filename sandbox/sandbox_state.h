@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "berth/cgroup_limits.h"
 #include "berth/mutex.h"
 #include "berth/name_reservations.h"
 #include "cgroup_parents.h"
@@ -57,6 +58,7 @@ struct Sandbox {
 struct SandboxManager::Impl {
   SandboxManagerOptions opt;
   Status open_path_to_pod_root(const std::string& bundle, uint32_t root_gid);
+  Status set_slice_limits(const std::string& pod_dir, const CgroupLimits& limits);
   std::string pause_rootfs, netns_dir, userns_dir, bundles_dir, checkpoints_dir, quarantine_dir;
   std::once_flag oom_warning;
   Mutex mu;

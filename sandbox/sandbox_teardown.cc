@@ -23,6 +23,7 @@
 #include "berth/fault_point.h"
 #include "berth/file_tree.h"
 #include "berth/mutex.h"
+#include "berth/systemd_units.h"
 #include "netns.h"
 #include "pod_mounts.h"
 #include "sandbox_state.h"
@@ -128,10 +129,15 @@ Status SandboxManager::Impl::release(Sandbox& s) {
   fault_point(FaultPoint::stop_pod_sandbox_runtime_deleted);
   // The runtime's delete removes the cgroup; one it lost (a create killed midway) is removed here,
   // with whatever process it still holds (a `runc init` blocked for good).
+  // Under systemd the pause's scope is then stopped (the runtime's delete stops its own scope): it
+  // has nothing left to kill, and a scope that ended failed is forgotten.
   if (!s.cgroups_path.empty()) {
-    if (Status st = remove_cgroup(s.cgroups_path, opt.runtimes.systemd_cgroup()); !st.ok())
-      return failed_step(s, "cgroup", st);
-    if (!opt.runtimes.systemd_cgroup()) cgroup_parents->release(cgroup_dir_of(s.cgroups_path, false));
+    const bool systemd = opt.runtimes.systemd_cgroup();
+    if (Status st = remove_cgroup(s.cgroups_path, systemd); !st.ok()) return failed_step(s, "cgroup", st);
+    if (systemd && opt.systemd)
+      if (Status st = opt.systemd->stop_unit(systemd_cgroup_of(s.cgroups_path).scope); !st.ok())
+        return failed_step(s, "cgroup", st);
+    cgroup_parents->release(cgroup_dir_of(s.cgroups_path, systemd));
   }
   fault_point(FaultPoint::stop_pod_sandbox_cgroup_removed);
   if (Status st = remove_pinned_netns(cp.netns_path); !st.ok()) return failed_step(s, "netns", st);
@@ -159,8 +165,7 @@ Status SandboxManager::Impl::destroy(Sandbox& s) {
     if (Status st = release(s); !st.ok()) return st;
   fault_point(FaultPoint::remove_pod_sandbox_stopped);
   // Its containers are gone now: parents made for the pod that they kept busy at stop can go.
-  if (!s.cgroups_path.empty() && !opt.runtimes.systemd_cgroup())
-    cgroup_parents->release(cgroup_dir_of(s.cgroups_path, false));
+  if (!s.cgroups_path.empty()) cgroup_parents->release(cgroup_dir_of(s.cgroups_path, opt.runtimes.systemd_cgroup()));
   // Stopped in an earlier life of berthd: its mounts went then, but unmounting again is cheap and
   // is belt and braces: remove_tree refuses to cross a mount anyway.
   for (const char* m : {"/shm", "/rootfs"})

@@ -106,7 +106,7 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
     return 1;
   }
 
-  SandboxManagerOptions sandbox_options = sandbox_manager_options(config, probe_host(config.state));
+  SandboxManagerOptions sandbox_options = sandbox_manager_options(config, probe_host(config.root));
   log_runtime_handlers(sandbox_options.runtimes);
   CniManager cni(cni_options(config, families));
   CniSandboxNetwork sandbox_network(cni);
@@ -126,8 +126,8 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   ManagedPods container_pods(**sandboxes);
   CdiRegistry cdi(config.cdi_spec_dirs);
   StoredImages container_images(**images);
-  auto containers = ContainerManager::open(
-      container_manager_options(config, sandbox_options.runtimes, container_images, container_pods, events, cdi));
+  auto containers = ContainerManager::open(container_manager_options(
+      config, sandbox_options.runtimes, sandbox_options.systemd, container_images, container_pods, events, cdi));
   if (!containers.ok()) {
     spdlog::critical("berthd: {}", containers.status().message());
     return 1;

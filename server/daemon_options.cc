@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include "berth/systemd_units.h"
+
 namespace berth {
 
 DaemonMetrics register_daemon_metrics(MetricsRegistry& metrics) {
@@ -64,17 +66,19 @@ SandboxManagerOptions sandbox_manager_options(const Config& config, const HostPr
           .pause_binary = helper_binary_path("berth-pause"),
           .pause_launcher = helper_binary_path("berth-pause-launch"),
           .runtimes = runtime_handlers_from_config(config, host.features),
+          .systemd = config.cgroup_driver == "systemd" ? std::make_shared<SystemdUnits>() : nullptr,
           .user_namespaces = host.user_namespaces};
 }
 
 ContainerManagerOptions container_manager_options(const Config& config, const RuntimeHandlers& runtimes,
-                                                  ContainerImages& images, ContainerPods& pods,
-                                                  ContainerEventSink& events, CdiRegistry& cdi) {
+                                                  std::shared_ptr<SystemdUnits> systemd, ContainerImages& images,
+                                                  ContainerPods& pods, ContainerEventSink& events, CdiRegistry& cdi) {
   return {.state_dir = config.state,
           .root_dir = config.root,
           .monitor_binary = helper_binary_path("berth-monitor"),
           .exec_helper = helper_binary_path("berth-exec"),
           .runtimes = runtimes,
+          .systemd = systemd,
           .images = &images,
           .pods = &pods,
           .events = &events,

@@ -35,7 +35,7 @@ CniOptions cni_options(const Config& config, const DaemonMetrics& metrics);
 // Without the network and image hooks, which run_daemon sets once it has made them.
 SandboxManagerOptions sandbox_manager_options(const Config& config, const HostProbe& host);
 ContainerManagerOptions container_manager_options(const Config& config, const RuntimeHandlers& runtimes,
-                                                  ContainerImages& images, ContainerPods& pods,
-                                                  ContainerEventSink& events, CdiRegistry& cdi);
+                                                  std::shared_ptr<SystemdUnits> systemd, ContainerImages& images,
+                                                  ContainerPods& pods, ContainerEventSink& events, CdiRegistry& cdi);
 
 }  // namespace berth

@@ -11,6 +11,7 @@
 
 #include "berth/config.h"
 #include "berth/daemon.h"
+#include "berth/log_format.h"
 #include "berth/inherited_fds.h"
 #include "sd_notify.h"
 
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
   berth::Config config = std::move(loaded).value();
 
   auto logger = spdlog::stderr_logger_mt("berthd");
-  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v");
+  logger->set_formatter(berth::berthd_log_formatter(berth::stderr_is_journal()));
   logger->set_level(spdlog::level::from_str(config.log_level));
   logger->flush_on(spdlog::level::debug);
   spdlog::set_default_logger(logger);

@@ -18,8 +18,9 @@ struct HostProbe {
   HostFeatures features;
 };
 
-// Probes this host once, with a scratch dir under `state_dir`, and logs the outcome.
-HostProbe probe_host(const std::string& state_dir);
+// Probes this host once, with a scratch dir under `root_dir` (where the image layers are), and
+// logs the outcome.
+HostProbe probe_host(const std::string& root_dir);
 
 // Each [runtimes.<name>] as configured; a handler without a root gets its own under
 // <state>/runtime/<name>. The default handler and the cgroup driver come from the config too.

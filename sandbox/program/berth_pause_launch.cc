@@ -11,8 +11,11 @@
 //   groups and ids, drops every capability (the bounding set too), sets no_new_privs, loads the
 //   seccomp program (stdin) and execs /pause.
 // Arguments: --rootfs P --shm P [--userns P] [--netns P] [--hostname H] [--new NS]... [--sysctl K=V]...
-//   [--cgroup-procs P]... [--mask P]... [--readonly P]... --uid N --gid N [--group N]... --oom N
-//   -- ARGS...   Report on fd 3: "pid N" (the pause, in berthd's PID namespace) or "error ...".
+//   [--cgroup-procs P]... [--cgroup-wait FD] [--mask P]... [--readonly P]... --uid N --gid N [--group N]...
+//   --oom N -- ARGS...   Report on fd 3: "pid N" (the pause, in berthd's PID namespace) or "error ...".
+// --cgroup-wait 3 (the systemd cgroup driver): berthd asks systemd for the pause's scope with this
+// process in it, so instead of joining cgroups it waits for berthd's "1" on fd 3 (end of file:
+// the scope was not made) at the same step; the report then goes to fd 4.
 // Static and free of C++ library code, like berth-exec.
 #include <errno.h>
 #include <fcntl.h>
@@ -60,12 +63,14 @@ struct Options {
 sock_filter filter[BPF_MAXINSNS];
 size_t filter_len = 0;
 int exec_status_fd = -1;
+int report_fd = kReport;
+int cgroup_wait_fd = -1;
 
 [[noreturn]] void fail(const char* what, int err) {
   char line[1024];
   int n = err ? snprintf(line, sizeof line, "error %s: %s\n", what, strerror(err))
               : snprintf(line, sizeof line, "error %s\n", what);
-  int fd = exec_status_fd >= 0 ? exec_status_fd : kReport;
+  int fd = exec_status_fd >= 0 ? exec_status_fd : report_fd;
   if (n > 0) (void)!write(fd, line, static_cast<size_t>(n) < sizeof line ? static_cast<size_t>(n) : sizeof line - 1);
   _exit(kFailed);
 }
@@ -109,7 +114,11 @@ void parse(int argc, char** argv) {
       add(opt.sysctls, v);
     else if (!strcmp(a, "--cgroup-procs"))
       add(opt.cgroup_procs, v);
-    else if (!strcmp(a, "--mask"))
+    else if (!strcmp(a, "--cgroup-wait")) {
+      if (strcmp(v, "3") != 0) fail("--cgroup-wait takes fd 3", EINVAL);
+      cgroup_wait_fd = kReport;
+      report_fd = kReport + 1;
+    } else if (!strcmp(a, "--mask"))
       add(opt.masks, v);
     else if (!strcmp(a, "--readonly"))
       add(opt.readonly, v);
@@ -254,6 +263,14 @@ int main(int argc, char** argv) {
   if (devnull < 0) fail("open /dev/null", errno);
   for (int i = 0; i < opt.cgroup_procs.n; ++i)
     if (!write_file(opt.cgroup_procs.items[i], "0")) fail(opt.cgroup_procs.items[i], errno);
+  if (cgroup_wait_fd >= 0) {
+    char go = 0;
+    ssize_t n;
+    while ((n = read(cgroup_wait_fd, &go, 1)) < 0 && errno == EINTR) {
+    }
+    if (n != 1 || go != '1') fail("berthd did not place the launcher in the pause's scope", n < 0 ? errno : 0);
+    close(cgroup_wait_fd);
+  }
   // While still root on the node: lowering it below 0 needs CAP_SYS_RESOURCE there. The pause
   // inherits it.
   if (opt.oom && !write_file("/proc/self/oom_score_adj", opt.oom)) fail("set oom_score_adj", errno);
@@ -283,19 +300,19 @@ int main(int argc, char** argv) {
   if (child < 0) fail("fork", errno);
   if (child == 0) {
     exec_status_fd = status_fd;
-    close(kReport);
+    close(report_fd);
     become_pause(devnull);
   }
   char why[1100];
   size_t got = read_exec_failure(status_fd, why, sizeof why);
   if (got > 0) {
     waitpid(child, nullptr, 0);
-    (void)!write(kReport, why, got);
+    (void)!write(report_fd, why, got);
     _exit(kFailed);
   }
   char line[64];
   int n = snprintf(line, sizeof line, "pid %d\n", child);
-  (void)!write(kReport, line, static_cast<size_t>(n));
+  (void)!write(report_fd, line, static_cast<size_t>(n));
   // _exit, as berth-exec does: a sanitizer's exit-time leak check would run from a task in the
   // pod's new PID namespace and hang.
   _exit(0);

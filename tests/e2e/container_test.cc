@@ -177,7 +177,7 @@ TEST_F(Containers, TheRuntimesStateOfAnExitedContainerGoesAtItsExit) {
   std::string id = run(shell_container("brief", "exit 4"));
   auto st = wait_exited(id);
   ASSERT_EQ(st.state(), v1::CONTAINER_EXITED);
-  const std::string runtime_state = d_->state() + "/runtime/runc/" + id;
+  const std::string runtime_state = d_->state() + "/runtime/" + test_runtime() + "/" + id;
   bool gone = false;
   for (int i = 0; i < 1000 && !gone; ++i) {
     gone = !fs::exists(runtime_state);

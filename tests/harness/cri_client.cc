@@ -237,14 +237,16 @@ void DaemonTest::TearDown() {
     CriClient cri(*d);
     for (const auto& p : cri.list_pods()) (void)cri.remove_pod(p.id());
   }
-  // Whatever a failed test left behind (a daemon that died, a sandbox half made): runc's own list.
-  for (auto& d : owned_) {
-    std::string root = d->state() + "/runtime/runc";
-    if (!std::filesystem::exists(root)) continue;
-    std::istringstream ids(shell("runc --root " + root + " list -q 2>/dev/null"));
-    for (std::string id; std::getline(ids, id);)
-      if (!id.empty()) shell("runc --root " + root + " delete -f " + id + " 2>/dev/null");
-  }
+  // Whatever a failed test left behind (a daemon that died, a sandbox half made): the runtime's
+  // own list.
+  for (auto& d : owned_)
+    for (const std::string& rt : {std::string("runc"), test_runtime()}) {
+      std::string root = d->state() + "/runtime/" + rt;
+      if (!std::filesystem::exists(root)) continue;
+      std::istringstream ids(shell(rt + " --root " + root + " list -q 2>/dev/null"));
+      for (std::string id; std::getline(ids, id);)
+        if (!id.empty()) shell(rt + " --root " + root + " delete -f " + id + " 2>/dev/null");
+    }
   // Cgroups of this process's pods whose processes are gone (runc cannot remove a cgroup while a
   // killed process in it waits to be reaped by pid 1), then its parent, and the shared one above
   // it when no other test uses it any more.

@@ -18,6 +18,11 @@ std::string berthd_path() {
   return other && *other ? other : BERTHD_PATH;
 }
 
+std::string test_runtime() {
+  const char* rt = std::getenv("BERTH_TEST_RUNTIME");
+  return rt && *rt ? rt : "runc";
+}
+
 bool berthd_sanitized() {
 #ifdef BERTH_SANITIZED
   return true;
@@ -77,6 +82,11 @@ bool DaemonProcess::start() {
     if (opts_.test_network && !network_) network_ = std::make_shared<TestNetwork>();
     std::string conf_dir = network_ ? network_->conf_dir() : dir_ / "cni-conf";
     toml = "cni_conf_dir = \"" + conf_dir + "\"\n" + toml;
+  }
+  if (test_runtime() != "runc" && toml.find("default_runtime") == std::string::npos) {
+    toml = "default_runtime = \"" + test_runtime() + "\"\n" + toml;
+    if (toml.find("[runtimes." + test_runtime() + "]") == std::string::npos)
+      toml += "\n[runtimes." + test_runtime() + "]\npath = \"" + test_runtime() + "\"\n";
   }
   std::string cfg = dir_ / "berth.toml";
   write_file(cfg, toml);

@@ -262,7 +262,7 @@ TEST(PauseLaunch, ASpecThatDoesNotReadIsAnErrorNamingTheField) {
     Result<pid_t> r = internal_error("not run");
     EXPECT_NO_THROW({
       auto typed = oci::spec_from_json(bad, "pause spec");
-      r = typed.ok() ? launch_pause("/nonexistent/berth-pause-launch", *typed, false, seccomp) : typed.status();
+      r = typed.ok() ? launch_pause("/nonexistent/berth-pause-launch", *typed, nullptr, seccomp) : typed.status();
     });
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), c.code) << r.status().message();

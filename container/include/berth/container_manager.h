@@ -19,6 +19,8 @@
 
 namespace berth {
 
+class SystemdUnits;
+
 class CdiRegistry;
 class ImageHold;
 struct ImageRecord;
@@ -66,6 +68,8 @@ struct ContainerManagerOptions {
   // berth-exec, which runs ExecSync commands without the runtime; empty: always `runtime exec`.
   std::string exec_helper;
   RuntimeHandlers runtimes;  // also says the cgroup driver (systemd_cgroup())
+  // With the systemd driver: a container's scope is forgotten once removed (null with cgroupfs).
+  std::shared_ptr<SystemdUnits> systemd;
   ContainerImages* images = nullptr;
   ContainerPods* pods = nullptr;
   ContainerEventSink* events = nullptr;  // unset: no events

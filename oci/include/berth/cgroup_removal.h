@@ -25,4 +25,7 @@ Status remove_cgroup(const std::string& cgroups_path, bool systemd);
 // True when the cgroup exists in some hierarchy.
 bool cgroup_exists(const std::string& cgroups_path, bool systemd);
 
+// True when the cgroup directory `dir` (absolute) has a child cgroup or a process in it.
+bool cgroup_holds_anything(const std::string& dir);
+
 }  // namespace berth

@@ -17,6 +17,13 @@ Result<std::string> cgroups_path_for(const std::string& parent, const std::strin
 // ("a-b.slice" -> "/a.slice/a-b.slice") and the unit "<prefix>-<name>.scope".
 std::string cgroup_dir_of(const std::string& cgroups_path, bool systemd);
 
+// The units of a systemd cgroupsPath: its slice and "<prefix>-<name>.scope". Empty names for a
+// path not in that form.
+struct SystemdCgroup {
+  std::string slice, scope;
+};
+SystemdCgroup systemd_cgroup_of(const std::string& cgroups_path);
+
 // The kernel's count of OOM kills in that cgroup (v1 memory.oom_control, v2 memory.events).
 long cgroup_oom_kills(const std::string& cgroup_dir);
 

@@ -2,6 +2,8 @@
 // output. Used wherever berth execs a helper (the OCI runtime's --version, CNI plugins, runc ...).
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "berth/status.h"
+#include "berth/unique_fd.h"
 
 namespace berth {
 
@@ -31,6 +34,10 @@ struct Command {
   std::function<void(const CommandResult& so_far)> on_timeout;
   // Fds the program gets as 3, 4, ... (the caller keeps them open until run_command returns).
   std::vector<int> pass_fds;
+  // Run once the program has started, before its input is written or its output read: for a step
+  // that needs its pid while it waits (berthd moves a pause's launcher into a systemd scope). A
+  // failure kills the program's group and is run_command's result.
+  std::function<Status(pid_t)> on_started;
   // A pipe for the program's own report, apart from its output: its write end is the fd after
   // pass_fds; what comes through is CommandResult::report (capped like the output).
   bool capture_report = false;
@@ -57,6 +64,12 @@ struct CommandResult {
 // A failure to start the program (ENOENT, EACCES, ETXTBSY ...) is an error Status whose
 // sys_errno() is the exec's errno; once started, every ending is a CommandResult.
 Result<CommandResult> run_command(const Command& cmd);
+
+// A pipe, both ends close-on-exec (a program gets one end through Command::pass_fds).
+struct Pipe {
+  UniqueFd read, write;
+};
+Result<Pipe> make_pipe();
 
 // The first executable file named `name` in `dirs` (or in PATH when dirs is empty); a name
 // with a slash is checked as it is.

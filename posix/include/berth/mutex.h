@@ -18,6 +18,8 @@
 #define BERTH_REQUIRES(...) BERTH_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
 #define BERTH_ACQUIRE(...) BERTH_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define BERTH_RELEASE(...) BERTH_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+// For a callback a library runs under a lock the analysis cannot see the caller take.
+#define BERTH_NO_THREAD_SAFETY_ANALYSIS BERTH_THREAD_ANNOTATION(no_thread_safety_analysis)
 
 namespace berth {
 

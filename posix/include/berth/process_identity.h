@@ -21,6 +21,10 @@ unsigned long long process_start_time(pid_t pid);
 // init is in the cgroup named by its sandbox or container id.
 bool process_in_cgroup_leaf(pid_t pid, const std::string& leaf);
 
+// The process's cgroup in the unified (v2) hierarchy, "/a/b" from its "0::/a/b" line; "" when it
+// has none (a v1 host) or is gone.
+std::string unified_cgroup_of(pid_t pid);
+
 // A pidfd for `pid` (invalid when the process is gone or the kernel has no pidfd_open).
 UniqueFd open_pidfd(pid_t pid);
 

@@ -24,6 +24,8 @@
 
 namespace berth {
 
+class SystemdUnits;
+
 // A pause image from the registry (berth.toml's sandbox_image) instead of the embedded berth-pause.
 struct PauseImage {
   std::string id;  // the image's id, already held for the sandbox (SandboxImages::release frees it)
@@ -81,7 +83,10 @@ struct SandboxManagerOptions {
   std::string pause_binary;  // berth-pause
   // berth-pause-launch, which starts the embedded pause without the runtime; empty: the runtime.
   std::string pause_launcher;
-  RuntimeHandlers runtimes;           // also says the cgroup driver (systemd_cgroup())
+  RuntimeHandlers runtimes;  // also says the cgroup driver (systemd_cgroup())
+  // With the systemd driver: the units berth asks systemd for (the pauses' scopes, the slices a
+  // pod caused to exist); null with cgroupfs.
+  std::shared_ptr<SystemdUnits> systemd;
   SandboxImages* images = nullptr;    // unset: the embedded pause, no image holds
   SandboxNetwork* network = nullptr;  // unset: pods get loopback only
   // Whether pods may have user namespaces of their own (the start-up probe of id-mapped overlay

@@ -69,6 +69,10 @@ class DaemonProcess {
   int exit_code_ = -1;
 };
 
+// The runtime berthd's default handler runs in the tests: $BERTH_TEST_RUNTIME (crun, to run a
+// suite against crun), else runc. A config naming its own default_runtime keeps it.
+std::string test_runtime();
+
 // The berthd binary under test: $BERTHD when set (a benchmark of another build), else the one
 // CMake built.
 std::string berthd_path();
