@@ -197,7 +197,8 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   }
   // Undo what a crash left half made, now that berthd serves (runtime and CNI execs take time).
   RecoveryWorker recovery(**containers, **sandboxes, cni, **images, std::move(runtime_leftovers),
-                          std::move(cgroup_leftovers), sandbox_options.runtimes.systemd_cgroup());
+                          std::move(cgroup_leftovers), sandbox_options.runtimes.systemd_cgroup(),
+                          sandbox_options.systemd.get());
 
   SignalLoop signals(daemon_signal_handlers(config, reloader, container_events, **server));
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "berth/cgroup_removal.h"
+#include "berth/systemd_units.h"
 #include "berth/cgroups_path.h"
 #include "berth/cni_manager.h"
 #include "berth/container_manager.h"
@@ -78,14 +79,15 @@ std::vector<std::string> find_cgroup_leftovers(SandboxManager& sandboxes, Contai
 
 RecoveryWorker::RecoveryWorker(ContainerManager& containers, SandboxManager& sandboxes, CniManager& cni,
                                ImageManager& images, std::vector<RuntimeLeftover> leftovers,
-                               std::vector<std::string> cgroup_leftovers, bool systemd_cgroup)
+                               std::vector<std::string> cgroup_leftovers, bool systemd_cgroup, SystemdUnits* systemd)
     : containers_(containers),
       sandboxes_(sandboxes),
       cni_(cni),
       images_(images),
       leftovers_(std::move(leftovers)),
       cgroup_leftovers_(std::move(cgroup_leftovers)),
-      systemd_cgroup_(systemd_cgroup) {
+      systemd_cgroup_(systemd_cgroup),
+      systemd_(systemd) {
   try {
     thread_ = std::thread([this] { run(); });
   } catch (const std::exception& e) {
@@ -111,6 +113,10 @@ void RecoveryWorker::run() {
                    l.root);
   }
   for (const auto& path : cgroup_leftovers_) {
+    // Under systemd its scope too, which a runtime's killed container leaves listed as failed.
+    if (systemd_)
+      if (Status s = systemd_->stop_unit(systemd_cgroup_of(path).scope); !s.ok())
+        spdlog::warn("recovery: cannot stop the scope of leftover cgroup {}: {}", path, s.message());
     // What the runtime's delete above did not remove (a runtime state lost with its create).
     if (!cgroup_exists(path, systemd_cgroup_)) continue;
     if (Status s = remove_cgroup(path, systemd_cgroup_); !s.ok())

@@ -18,6 +18,7 @@ class CniManager;
 class ContainerManager;
 class ImageManager;
 class SandboxManager;
+class SystemdUnits;
 
 // A container in a runtime's --root that no sandbox or container of berth's owns.
 struct RuntimeLeftover {
@@ -43,8 +44,8 @@ void adopt_orphaned_networks(CniManager& cni, SandboxManager& sandboxes);
 class RecoveryWorker {
  public:
   RecoveryWorker(ContainerManager& containers, SandboxManager& sandboxes, CniManager& cni, ImageManager& images,
-                 std::vector<RuntimeLeftover> leftovers, std::vector<std::string> cgroup_leftovers,
-                 bool systemd_cgroup);
+                 std::vector<RuntimeLeftover> leftovers, std::vector<std::string> cgroup_leftovers, bool systemd_cgroup,
+                 SystemdUnits* systemd);
   ~RecoveryWorker();  // waits for the work to end
   RecoveryWorker(const RecoveryWorker&) = delete;
   RecoveryWorker& operator=(const RecoveryWorker&) = delete;
@@ -58,6 +59,7 @@ class RecoveryWorker {
   std::vector<RuntimeLeftover> leftovers_;
   std::vector<std::string> cgroup_leftovers_;
   bool systemd_cgroup_;
+  SystemdUnits* systemd_;  // with the systemd driver: leftover scopes are stopped too
   std::thread thread_;
 };
 
