@@ -4,6 +4,9 @@
 // with less than the runtime would have applied.
 #include "pause_launch.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "berth/cgroup_creation.h"
 #include "berth/cgroup_limits.h"
 #include "berth/cgroups_path.h"
@@ -209,12 +212,15 @@ Result<pid_t> launch_pause(const std::string& launcher, const oci::Spec& spec, S
   std::vector<std::string> args = std::move(plan->args);
   Command command{.argv = {}, .stdin_data = plan->bpf, .timeout = std::chrono::seconds(30), .capture_report = true};
   Pipe go;
+  UniqueFd devnull;
   if (systemd) {
     auto p = make_pipe();
     if (!p.ok()) return p.status().context("pause scope");
     go = std::move(*p);
+    devnull.reset(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    if (!devnull) return errno_status(errno, "pause scope: open /dev/null");
     args.insert(args.end(), {"--cgroup-wait", "3"});
-    command.pass_fds = {go.read.get()};
+    command.pass_fds = {go.read.get(), devnull.get()};
     command.on_started = [&](pid_t pid) {
       Status s = start_pause_scope(*systemd, *plan, pid, go.write.get());
       go.write.reset();

@@ -15,7 +15,9 @@
 //   --oom N -- ARGS...   Report on fd 3: "pid N" (the pause, in berthd's PID namespace) or "error ...".
 // --cgroup-wait 3 (the systemd cgroup driver): berthd asks systemd for the pause's scope with this
 // process in it, so instead of joining cgroups it waits for berthd's "1" on fd 3 (end of file:
-// the scope was not made) at the same step; the report then goes to fd 4.
+// the scope was not made) at the same step. The scope denies every device from the moment it
+// exists, which may be before this program has run a line, so /dev/null comes from berthd as
+// fd 4; the report then goes to fd 5.
 // Static and free of C++ library code, like berth-exec.
 #include <errno.h>
 #include <fcntl.h>
@@ -117,7 +119,7 @@ void parse(int argc, char** argv) {
     else if (!strcmp(a, "--cgroup-wait")) {
       if (strcmp(v, "3") != 0) fail("--cgroup-wait takes fd 3", EINVAL);
       cgroup_wait_fd = kReport;
-      report_fd = kReport + 1;
+      report_fd = kReport + 2;
     } else if (!strcmp(a, "--mask"))
       add(opt.masks, v);
     else if (!strcmp(a, "--readonly"))
@@ -258,8 +260,8 @@ int main(int argc, char** argv) {
     fail("mark inherited descriptors close-on-exec", err);
   parse(argc, argv);
   read_filter();
-  // Before the cgroup, whose device list allows nothing.
-  int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  // Before the cgroup, whose device list allows nothing (a systemd scope's berthd opened it for).
+  int devnull = cgroup_wait_fd >= 0 ? kReport + 1 : open("/dev/null", O_RDWR | O_CLOEXEC);
   if (devnull < 0) fail("open /dev/null", errno);
   for (int i = 0; i < opt.cgroup_procs.n; ++i)
     if (!write_file(opt.cgroup_procs.items[i], "0")) fail(opt.cgroup_procs.items[i], errno);

@@ -161,12 +161,18 @@ class NodeTest : public ::testing::Test {
   int pause_pid(const std::string& pod_id) {
     v1::PodSandboxStatusResponse r;
     EXPECT_OK(cri_.pod_status(pod_id, &r, true));
-    return nlohmann::json::parse(r.info().at("info")).value("pid", 0);
+    return pid_in(r.info());
   }
   int container_pid(const std::string& id) {
     v1::ContainerStatusResponse r;
     EXPECT_OK(cri_.container_status(id, &r, true));
-    return nlohmann::json::parse(r.info().at("info")).value("pid", 0);
+    return pid_in(r.info());
+  }
+  // -1 when the status had no verbose info (a failed call): never 0, which kill() reads as "my group".
+  static int pid_in(const google::protobuf::Map<std::string, std::string>& info) {
+    auto it = info.find("info");
+    int pid = it == info.end() ? 0 : nlohmann::json::parse(it->second).value("pid", 0);
+    return pid > 0 ? pid : -1;
   }
   std::string exec(const std::string& id, const std::vector<std::string>& cmd) {
     v1::ExecSyncResponse r;
@@ -392,12 +398,15 @@ TEST_F(NodeTest, PodsSurviveRestartKillAndReload) {
     Pod p;
     p.config = pod("survive-" + std::string(handler.empty() ? "runc" : handler), slice.name());
     p.id = run_pod(p.config, handler);
+    ASSERT_FALSE(p.id.empty());
     p.container =
         run_container(p.id, p.config,
                       test_container("ticker", image(),
                                      {"/bin/sh", "-c", "i=0; while :; do echo tick-$i; i=$((i+1)); sleep 0.1; done"}));
     p.pause = pause_pid(p.id);
     p.pid = container_pid(p.container);
+    ASSERT_GT(p.pause, 0);
+    ASSERT_GT(p.pid, 0);
     pods.push_back(p);
   }
   auto log_of = [](const Pod& p) { return read_file(p.config.log_directory() + "/ticker.log"); };
