@@ -13,6 +13,7 @@
 #include "berth/cdi.h"
 #include "berth/cgroups_path.h"
 #include "berth/container_manager.h"
+#include "berth/free_space.h"
 #include "berth/container_rootfs.h"
 #include "berth/container_spec.h"
 #include "berth/fault_point.h"
@@ -166,7 +167,7 @@ Result<std::string> create_log_file(const SandboxInfo& pod, const v1::ContainerC
     return errno_status(-fd,
                         "config.log_path: create log file " + log_path +
                             (-fd == ELOOP || -fd == EXDEV ? " (a symlink on the way is not followed)" : ""),
-                        Code::invalid_argument);
+                        -fd == ENOSPC || -fd == EDQUOT ? Code::resource_exhausted : Code::invalid_argument);
   ::close(fd);
   return log_path;
 }
@@ -205,6 +206,13 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   if (!held.ok()) return not_found("image " + config.image().image() + " not found (pull it first)");
   const ImageRecord& image = held->record();
   if (auto rt = impl_->runtime_for(pod.runtime_handler); !rt.ok()) return rt.status();
+  // Before anything is made: a create that runs out half-way only has more to undo.
+  for (const auto& [dir, what] : {std::pair{impl_->containers_state, "state dir"},
+                                  {impl_->layers_dir, "root dir"},
+                                  {pod.log_directory, "log directory"}})
+    if (!dir.empty() && ::access(dir.c_str(), F_OK) == 0)
+      if (Status s = require_free_space(dir, what); !s.ok())
+        return s.context("create container " + config.metadata().name() + " in pod " + pod.id);
 
   const std::string id = new_object_id();
   const std::string key = name_key(pod.id, config.metadata());

@@ -6,10 +6,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include <nettle/base64.h>
 #include <spdlog/spdlog.h>
 
 #include "berth/fault_point.h"
+#include "berth/free_space.h"
 #include "berth/mutex.h"
 #include "berth/object_id.h"
 #include "berth/private_dir.h"
@@ -102,11 +106,39 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
   impl->exec_helper = std::move(*helper);
   Impl* raw = impl.get();
   impl->exited_deletes = std::make_unique<SerialWorker>();
-  impl->watcher =
-      std::make_unique<MonitorWatcher>([raw](const std::string& id, const ExitInfo& e) { raw->on_exit(id, e); });
+  impl->watcher = std::make_unique<MonitorWatcher>(
+      [raw](const std::string& id, const ExitInfo& e) { raw->on_exit(id, e); },
+      [raw](const std::string& id, const MonitorWatcher::LogLoss& l) { raw->on_log_loss(id, l); });
 
   impl->recover();
   return std::unique_ptr<ContainerManager>(new ContainerManager(std::move(impl)));
+}
+
+// Told to the operator when it starts and when it ends, with the totals: the monitor sends no
+// more than that, however long the disk stays full.
+void ContainerManager::Impl::on_log_loss(const std::string& id, const MonitorWatcher::LogLoss& loss) {
+  std::shared_ptr<Container> c;
+  {
+    MutexLock lock(mu);
+    auto it = containers.find(id);
+    if (it == containers.end()) return;
+    c = it->second;
+  }
+  std::string path;
+  uint64_t newly = 0;
+  {
+    MutexLock lock(c->mu);
+    path = c->rec.log_path;
+    if (loss.bytes > c->log_bytes_lost) newly = loss.bytes - c->log_bytes_lost;
+    c->log_bytes_lost = std::max(c->log_bytes_lost, loss.bytes);
+  }
+  if (opt.on_log_bytes_lost && newly) opt.on_log_bytes_lost(newly);
+  if (!loss.writing)
+    spdlog::warn("container {}: its log file {} takes no more output ({}); output is dropped and counted until it does",
+                 id, path, std::strerror(loss.sys_errno));
+  else
+    spdlog::warn("container {}: its log file {} takes output again; {} records ({} bytes) of output were lost so far",
+                 id, path, loss.records, loss.bytes);
 }
 
 // The CDI devices a device plugin or DRA driver asked for, applied to the spec (device nodes with
@@ -150,6 +182,10 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
     impl_->emit(*c, v1::CONTAINER_STOPPED_EVENT);
     return s.context("start container " + id);
   };
+  // Refused while nothing is made, so the container stays CREATED and starts once space is back.
+  if (Status s = require_free_space(c->bundle, "state dir of container " + id); !s.ok()) return s;
+  if (const std::string& dir = lease->info.log_directory; !dir.empty())
+    if (Status s = require_free_space(dir, "log directory of container " + id); !s.ok()) return s;
   (void)::unlink(c->exit_file.c_str());
   std::string log_path;
   bool tty = false, open_stdin = false, stdin_once = false;

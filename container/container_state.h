@@ -38,6 +38,7 @@ struct Container {
   std::string bundle, rootfs, upper, work, socket, exit_file, cgroups_path;
   int stop_signal = 15;
   bool removed BERTH_GUARDED_BY(mu) = false;
+  uint64_t log_bytes_lost BERTH_GUARDED_BY(mu) = 0;  // as the monitor last told (on_log_loss)
   // Whether the runtime may hold state for it: false from CreateContainer until StartContainer
   // spawns its monitor; true after a restart, when that is not known.
   bool runtime_may_exist BERTH_GUARDED_BY(op) = true;
@@ -80,6 +81,8 @@ struct ContainerManager::Impl {
   void emit(const Container& c, runtime::v1::ContainerEventType type) const;
   // The exit path: records the exit once (reason from the exit code and the cgroup's OOM count).
   void on_exit(const std::string& id, const ExitInfo& exit);
+  // The monitor's word that the container's log file stopped or started again taking its output.
+  void on_log_loss(const std::string& id, const MonitorWatcher::LogLoss& loss);
   // The runtime's plain delete of an exited container, under its op; on failure, or when it did
   // not run, destroy() deletes it as before.
   void delete_exited_runtime(Container& c);

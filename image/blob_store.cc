@@ -104,7 +104,7 @@ Status BlobStore::Writer::write(const void* data, size_t len) {
     ssize_t n = ::write(fd_.get(), p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return errno_status(errno, "write blob " + digest_, errno == ENOSPC ? Code::resource_exhausted : Code::internal);
+      return errno_status(errno, "write blob " + digest_ + " to " + temp_);
     }
     p += n;
     left -= static_cast<size_t>(n);

@@ -245,8 +245,12 @@ Result<MonitorStarted> spawn_monitor(const MonitorSpawnOptions& o) {
       if (!m.fixed(&f, &text, &text_len)) continue;
       std::string message(text, text_len);
       abandon(false);
-      if (f.sys_errno) return errno_status(f.sys_errno, what + ": " + message);
-      return internal_error(what + ": " + message);
+      // The runtime's words are all there is of its own failures: a full disk is told by them.
+      bool full = f.sys_errno == ENOSPC || f.sys_errno == EDQUOT ||
+                  message.find("no space left on device") != std::string::npos;
+      Code code = full ? Code::resource_exhausted : Code::internal;
+      if (f.sys_errno) return errno_status(f.sys_errno, what + ": " + message, code);
+      return Status(code, what + ": " + message);
     }
   }
 }

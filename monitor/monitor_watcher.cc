@@ -53,6 +53,7 @@ struct MonitorWatcher::State {
   };
 
   OnExit on_exit;
+  OnLogLoss on_log_loss;
   Mutex mu;
   UniqueFd epoll_fd, wake_fd;
   std::unordered_map<uint64_t, Watch> watches BERTH_GUARDED_BY(mu);
@@ -87,6 +88,13 @@ struct MonitorWatcher::State {
     }
   }
 
+  void report_log_loss(const std::string& id, const LogLoss& loss) {
+    try {
+      on_log_loss(id, loss);
+    } catch (...) {
+    }
+  }
+
   // Reads what the monitor sent; reports the exit once it arrives or the monitor is gone.
   void on_readable(uint64_t serial) {
     for (;;) {
@@ -103,6 +111,14 @@ struct MonitorWatcher::State {
       ExitInfo info;
       bool exited = false;
       if (r > 0 && proto::decode(buf, static_cast<size_t>(r), &m) == proto::DecodeError::none) {
+        if (m.type == proto::Type::log_lost) {
+          proto::LogLoss l;
+          if (!m.fixed(&l) || !on_log_loss) continue;
+          std::string id = it->second.id;
+          lock.unlock();
+          report_log_loss(id, LogLoss{l.records, l.bytes, l.sys_errno, l.writing != 0});
+          continue;
+        }
         if (m.type != proto::Type::exited) continue;  // hello_reply, or an error we cannot act on
         proto::Exited e;
         const char* text = nullptr;
@@ -152,9 +168,10 @@ struct MonitorWatcher::State {
   }
 };
 
-MonitorWatcher::MonitorWatcher(OnExit on_exit) : state_(std::make_unique<State>()) {
+MonitorWatcher::MonitorWatcher(OnExit on_exit, OnLogLoss on_log_loss) : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.on_exit = std::move(on_exit);
+  s.on_log_loss = std::move(on_log_loss);
   s.epoll_fd.reset(epoll_create1(EPOLL_CLOEXEC));
   s.wake_fd.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!s.epoll_fd || !s.wake_fd) {

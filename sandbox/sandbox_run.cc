@@ -9,6 +9,7 @@
 #include "berth/atomic_file.h"
 #include "berth/cgroups_path.h"
 #include "berth/fault_point.h"
+#include "berth/free_space.h"
 #include "berth/lexical_path.h"
 #include "berth/mutex.h"
 #include "berth/object_id.h"
@@ -157,6 +158,14 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
         "config.linux.security_context.namespace_options.userns_options: this node cannot give pods "
         "user namespaces of their own: " +
         impl_->opt.user_namespaces.message());
+  // Before anything is made (a pod that runs out half-way only has more to undo); the pod's log
+  // directory too when kubelet made it already: its containers could not start.
+  for (const auto& [dir, what] : {std::pair{impl_->checkpoints_dir, "root dir"},
+                                  {impl_->bundles_dir, "state dir"},
+                                  {std::string(lexically_normal_dir(config.log_directory())), "log directory"}})
+    if (!dir.empty() && ::access(dir.c_str(), F_OK) == 0)
+      if (Status s = require_free_space(dir, what); !s.ok())
+        return s.context("run pod sandbox " + config.metadata().namespace_() + "/" + config.metadata().name());
   const std::string id = new_object_id();
   auto cgroups = cgroups_path_for(config.linux().cgroup_parent(), id, impl_->opt.runtimes.systemd_cgroup());
   if (!cgroups.ok()) return cgroups.status();

@@ -126,8 +126,9 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   ManagedPods container_pods(**sandboxes);
   CdiRegistry cdi(config.cdi_spec_dirs);
   StoredImages container_images(**images);
-  auto containers = ContainerManager::open(container_manager_options(
-      config, sandbox_options.runtimes, sandbox_options.systemd, container_images, container_pods, events, cdi));
+  auto containers =
+      ContainerManager::open(container_manager_options(config, sandbox_options.runtimes, sandbox_options.systemd,
+                                                       container_images, container_pods, events, cdi, families));
   if (!containers.ok()) {
     spdlog::critical("berthd: {}", containers.status().message());
     return 1;

@@ -20,6 +20,8 @@ DaemonMetrics register_daemon_metrics(MetricsRegistry& metrics) {
                             {"plugin", "command", "result"}, MetricsRegistry::latency_buckets()),
       .cni_busy = metrics.counter("berth_cni_plugin_busy_retries_total",
                                   "CNI plugin execs retried because the binary was busy (ETXTBSY).", {"plugin"}),
+      .log_bytes_lost = metrics.counter("berth_container_log_lost_bytes_total",
+                                        "Bytes of containers' output their log files did not take (a full disk).", {}),
   };
 }
 
@@ -72,7 +74,8 @@ SandboxManagerOptions sandbox_manager_options(const Config& config, const HostPr
 
 ContainerManagerOptions container_manager_options(const Config& config, const RuntimeHandlers& runtimes,
                                                   std::shared_ptr<SystemdUnits> systemd, ContainerImages& images,
-                                                  ContainerPods& pods, ContainerEventSink& events, CdiRegistry& cdi) {
+                                                  ContainerPods& pods, ContainerEventSink& events, CdiRegistry& cdi,
+                                                  const DaemonMetrics& metrics) {
   return {.state_dir = config.state,
           .root_dir = config.root,
           .monitor_binary = helper_binary_path("berth-monitor"),
@@ -82,7 +85,8 @@ ContainerManagerOptions container_manager_options(const Config& config, const Ru
           .images = &images,
           .pods = &pods,
           .events = &events,
-          .cdi = &cdi};
+          .cdi = &cdi,
+          .on_log_bytes_lost = [&lost = metrics.log_bytes_lost](uint64_t n) { lost.add({}, static_cast<double>(n)); }};
 }
 
 }  // namespace berth

@@ -23,6 +23,7 @@ struct DaemonMetrics {
   HistogramFamily& sandbox_start;
   HistogramFamily& cni_runs;
   CounterFamily& cni_busy;
+  CounterFamily& log_bytes_lost;
 };
 DaemonMetrics register_daemon_metrics(MetricsRegistry& metrics);
 
@@ -36,6 +37,7 @@ CniOptions cni_options(const Config& config, const DaemonMetrics& metrics);
 SandboxManagerOptions sandbox_manager_options(const Config& config, const HostProbe& host);
 ContainerManagerOptions container_manager_options(const Config& config, const RuntimeHandlers& runtimes,
                                                   std::shared_ptr<SystemdUnits> systemd, ContainerImages& images,
-                                                  ContainerPods& pods, ContainerEventSink& events, CdiRegistry& cdi);
+                                                  ContainerPods& pods, ContainerEventSink& events, CdiRegistry& cdi,
+                                                  const DaemonMetrics& metrics);
 
 }  // namespace berth

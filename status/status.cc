@@ -1,6 +1,7 @@
 // Formats errno-carrying Status values and names codes for logs.
 #include "berth/status.h"
 
+#include <cerrno>
 #include <cstring>
 
 namespace berth {
@@ -13,6 +14,8 @@ Status errno_status(int err, std::string_view what, Code code) {
   msg += " (";
   msg += std::strerror(err);
   msg += ")";
+  // A full filesystem is the node's state, not berth's fault: kubelet and operators act on it.
+  if (code == Code::internal && (err == ENOSPC || err == EDQUOT)) code = Code::resource_exhausted;
   return Status(code, std::move(msg), err);
 }
 

@@ -270,4 +270,10 @@ void ControlServer::report_exit(const ExitRecord& r) {
   }
 }
 
+void ControlServer::report_log_loss(const proto::LogLoss& loss) {
+  for (auto& c : conns_)
+    if (c.sock && c.subscribed)
+      proto::send_packet(c.sock.get(), proto::Type::log_lost, &loss, sizeof loss, nullptr, 0, nullptr, 0, MSG_DONTWAIT);
+}
+
 }  // namespace berth::monitor

@@ -34,6 +34,8 @@ class ControlServer {
   // The container exited: session pipes close, then every attached or subscribed connection gets
   // an `exited` message.
   void report_exit(const ExitRecord& r);
+  // The log file stopped or started again taking records: every subscriber (berthd) is told.
+  void report_log_loss(const monitor_protocol::LogLoss& loss);
 
  private:
   struct Connection {

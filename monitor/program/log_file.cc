@@ -45,6 +45,12 @@ int open_log(const char* path, const char* dir, UniqueFd* out) {
   return 0;
 }
 
+// The file's end, where the next record starts (0 when it cannot be told: /dev/null).
+off_t end_of(int fd) {
+  struct stat st;
+  return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : 0;
+}
+
 }  // namespace
 
 int LogFile::open(const char* path, const char* log_dir, size_t line_max) {
@@ -53,7 +59,9 @@ int LogFile::open(const char* path, const char* log_dir, size_t line_max) {
   line_cap_ = line_max + kCriLogHeaderMax;
   line_ = static_cast<char*>(malloc(line_cap_));
   if (!line_) return ENOMEM;
-  return open_log(path_, dir_, &fd_);
+  int err = open_log(path_, dir_, &fd_);
+  if (!err) size_ = end_of(fd_.get());
+  return err;
 }
 
 int LogFile::reopen() {
@@ -61,20 +69,44 @@ int LogFile::reopen() {
   int err = open_log(path_, dir_, &fresh);
   if (err) return err;
   fd_ = std::move(fresh);
+  size_ = end_of(fd_.get());
   return 0;
 }
 
 void LogFile::write_record(const char* stream, bool partial, const char* data, size_t len) {
   size_t n = format_cri_log_line(realtime_ns(), stream, partial, data, len, line_, line_cap_);
   const char* p = line_;
+  const size_t whole = n;
   while (n > 0) {
     ssize_t w = ::write(fd_.get(), p, n);
     if (w < 0 && errno == EINTR) continue;
     // A full disk or a lost file drops the record: the container must never wait on its log.
-    if (w <= 0) return;
+    if (w <= 0) {
+      int err = w < 0 ? errno : ENOSPC;
+      if (n != whole) (void)!ftruncate(fd_.get(), size_);
+      lost(len, err);
+      return;
+    }
     p += w;
     n -= static_cast<size_t>(w);
   }
+  size_ += static_cast<off_t>(whole);
+  loss_.writing = 1;
+}
+
+void LogFile::lost(size_t len, int err) {
+  loss_.records++;
+  loss_.bytes += len;
+  loss_.sys_errno = err;
+  loss_.writing = 0;
+}
+
+bool LogFile::take_loss_change(monitor_protocol::LogLoss* out) {
+  bool losing = loss_.records != 0 && loss_.writing == 0;
+  if (losing == reported_losing_) return false;
+  reported_losing_ = losing;
+  *out = loss_;
+  return true;
 }
 
 }  // namespace berth::monitor

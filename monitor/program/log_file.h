@@ -1,11 +1,16 @@
 // The container's CRI log file: owns its fd (O_APPEND, 0640, parents created) and writes each
-// record with one write() so records of stdout and stderr never interleave. Reopened on request
+// record with one write() so records of stdout and stderr never interleave. A record the file
+// does not take whole (a full disk) is dropped and counted, and what part of it went in is cut
+// off again, so the file holds whole records only; the container never waits on its log. Reopened on request
 // after kubelet renamed it for rotation. With a log directory, the file (and the directories on the
 // way) is opened beneath it following no symlink (open_beneath).
 #pragma once
 
 #include <stddef.h>
 
+#include <sys/types.h>
+
+#include "berth/monitor_protocol.h"
 #include "berth/unique_fd.h"
 
 namespace berth::monitor {
@@ -19,8 +24,15 @@ class LogFile {
   // old fd. Returns 0 or an errno; on error the old file stays in use.
   int reopen();
   void write_record(const char* stream, bool partial, const char* data, size_t len);
+  // True once each time records start being lost and each time the file takes them again; *out
+  // then holds the totals so far.
+  bool take_loss_change(monitor_protocol::LogLoss* out);
 
  private:
+  void lost(size_t len, int err);
+  off_t size_ = 0;  // where the next record starts: the end of the last whole one
+  monitor_protocol::LogLoss loss_{};
+  bool reported_losing_ = false;
   const char* path_ = nullptr;
   const char* dir_ = nullptr;
   UniqueFd fd_;

@@ -36,6 +36,7 @@ struct Monitor {
   bool log_created = false;
   ControlServer control;
   ContainerIo io;
+  UniqueFd exit_reserve;  // the exit file's temp file, its blocks taken before the container runs
 };
 
 // One per process; at namespace scope so no guarded local static pulls C++ runtime code in.
@@ -43,22 +44,49 @@ Monitor the_monitor;
 
 bool sync_fd_usable(int fd) { return fd >= 0 && fcntl(fd, F_GETFD) >= 0; }
 
+constexpr size_t kExitTextMax = sizeof ExitRecord::reason * 6 + 256;
+
+void exit_temp_path(const char* path, char* temp, size_t size) { snprintf(temp, size, "%s.tmp-%d", path, getpid()); }
+
+// The exit file's temp file with room for the longest record, made before the container runs: a
+// container that exits while its state dir is full (a small /run) still has its exit recorded.
+// Returns 0 or an errno.
+int reserve_exit_file(const char* path, UniqueFd* out) {
+  char temp[4096];
+  snprintf(temp, sizeof temp, "%s.reserved", path);
+  UniqueFd fd(open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!fd) return errno;
+  int err = posix_fallocate(fd.get(), 0, kExitTextMax);
+  if (err) {
+    unlink(temp);
+    return err;
+  }
+  *out = static_cast<UniqueFd&&>(fd);
+  return 0;
+}
+
 // Temp file, fsync, rename, fsync of the directory: the same steps as berth_posix's
 // write_file_atomically, in plain C because linking the C++ runtime into every monitor would cost
-// ~200 KiB of resident text each.
-void write_exit_file(const char* path, const ExitRecord& r) {
-  char text[sizeof r.reason * 6 + 256];
+// ~200 KiB of resident text each. Into the reserved temp file when there is one: its blocks are
+// overwritten and the rest cut off, which takes no new space.
+void write_exit_file(const char* path, const ExitRecord& r, UniqueFd reserved = UniqueFd()) {
+  char text[kExitTextMax];
   size_t n = format_exit_record(r, text, sizeof text);
   char temp[4096];
-  snprintf(temp, sizeof temp, "%s.tmp-%d", path, getpid());
-  UniqueFd fd(open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (reserved)
+    snprintf(temp, sizeof temp, "%s.reserved", path);
+  else
+    exit_temp_path(path, temp, sizeof temp);
+  UniqueFd fd = reserved ? static_cast<UniqueFd&&>(reserved)
+                         : UniqueFd(open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   bool ok = fd.valid();
   for (size_t off = 0; ok && off < n;) {
-    ssize_t w = write(fd.get(), text + off, n - off);
+    ssize_t w = pwrite(fd.get(), text + off, n - off, static_cast<off_t>(off));
     if (w < 0 && errno == EINTR) continue;
     ok = w > 0;
     if (ok) off += static_cast<size_t>(w);
   }
+  ok = ok && ftruncate(fd.get(), static_cast<off_t>(n)) == 0;
   ok = ok && fsync(fd.get()) == 0;
   fd.reset();
   ok = ok && rename(temp, path) == 0;
@@ -86,7 +114,7 @@ void write_exit_file(const char* path, const ExitRecord& r) {
   r.exit_code = -1;
   r.exited_at_ns = realtime_ns();
   snprintf(r.reason, sizeof r.reason, "create failed: %s", message);
-  if (m.opts.exit_file) write_exit_file(m.opts.exit_file, r);
+  if (m.opts.exit_file) write_exit_file(m.opts.exit_file, r, static_cast<UniqueFd&&>(m.exit_reserve));
   if (sync_fd_usable(m.opts.sync_fd)) {
     proto::CreateFailed f{err};
     proto::send_packet(m.opts.sync_fd, proto::Type::create_failed, &f, sizeof f, message, strlen(message));
@@ -196,6 +224,8 @@ int run(int argc, char** argv) {
   if (int e = m.io.prepare(o.tty, o.open_stdin, o.log_line_max, &m.log, &m.control)) fail_errno(m, e, "stdio", "pipes");
 
   if (sync_fd_usable(o.sync_fd) && !berthd_says_go(o.sync_fd)) abandon_start(m);
+  if (int e = reserve_exit_file(o.exit_file, &m.exit_reserve))
+    fail_errno(m, e, "reserve room for the exit file", o.exit_file);
 
   CreateResult created;
   run_runtime_create(o, m.io.runtime_stdio(), m.reaper, &created);
@@ -215,7 +245,7 @@ int run(int argc, char** argv) {
   m.io.drain_outputs();
   m.io.end_stdin();
   ExitRecord record = exit_record_of(exit);
-  write_exit_file(o.exit_file, record);
+  write_exit_file(o.exit_file, record, static_cast<UniqueFd&&>(m.exit_reserve));
   m.control.report_exit(record);
   m.control.remove_socket();
   m.reaper.reap();

@@ -74,6 +74,8 @@ struct ContainerManagerOptions {
   ContainerPods* pods = nullptr;
   ContainerEventSink* events = nullptr;  // unset: no events
   CdiRegistry* cdi = nullptr;            // unset: CDI_devices are refused
+  // Bytes of containers' output their log files did not take (a full disk), as monitors tell them.
+  std::function<void(uint64_t bytes)> on_log_bytes_lost;
 };
 
 // What the streaming server and the stats need of a container.

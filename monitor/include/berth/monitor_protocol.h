@@ -5,7 +5,9 @@
 //
 // Control socket (client -> monitor, reply):
 //   hello                     -> hello_reply(HelloReply)
-//   subscribe_exit            -> nothing now; exited(Exited + reason) when the container exits
+//   subscribe_exit            -> nothing now; exited(Exited + reason) when the container exits;
+//                                meanwhile log_lost(LogLoss) each time the log file stops taking
+//                                records and each time it takes them again
 //   reopen_log                -> reopen_done, or error(text) (sent once the new file exists)
 //   attach(AttachRequest)     -> attach_fds(AttachReply) + fds [stdin write end][stdout read end]
 //                                [stderr read end] (only those present, in that order), or error;
@@ -46,6 +48,7 @@ enum class Type : uint16_t {
   create_failed = 13,
   listening = 14,
   go = 15,
+  log_lost = 16,
 };
 
 struct Header {
@@ -88,6 +91,14 @@ struct Spawned {
 struct Created {
   int32_t container_pid;
   int32_t monitor_pid;
+};
+
+// Totals since the monitor started: records (whole lines or line parts) the log file did not take.
+struct LogLoss {
+  uint64_t records;
+  uint64_t bytes;     // of the records' content
+  int32_t sys_errno;  // why the last one was lost
+  uint32_t writing;   // 0: records are being lost from now on; 1: the file takes them again
 };
 
 struct CreateFailed {

@@ -3,6 +3,7 @@
 // monitor is already gone, so it works the same after a berthd restart. Persists nothing.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -18,8 +19,16 @@ class MonitorWatcher {
   // first). A monitor that vanished without an exit file yields kUnknownExitCode and a reason
   // saying so.
   using OnExit = std::function<void(const std::string& id, const ExitInfo& exit)>;
+  // A container's log file stopped taking its output (writing false) or took it again (true);
+  // the totals lost so far. Called on the watcher's thread.
+  struct LogLoss {
+    uint64_t records = 0, bytes = 0;
+    int sys_errno = 0;
+    bool writing = false;
+  };
+  using OnLogLoss = std::function<void(const std::string& id, const LogLoss& loss)>;
 
-  explicit MonitorWatcher(OnExit on_exit);
+  explicit MonitorWatcher(OnExit on_exit, OnLogLoss on_log_loss = nullptr);
   ~MonitorWatcher();  // stops the thread; pending exits are not reported
   MonitorWatcher(const MonitorWatcher&) = delete;
   MonitorWatcher& operator=(const MonitorWatcher&) = delete;

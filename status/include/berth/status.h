@@ -58,7 +58,8 @@ inline Status deadline_exceeded(std::string m) { return {Code::deadline_exceeded
 inline Status internal_error(std::string m) { return {Code::internal, std::move(m)}; }
 inline Status unimplemented(std::string m) { return {Code::unimplemented, std::move(m)}; }
 
-// "what: ENOENT (No such file or directory)", code internal unless given.
+// "what: ENOENT (No such file or directory)", code internal unless given (ENOSPC and EDQUOT:
+// resource_exhausted instead, a full disk being the node's state).
 Status errno_status(int err, std::string_view what, Code code = Code::internal);
 
 const char* code_name(Code code);
