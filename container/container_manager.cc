@@ -210,7 +210,8 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
                         .open_stdin = open_stdin,
                         .stdin_once = stdin_once,
                         .start = true,
-                        .diagnostics_path = c->bundle + "/monitor.log"};
+                        .diagnostics_path = c->bundle + "/monitor.log",
+                        .timeout = rt->timeout()};
   const std::string& log_dir = lease->info.log_directory;
   if (!log_path.empty() && !log_dir.empty() && log_path.rfind(log_dir + "/", 0) == 0) m.log_dir = log_dir;
   c->runtime_may_exist = true;

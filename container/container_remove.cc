@@ -42,10 +42,20 @@ Status ContainerManager::Impl::destroy(Container& c) {
     // plain delete does. The forced one (which polls in 100 ms sleeps for what it kills) is for
     // a container never seen to exit, or one a plain delete finds running (its exit recorded as
     // unknown while it still ran).
-    Status s = c.state() == v1::CONTAINER_EXITED ? rt->remove_stopped(id) : rt->remove(id);
-    if (!s.ok() && c.state() == v1::CONTAINER_EXITED) {
+    Status s = c.runtime_hung ? deadline_exceeded("the runtime's delete at the exit did not finish")
+               : c.state() == v1::CONTAINER_EXITED ? rt->remove_stopped(id)
+                                                   : rt->remove(id);
+    if (!s.ok() && !c.runtime_hung && s.code() != Code::deadline_exceeded && c.state() == v1::CONTAINER_EXITED) {
       spdlog::warn("container {}: the runtime refused to delete it: {}; deleting it by force", id, s.message());
       s = rt->remove(id);
+    }
+    // A runtime that hangs would hang every removal of the container: berthd does what its
+    // delete does, for a container whose init has ended (killed above): what is left in its
+    // cgroup killed with the cgroup, then the runtime's state of it.
+    if (s.code() == Code::deadline_exceeded && c.state() == v1::CONTAINER_EXITED) {
+      spdlog::warn("container {}: {}: {} hangs; removing its cgroup and state by hand", id, s.message(), rt->binary());
+      s = c.cgroups_path.empty() ? ok_status() : remove_cgroup(c.cgroups_path, opt.runtimes.systemd_cgroup());
+      if (s.ok()) s = rt->forget(id);
     }
     if (!s.ok()) return failed_step(id, "runtime", s);
     c.runtime_may_exist = false;

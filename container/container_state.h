@@ -42,6 +42,9 @@ struct Container {
   // Whether the runtime may hold state for it: false from CreateContainer until StartContainer
   // spawns its monitor; true after a restart, when that is not known.
   bool runtime_may_exist BERTH_GUARDED_BY(op) = true;
+  // The runtime's delete at the exit did not finish in the handler's timeout: the removal does
+  // the delete's work itself rather than wait as long again.
+  bool runtime_hung BERTH_GUARDED_BY(op) = false;
 
   runtime::v1::ContainerState state() const {
     MutexLock lock(mu);

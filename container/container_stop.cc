@@ -94,6 +94,7 @@ void ContainerManager::Impl::delete_exited_runtime(Container& c) {
   // the runtime kills what the init left in the container's cgroup, as containerd's shim does
   // at the init's exit.
   if (Status s = rt->remove_stopped(c.id); !s.ok()) {
+    c.runtime_hung = s.code() == Code::deadline_exceeded;
     spdlog::warn("container {}: deleting it from the runtime at its exit: {}; RemoveContainer will", c.id, s.message());
     return;
   }

@@ -22,12 +22,6 @@
 
 namespace berth {
 
-namespace {
-
-constexpr std::chrono::seconds kRuntimeTimeout{60};
-
-}  // namespace
-
 std::string runtime_log_error(const std::string& path) {
   std::istringstream in(read_text_file(path));
   std::string line, msg;
@@ -62,10 +56,12 @@ std::vector<std::string> OciRuntime::argv(const std::vector<std::string>& args) 
 Status OciRuntime::run(const std::vector<std::string>& args, const std::string& what) const {
   Command c;
   c.argv = argv(args);
-  c.timeout = kRuntimeTimeout;
+  c.timeout = timeout_;
   auto r = run_command(c);
   if (!r.ok()) return r.status().context(what);
-  if (!r->success()) return internal_error(what + ": " + r->describe(kRuntimeTimeout) + ": " + trim(r->err));
+  if (!r->success())
+    return Status(r->timed_out ? Code::deadline_exceeded : Code::internal,
+                  what + ": " + r->describe(timeout_) + ": " + trim(r->err));
   return ok_status();
 }
 
@@ -78,7 +74,7 @@ Status OciRuntime::create(const std::string& id, const std::string& bundle) cons
   if (!spawned.ok()) return spawned.status().context("create " + id);
   pid_t pid = *spawned;
   int status = 0;
-  auto deadline = std::chrono::steady_clock::now() + kRuntimeTimeout;
+  auto deadline = std::chrono::steady_clock::now() + timeout_;
   for (;;) {
     pid_t w = ::waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
@@ -86,7 +82,8 @@ Status OciRuntime::create(const std::string& id, const std::string& bundle) cons
     if (std::chrono::steady_clock::now() > deadline) {
       ::kill(pid, SIGKILL);
       ::waitpid(pid, &status, 0);
-      return deadline_exceeded("create " + id + ": " + binary_ + " did not finish in 60s");
+      return deadline_exceeded("create " + id + ": " + binary_ + " did not finish in " +
+                               std::to_string(timeout_.count()) + "s");
     }
     ::usleep(1000);
   }
@@ -100,7 +97,7 @@ Status OciRuntime::start(const std::string& id) const { return run({"start", id}
 Result<RuntimeState> OciRuntime::state(const std::string& id) const {
   Command c;
   c.argv = {binary_, "--root", root_, "state", id};
-  c.timeout = kRuntimeTimeout;
+  c.timeout = timeout_;
   auto r = run_command(c);
   if (!r.ok()) return r.status();
   if (!r->success()) return Status(Code::not_found, "state " + id + ": " + trim(r->err));
@@ -137,10 +134,14 @@ Status OciRuntime::remove_with(const std::vector<std::string>& args, const std::
   if (!s.ok() &&
       (s.message().find("does not exist") != std::string::npos || s.message().find("not exist") != std::string::npos)) {
     // A create killed before it wrote its state leaves a directory the runtime does not know.
-    if (id.find('/') != std::string::npos || id.empty() || id == "." || id == "..") return ok_status();
-    return remove_tree(root_ + "/" + id).context("delete " + id + ": the runtime's leftover state");
+    return forget(id);
   }
   return s;
+}
+
+Status OciRuntime::forget(const std::string& id) const {
+  if (id.find('/') != std::string::npos || id.empty() || id == "." || id == "..") return ok_status();
+  return remove_tree(root_ + "/" + id).context("delete " + id + ": the runtime's leftover state");
 }
 
 std::vector<std::string> OciRuntime::ids_in_root() const {

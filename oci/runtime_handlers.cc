@@ -56,7 +56,7 @@ Result<OciRuntime> RuntimeHandlers::runtime_for(const std::string& handler) cons
     for (const auto& k : handlers_) known += (known.empty() ? "" : ", ") + k.name;
     return invalid_argument("runtime_handler: unknown handler '" + resolve(handler) + "' (known: " + known + ")");
   }
-  return OciRuntime(h->binary, h->root, systemd_cgroup_);
+  return OciRuntime(h->binary, h->root, systemd_cgroup_, h->timeout);
 }
 
 HandlerFeatures RuntimeHandlers::features(const std::string& handler) const {

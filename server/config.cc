@@ -210,6 +210,7 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
       hr.str("path", h.path);
       hr.str("root", h.root);
       hr.boolean_or_auto("host_processes", h.host_processes);
+      hr.integer("timeout_seconds", h.timeout_seconds, 1, 3600);
       hr.finish();
       if (h.path.empty()) hr.fail("path", "must not be empty");
       c.runtimes[key] = h;
@@ -344,6 +345,7 @@ nlohmann::json config_to_json(const Config& c) {
   for (const auto& [name, h] : c.runtimes) {
     runtimes[name] = {{"path", h.path}, {"root", h.root}};
     runtimes[name]["host_processes"] = h.host_processes ? nlohmann::json(*h.host_processes) : nlohmann::json("auto");
+    runtimes[name]["timeout_seconds"] = h.timeout_seconds;
   }
   nlohmann::json registries = nlohmann::json::object();
   for (const auto& [name, h] : c.registries)

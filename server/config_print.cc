@@ -118,6 +118,7 @@ std::string config_to_toml(const Config& c) {
     std::string p = "runtimes." + name + ".";
     w.str(p + "path", "path", h.path);
     w.str(p + "root", "root", h.root);
+    w.integer(p + "timeout_seconds", "timeout_seconds", h.timeout_seconds);
   }
   return out.str();
 }

@@ -25,7 +25,8 @@ HostProbe probe_host(const std::string& root_dir) {
 RuntimeHandlers runtime_handlers_from_config(const Config& config, const HostFeatures& host) {
   std::vector<RuntimeHandler> handlers;
   for (const auto& [name, h] : config.runtimes)
-    handlers.push_back({name, h.path, h.root.empty() ? config.state + "/runtime/" + name : h.root, h.host_processes});
+    handlers.push_back({name, h.path, h.root.empty() ? config.state + "/runtime/" + name : h.root, h.host_processes,
+                        std::chrono::seconds(h.timeout_seconds)});
   return RuntimeHandlers(std::move(handlers), config.default_runtime, config.cgroup_driver == "systemd", host);
 }
 

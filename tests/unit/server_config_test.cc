@@ -65,6 +65,18 @@ TEST(Config, HostProcessesIsTrueFalseOrAuto) {
   EXPECT_EQ(printed["runc"]["host_processes"], "auto");
 }
 
+// A runtime command's timeout per handler: 60 s unless set, 1..3600.
+TEST(Config, RuntimeTimeoutIsPerHandler) {
+  auto c = parse_config("[runtimes.runc]\n[runtimes.slow]\npath = \"runsc\"\ntimeout_seconds = 300\n", "t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->runtimes.at("runc").timeout_seconds, 60);
+  EXPECT_EQ(c->runtimes.at("slow").timeout_seconds, 300);
+  EXPECT_EQ(config_to_json(*c)["runtimes"]["slow"]["timeout_seconds"], 300);
+  auto bad = parse_config("[runtimes.runc]\ntimeout_seconds = 0\n", "t.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("runtimes.runc.timeout_seconds"), std::string::npos) << bad.status().message();
+}
+
 struct BadCase {
   const char* toml;
   const char* expected;  // a fragment of the message

@@ -20,8 +20,11 @@ std::string runtime_log_error(const std::string& path);
 
 class OciRuntime {
  public:
-  OciRuntime(std::string binary, std::string root, bool systemd_cgroup)
-      : binary_(std::move(binary)), root_(std::move(root)), systemd_cgroup_(systemd_cgroup) {}
+  // `timeout`: how long one command may take; the runtime is then killed and the call fails with
+  // DEADLINE_EXCEEDED (a hung runtime never holds an rpc or a container's lock for longer).
+  OciRuntime(std::string binary, std::string root, bool systemd_cgroup,
+             std::chrono::seconds timeout = std::chrono::seconds(60))
+      : binary_(std::move(binary)), root_(std::move(root)), systemd_cgroup_(systemd_cgroup), timeout_(timeout) {}
 
   // The container's stdio goes to /dev/null; the runtime's log goes to <bundle>/runtime.log.
   Status create(const std::string& id, const std::string& bundle) const;
@@ -37,6 +40,9 @@ class OciRuntime {
   // `delete` without --force, for a container whose init is known to have ended: the runtime
   // refuses it while the container runs. Unknown containers and leftover state as for remove().
   Status remove_stopped(const std::string& id) const;
+  // What a hung runtime's delete leaves: its state dir for the container, removed by berthd once
+  // the container's processes are gone (the caller's to know), as the runtime's delete would.
+  Status forget(const std::string& id) const;
   // The ids of the containers in this runtime's --root (each is a directory there), read without
   // running the runtime.
   std::vector<std::string> ids_in_root() const;
@@ -48,12 +54,14 @@ class OciRuntime {
 
   const std::string& binary() const { return binary_; }
   const std::string& root() const { return root_; }
+  std::chrono::seconds timeout() const { return timeout_; }
 
  private:
   Status run(const std::vector<std::string>& args, const std::string& what) const;
   Status remove_with(const std::vector<std::string>& args, const std::string& id) const;
   std::string binary_, root_;
   bool systemd_cgroup_;
+  std::chrono::seconds timeout_;
 };
 
 }  // namespace berth

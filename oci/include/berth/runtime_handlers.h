@@ -30,6 +30,7 @@ struct RuntimeHandler {
   // Whether the runtime runs containers as namespaced host processes, as the operator set it;
   // unset: as its --version says (runc and crun do).
   std::optional<bool> host_processes = std::nullopt;
+  std::chrono::seconds timeout{60};  // per runtime command (OciRuntime)
 };
 
 // What this host offers any handler; berthd probes both once at start.

@@ -24,6 +24,9 @@ struct RuntimeHandlerConfig {
   // Whether its containers are namespaced host processes, so that berth may exec into them and
   // start their pause itself (RuntimeHandler::host_processes); unset ("auto"): runc and crun are.
   std::optional<bool> host_processes = std::nullopt;
+  // How long one runtime command (create, delete, kill, state, update) may take before it is
+  // killed and the rpc goes on without it (RuntimeHandler::timeout).
+  int timeout_seconds = 60;
 };
 
 struct Config {
