@@ -2,6 +2,7 @@
 // client joins the container's stdio through its monitor; detaching never stops the container.
 #include "rpc_scope.h"
 #include "services.h"
+#include "memory_headroom.h"
 #include "berth/container_manager.h"
 #include "berth/streaming_server.h"
 #include "stream_checks.h"
@@ -10,6 +11,8 @@ namespace berth {
 
 grpc::Status RuntimeServiceImpl::Attach(grpc::ServerContext*, const v1::AttachRequest* req, v1::AttachResponse* resp) {
   RpcScope scope("Attach", "container=" + req->container_id());
+  auto memory = ctx_.memory_headroom.enter("Attach", MemoryHeadroom::kSmallCost);
+  if (!memory.ok()) return scope.done(memory.status());
   if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
   if (berth::Status s = check_stream_stdio(req->stdin(), req->stdout(), req->stderr(), req->tty()); !s.ok())
     return scope.done(s);

@@ -3,6 +3,7 @@
 #include "request_checks.h"
 #include "rpc_scope.h"
 #include "services.h"
+#include "memory_headroom.h"
 #include "berth/container_manager.h"
 #include "call_limits.h"
 
@@ -13,6 +14,8 @@ grpc::Status RuntimeServiceImpl::CreateContainer(grpc::ServerContext*, const v1:
   RpcScope scope("CreateContainer", "sandbox=" + req->pod_sandbox_id() + " name=" + req->config().metadata().name());
   auto slot = ctx_.call_limits.enter(CallClass::lifecycle);
   if (!slot.ok()) return scope.done(slot.status());
+  auto memory = ctx_.memory_headroom.enter("CreateContainer", MemoryHeadroom::kSmallCost);
+  if (!memory.ok()) return scope.done(memory.status());
   if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
   if (!req->has_config()) return scope.done(invalid_argument("config: missing"));
   if (berth::Status s = check_container_config(req->config()); !s.ok()) return scope.done(s);

@@ -38,6 +38,7 @@
 #include "berth/stats_collector.h"
 #include "berth/streaming_server.h"
 #include "call_limits.h"
+#include "memory_headroom.h"
 #include "signal_loop.h"
 #include "socket_path.h"
 #include "state_lock.h"
@@ -165,6 +166,10 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
                            }});
   RuntimeProbe probe(sandbox_options.runtimes.find("")->binary);
   CallLimits call_limits(config.max_concurrent_rpcs);
+  std::unique_ptr<MemoryHeadroom> memory_headroom(MemoryHeadroom::of_this_process());
+  if (auto m = memory_headroom->read())
+    spdlog::info("berthd: its cgroup's memory limit is {} MiB; new work is refused within {} MiB of it", m->limit >> 20,
+                 MemoryHeadroom::reserve_for(m->limit) >> 20);
   ServiceContext ctx{config,
                      [&reloader] { return reloader.running(); },
                      sandbox_options.runtimes,
@@ -180,7 +185,8 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
                      **streaming,
                      families.pull_duration,
                      families.sandbox_start,
-                     call_limits};
+                     call_limits,
+                     *memory_headroom};
   events.connect(**sandboxes, **containers);
   struct DisconnectEvents {
     LifecycleEvents& events;

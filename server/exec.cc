@@ -3,6 +3,7 @@
 #include "request_checks.h"
 #include "rpc_scope.h"
 #include "services.h"
+#include "memory_headroom.h"
 #include "berth/container_manager.h"
 #include "berth/streaming_server.h"
 #include "stream_checks.h"
@@ -11,6 +12,8 @@ namespace berth {
 
 grpc::Status RuntimeServiceImpl::Exec(grpc::ServerContext*, const v1::ExecRequest* req, v1::ExecResponse* resp) {
   RpcScope scope("Exec", "container=" + req->container_id());
+  auto memory = ctx_.memory_headroom.enter("Exec", MemoryHeadroom::kSmallCost);
+  if (!memory.ok()) return scope.done(memory.status());
   if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
   if (berth::Status s = check_command({req->cmd().begin(), req->cmd().end()}); !s.ok()) return scope.done(s);
   if (berth::Status s = check_stream_stdio(req->stdin(), req->stdout(), req->stderr(), req->tty()); !s.ok())

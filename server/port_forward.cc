@@ -3,6 +3,7 @@
 // host's for host-network pods).
 #include "rpc_scope.h"
 #include "services.h"
+#include "memory_headroom.h"
 #include "berth/sandbox_manager.h"
 #include "berth/streaming_server.h"
 
@@ -11,6 +12,8 @@ namespace berth {
 grpc::Status RuntimeServiceImpl::PortForward(grpc::ServerContext*, const v1::PortForwardRequest* req,
                                              v1::PortForwardResponse* resp) {
   RpcScope scope("PortForward", "sandbox=" + req->pod_sandbox_id());
+  auto memory = ctx_.memory_headroom.enter("PortForward", MemoryHeadroom::kSmallCost);
+  if (!memory.ok()) return scope.done(memory.status());
   if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
   for (int32_t p : req->port())
     if (p < 1 || p > 65535) return scope.done(invalid_argument("port: " + std::to_string(p) + " is not a TCP port"));

@@ -6,6 +6,7 @@
 #include "berth/image_manager.h"
 #include "rpc_scope.h"
 #include "services.h"
+#include "memory_headroom.h"
 #include "berth/metrics_registry.h"
 #include "call_limits.h"
 
@@ -35,6 +36,8 @@ grpc::Status ImageServiceImpl::PullImage(grpc::ServerContext* call, const v1::Pu
   RpcScope scope("PullImage", "image=" + req->image().image());
   auto slot = ctx_.call_limits.enter(CallClass::pull);
   if (!slot.ok()) return scope.done(slot.status());
+  auto memory = ctx_.memory_headroom.enter("PullImage", MemoryHeadroom::kPullCost);
+  if (!memory.ok()) return scope.done(memory.status());
   if (req->image().image().empty()) return scope.done(invalid_argument("image.image: no image reference given"));
   auto creds = credentials_of(req->auth());
   if (!creds.ok()) return scope.done(creds.status());

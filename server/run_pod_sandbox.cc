@@ -3,6 +3,7 @@
 #include "request_checks.h"
 #include "rpc_scope.h"
 #include "services.h"
+#include "memory_headroom.h"
 #include "berth/metrics_registry.h"
 #include "berth/sandbox_manager.h"
 #include "call_limits.h"
@@ -16,6 +17,8 @@ grpc::Status RuntimeServiceImpl::RunPodSandbox(grpc::ServerContext*, const v1::R
   RpcScope scope("RunPodSandbox", "pod=" + md.namespace_() + "/" + md.name());
   auto slot = ctx_.call_limits.enter(CallClass::lifecycle);
   if (!slot.ok()) return scope.done(slot.status());
+  auto memory = ctx_.memory_headroom.enter("RunPodSandbox", MemoryHeadroom::kSandboxCost);
+  if (!memory.ok()) return scope.done(memory.status());
   if (!req->has_config()) return scope.done(invalid_argument("config: missing"));
   if (berth::Status s = check_pod_sandbox_config(req->config()); !s.ok()) return scope.done(s);
   auto started = std::chrono::steady_clock::now();

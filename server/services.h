@@ -26,6 +26,7 @@ class ContainerManager;
 class StatsCollector;
 class StreamingServer;
 class CallLimits;
+class MemoryHeadroom;
 
 namespace v1 = runtime::v1;
 
@@ -50,6 +51,7 @@ struct ServiceContext {
   HistogramFamily& image_pull_duration;  // berth_image_pull_duration_seconds{result}
   HistogramFamily& sandbox_start;        // berth_sandbox_start_duration_seconds{result}
   CallLimits& call_limits;               // shares of the gRPC threads for calls that can run long
+  MemoryHeadroom& memory_headroom;       // new work refused near berthd's cgroup memory limit
 };
 
 class RuntimeServiceImpl final : public v1::RuntimeService::Service {
