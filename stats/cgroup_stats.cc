@@ -19,9 +19,9 @@ CgroupLayout detect_cgroup_layout(const std::string& cgroup_root) {
   return CgroupLayout::v1;
 }
 
-static int64_t realtime_ns() {
+static int64_t clock_ns(clockid_t clock) {
   timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
+  ::clock_gettime(clock, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
@@ -75,7 +75,8 @@ static Result<CgroupSample> read_v1(const CgroupLocation& w) {
   const std::string cpu = w.cgroup_root + "/cpuacct" + w.relative_path;
   if (!exists(mem) && !exists(cpu)) return Status(Code::not_found, "cgroup " + w.relative_path + " does not exist");
   CgroupSample s;
-  s.timestamp_ns = realtime_ns();
+  s.timestamp_ns = clock_ns(CLOCK_REALTIME);
+  s.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
   s.cpu_usage_ns = f::read_u64(cpu + "/cpuacct.usage").value_or(0);
   s.memory_usage_bytes = f::read_u64(mem + "/memory.usage_in_bytes").value_or(0);
   s.memory_limit_bytes = limit_or_zero(f::read_u64(mem + "/memory.limit_in_bytes").value_or(0));
@@ -102,7 +103,8 @@ static Result<CgroupSample> read_v2(const CgroupLocation& w) {
   const std::string dir = w.cgroup_root + w.relative_path;
   if (!exists(dir)) return Status(Code::not_found, "cgroup " + w.relative_path + " does not exist");
   CgroupSample s;
-  s.timestamp_ns = realtime_ns();
+  s.timestamp_ns = clock_ns(CLOCK_REALTIME);
+  s.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
   s.cpu_usage_ns = get(f::read_key_values(dir + "/cpu.stat"), "usage_usec") * 1000;
   s.memory_usage_bytes = f::read_u64(dir + "/memory.current").value_or(0);
   s.memory_limit_bytes = limit_or_zero(f::read_u64(dir + "/memory.max").value_or(0));

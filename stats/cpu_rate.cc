@@ -4,19 +4,19 @@
 
 namespace berth {
 
-std::optional<uint64_t> CpuRateTracker::update(const std::string& id, uint64_t cpu_usage_ns, int64_t timestamp_ns) {
+std::optional<uint64_t> CpuRateTracker::update(const std::string& id, uint64_t cpu_usage_ns, int64_t monotonic_ns) {
   MutexLock lock(mu_);
-  auto [it, inserted] = last_.try_emplace(id, Last{cpu_usage_ns, timestamp_ns, std::nullopt});
+  auto [it, inserted] = last_.try_emplace(id, Last{cpu_usage_ns, monotonic_ns, std::nullopt});
   if (inserted) return std::nullopt;
   Last prev = it->second;
   // The same (cached) sample again: the rate it gave.
-  if (timestamp_ns == prev.at_ns && cpu_usage_ns == prev.cpu_ns) return prev.rate;
-  if (timestamp_ns <= prev.at_ns) return std::nullopt;
-  it->second = Last{cpu_usage_ns, timestamp_ns, std::nullopt};
+  if (monotonic_ns == prev.at_ns && cpu_usage_ns == prev.cpu_ns) return prev.rate;
+  if (monotonic_ns <= prev.at_ns) return std::nullopt;
+  it->second = Last{cpu_usage_ns, monotonic_ns, std::nullopt};
   // A counter that went backwards means the cgroup was recreated: start over.
   if (cpu_usage_ns < prev.cpu_ns) return std::nullopt;
   long double cores =
-      static_cast<long double>(cpu_usage_ns - prev.cpu_ns) / static_cast<long double>(timestamp_ns - prev.at_ns);
+      static_cast<long double>(cpu_usage_ns - prev.cpu_ns) / static_cast<long double>(monotonic_ns - prev.at_ns);
   it->second.rate = static_cast<uint64_t>(cores * 1e9L);
   return it->second.rate;
 }

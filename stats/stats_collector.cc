@@ -39,6 +39,7 @@ bool labels_match(const L& labels, const M& selector) {
 
 void add(CgroupSample& sum, const CgroupSample& s) {
   sum.timestamp_ns = std::max(sum.timestamp_ns, s.timestamp_ns);
+  sum.monotonic_ns = std::max(sum.monotonic_ns, s.monotonic_ns);
   sum.cpu_usage_ns += s.cpu_usage_ns;
   sum.memory_usage_bytes += s.memory_usage_bytes;
   sum.memory_working_set_bytes += s.memory_working_set_bytes;
@@ -122,7 +123,7 @@ struct StatsCollector::Impl {
                        v1::MemoryUsage* mem) {
     cpu->set_timestamp(s.timestamp_ns);
     cpu->mutable_usage_core_nano_seconds()->set_value(s.cpu_usage_ns);
-    if (auto rate = rates.update(id, s.cpu_usage_ns, s.timestamp_ns)) cpu->mutable_usage_nano_cores()->set_value(*rate);
+    if (auto rate = rates.update(id, s.cpu_usage_ns, s.monotonic_ns)) cpu->mutable_usage_nano_cores()->set_value(*rate);
     mem->set_timestamp(s.timestamp_ns);
     mem->mutable_working_set_bytes()->set_value(s.memory_working_set_bytes);
     mem->mutable_available_bytes()->set_value(memory_available_bytes(s));

@@ -94,7 +94,7 @@ TEST(CgroupStats, BusyProcessWith64MiBShowsCpuAndWorkingSet) {
     ASSERT_TRUE(r.ok()) << r.status().message();
     s = *r;
     if (s.memory_working_set_bytes < 64 * MiB) continue;  // dd still filling its buffer
-    nano_cores = rates.update("c", s.cpu_usage_ns, s.timestamp_ns);
+    nano_cores = rates.update("c", s.cpu_usage_ns, s.monotonic_ns);
   }
   ASSERT_TRUE(nano_cores.has_value()) << "working set never reached 64 MiB: " << s.memory_working_set_bytes;
   EXPECT_GT(s.cpu_usage_ns, 10'000'000u);

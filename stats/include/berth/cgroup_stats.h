@@ -20,7 +20,10 @@ enum class CgroupLayout { v1, v2 };
 CgroupLayout detect_cgroup_layout(const std::string& cgroup_root = "/sys/fs/cgroup");
 
 struct CgroupSample {
-  int64_t timestamp_ns = 0;  // CLOCK_REALTIME when read
+  int64_t timestamp_ns = 0;  // CLOCK_REALTIME when read (what CRI's timestamps are)
+  // CLOCK_MONOTONIC when read: rates are taken over it, so a wall clock set back or forward
+  // (NTP's step, an operator's date) never yields no rate or a wrong one.
+  int64_t monotonic_ns = 0;
   uint64_t cpu_usage_ns = 0;
   uint64_t memory_usage_bytes = 0;
   uint64_t memory_working_set_bytes = 0;  // usage minus inactive file, floored at 0

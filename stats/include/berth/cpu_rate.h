@@ -16,8 +16,9 @@ namespace berth {
 class CpuRateTracker {
  public:
   // Records this sample and returns the rate since the previous one; nullopt on the first sample
-  // or when time did not move forward.
-  std::optional<uint64_t> update(const std::string& id, uint64_t cpu_usage_ns, int64_t timestamp_ns);
+  // or when time did not move forward. `monotonic_ns`: CLOCK_MONOTONIC when the sample was read
+  // (the wall clock may be set back or forward between two samples).
+  std::optional<uint64_t> update(const std::string& id, uint64_t cpu_usage_ns, int64_t monotonic_ns);
   void forget(const std::string& id);
   // Forgets every object not in `live`: without it the tracker would keep one entry for every
   // container and pod ever sampled, for the daemon's whole life.
