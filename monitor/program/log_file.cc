@@ -45,12 +45,6 @@ int open_log(const char* path, const char* dir, UniqueFd* out) {
   return 0;
 }
 
-// The file's end, where the next record starts (0 when it cannot be told: /dev/null).
-off_t end_of(int fd) {
-  struct stat st;
-  return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : 0;
-}
-
 }  // namespace
 
 int LogFile::open(const char* path, const char* log_dir, size_t line_max) {
@@ -59,9 +53,7 @@ int LogFile::open(const char* path, const char* log_dir, size_t line_max) {
   line_cap_ = line_max + kCriLogHeaderMax;
   line_ = static_cast<char*>(malloc(line_cap_));
   if (!line_) return ENOMEM;
-  int err = open_log(path_, dir_, &fd_);
-  if (!err) size_ = end_of(fd_.get());
-  return err;
+  return open_log(path_, dir_, &fd_);
 }
 
 int LogFile::reopen() {
@@ -69,7 +61,6 @@ int LogFile::reopen() {
   int err = open_log(path_, dir_, &fresh);
   if (err) return err;
   fd_ = std::move(fresh);
-  size_ = end_of(fd_.get());
   return 0;
 }
 
@@ -83,14 +74,18 @@ void LogFile::write_record(const char* stream, bool partial, const char* data, s
     // A full disk or a lost file drops the record: the container must never wait on its log.
     if (w <= 0) {
       int err = w < 0 ? errno : ENOSPC;
-      if (n != whole) (void)!ftruncate(fd_.get(), size_);
+      // The part that went in is at the file's end (O_APPEND, and only this process writes):
+      // cut it off, whatever the file's size (kubelet may have truncated or renamed it).
+      struct stat st;
+      if (n != whole && fstat(fd_.get(), &st) == 0 && S_ISREG(st.st_mode) &&
+          st.st_size >= static_cast<off_t>(whole - n))
+        (void)!ftruncate(fd_.get(), st.st_size - static_cast<off_t>(whole - n));
       lost(len, err);
       return;
     }
     p += w;
     n -= static_cast<size_t>(w);
   }
-  size_ += static_cast<off_t>(whole);
   loss_.writing = 1;
 }
 

@@ -8,8 +8,6 @@
 
 #include <stddef.h>
 
-#include <sys/types.h>
-
 #include "berth/monitor_protocol.h"
 #include "berth/unique_fd.h"
 
@@ -30,7 +28,6 @@ class LogFile {
 
  private:
   void lost(size_t len, int err);
-  off_t size_ = 0;  // where the next record starts: the end of the last whole one
   monitor_protocol::LogLoss loss_{};
   bool reported_losing_ = false;
   const char* path_ = nullptr;

@@ -105,10 +105,17 @@ std::vector<std::string> broken_files(const std::string& root) {
 
 class FullDisk : public PodFixture {
  protected:
+  // The pods are removed and the daemon stopped while their filesystems are still there.
   void TearDown() override {
     PodFixture::TearDown();
     if (d_) d_->stop();
+    filesystems_.clear();
   }
+  SmallFilesystem& small_filesystem(const std::string& name, const std::string& size, int inodes) {
+    filesystems_.push_back(std::make_unique<SmallFilesystem>(scratch() / name, size, inodes));
+    return *filesystems_.back();
+  }
+  std::vector<std::unique_ptr<SmallFilesystem>> filesystems_;
   // A berthd whose state dir is on `state_fs` (when given); root stays on the test's scratch dir.
   CriClient& start(SmallFilesystem* state_fs, SmallFilesystem* root_fs = nullptr) {
     TempDir& dirs = scratch();
@@ -151,7 +158,7 @@ class FullStateDir : public FullDisk, public ::testing::WithParamInterface<bool>
 };
 
 TEST_P(FullStateDir, RefusesNewWorkNamingItAndRecoversWithoutARestart) {
-  SmallFilesystem state(scratch() / "state-fs", "8m", 4096);
+  SmallFilesystem& state = small_filesystem("state-fs", "8m", 4096);
   ASSERT_TRUE(state.mounted());
   CriClient& cri = start(&state);
   auto config = pod("full-state", logs_->path());
@@ -205,7 +212,7 @@ INSTANTIATE_TEST_SUITE_P(OutOf, FullStateDir, ::testing::Values(false, true),
 // The root full: a pull is refused naming it and leaves nothing in the store (no image, no blob
 // or layer it would have kept), pods and containers too, and a pull works once space is back.
 TEST_F(FullDisk, AFullRootRefusesPullsAndPodsAndKeepsTheStoreWhole) {
-  SmallFilesystem root(scratch() / "root-fs", "64m", 8192);
+  SmallFilesystem& root = small_filesystem("root-fs", "64m", 8192);
   ASSERT_TRUE(root.mounted());
   CriClient& cri = start(nullptr, &root);
   auto config = pod("full-root", logs_->path());
@@ -245,7 +252,7 @@ TEST_F(FullDisk, AFullRootRefusesPullsAndPodsAndKeepsTheStoreWhole) {
 // is counted (metrics) and logged, the file holds whole records only, and once space is back the
 // output goes on in the same file.
 TEST_F(FullDisk, AFullLogDirDropsAndCountsOutputWithoutStoppingTheContainer) {
-  SmallFilesystem logs(scratch() / "log-fs", "4m", 4096);
+  SmallFilesystem& logs = small_filesystem("log-fs", "4m", 4096);
   ASSERT_TRUE(logs.mounted());
   CriClient& cri = start(nullptr);
   auto config = pod("full-logs", logs.path() + "/pod");
