@@ -67,24 +67,20 @@ uint64_t MemoryHeadroom::reserve_for(uint64_t limit) { return std::max<uint64_t>
 std::optional<MemoryHeadroom::Reading> MemoryHeadroom::read() const {
   if (dir_.empty()) return std::nullopt;
   Reading r;
+  // The same reading in each version's words.
+  const std::string stat = dir_ + "/memory.stat";
+  auto usage = number_in(dir_ + (v2_ ? "/memory.current" : "/memory.usage_in_bytes"));
+  if (!usage) return std::nullopt;
+  uint64_t cache = stat_field(stat, v2_ ? "file" : "total_cache").value_or(0);
+  uint64_t shmem = stat_field(stat, v2_ ? "shmem" : "total_shmem").value_or(0);
+  uint64_t reclaimable = cache > shmem ? cache - shmem : 0;
+  r.working_set = *usage > reclaimable ? *usage - reclaimable : 0;
   if (v2_) {
-    auto usage = number_in(dir_ + "/memory.current");
-    if (!usage) return std::nullopt;
-    uint64_t cache = stat_field(dir_ + "/memory.stat", "file").value_or(0);
-    uint64_t shmem = stat_field(dir_ + "/memory.stat", "shmem").value_or(0);
-    uint64_t reclaimable = cache > shmem ? cache - shmem : 0;
-    r.working_set = *usage > reclaimable ? *usage - reclaimable : 0;
     // Every ancestor's memory.max bounds it too (a slice's limit); the root has none.
     for (std::string d = dir_; d.size() > root_.size(); d = d.substr(0, d.rfind('/')))
       if (auto max = number_in(d + "/memory.max"); max && (r.limit == 0 || *max < r.limit)) r.limit = *max;
   } else {
-    auto usage = number_in(dir_ + "/memory.usage_in_bytes");
-    if (!usage) return std::nullopt;
-    uint64_t cache = stat_field(dir_ + "/memory.stat", "total_cache").value_or(0);
-    uint64_t shmem = stat_field(dir_ + "/memory.stat", "total_shmem").value_or(0);
-    uint64_t reclaimable = cache > shmem ? cache - shmem : 0;
-    r.working_set = *usage > reclaimable ? *usage - reclaimable : 0;
-    r.limit = stat_field(dir_ + "/memory.stat", "hierarchical_memory_limit").value_or(0);
+    r.limit = stat_field(stat, "hierarchical_memory_limit").value_or(0);
     if (r.limit >= kNoLimit) r.limit = 0;
   }
   if (r.limit == 0) return std::nullopt;

@@ -55,11 +55,8 @@ class ClockJumps : public PodFixture {
   }
   double seconds_since(Steady::time_point t) { return std::chrono::duration<double>(Steady::now() - t).count(); }
   v1::ContainerStats stats(const std::string& id) {
-    grpc::ClientContext ctx;
-    v1::ContainerStatsRequest req;
-    req.set_container_id(id);
     v1::ContainerStatsResponse resp;
-    grpc::Status s = cri_->runtime().ContainerStats(&ctx, req, &resp);
+    grpc::Status s = cri_->container_stats(id, &resp);
     EXPECT_TRUE(s.ok()) << s.error_message();
     return resp.stats();
   }

@@ -45,6 +45,9 @@ class CniFaults : public PodFixture {
         {.config_toml = "cni_plugin_dirs = [\"" + dir + "\", \"/usr/lib/cni\"]\ncni_plugin_timeout_seconds = 4\n",
          .network = net_});
     cri_ = std::make_unique<CriClient>(*d_);
+    // kubelet's deadline (runtimeRequestTimeout, 2 min) is far above the plugin timeout; this one
+    // fails a call that waited for the plugin more than a few times over.
+    cri_->set_deadline(30s);
   }
   void TearDown() override {
     shell("pkill -f '^/usr/bin/python3 " + plugins_->path() + "/' 2>/dev/null");
@@ -59,35 +62,6 @@ class CniFaults : public PodFixture {
     c.set_log_directory(logs_->path());
     c.mutable_linux()->set_cgroup_parent(kCgroupParent);
     return c;
-  }
-  // kubelet's deadline (runtimeRequestTimeout, 2 min) is far above the plugin timeout; this one
-  // fails a call that waited for the plugin more than a few times over.
-  static grpc::ClientContext& deadline(grpc::ClientContext& ctx) {
-    ctx.set_deadline(std::chrono::system_clock::now() + 30s);
-    return ctx;
-  }
-  grpc::Status run_pod(const v1::PodSandboxConfig& config, std::string* id) {
-    grpc::ClientContext ctx;
-    v1::RunPodSandboxRequest req;
-    *req.mutable_config() = config;
-    v1::RunPodSandboxResponse resp;
-    grpc::Status s = cri_->runtime().RunPodSandbox(&deadline(ctx), req, &resp);
-    *id = resp.pod_sandbox_id();
-    return s;
-  }
-  grpc::Status stop_pod(const std::string& id) {
-    grpc::ClientContext ctx;
-    v1::StopPodSandboxRequest req;
-    req.set_pod_sandbox_id(id);
-    v1::StopPodSandboxResponse resp;
-    return cri_->runtime().StopPodSandbox(&deadline(ctx), req, &resp);
-  }
-  grpc::Status remove_pod(const std::string& id) {
-    grpc::ClientContext ctx;
-    v1::RemovePodSandboxRequest req;
-    req.set_pod_sandbox_id(id);
-    v1::RemovePodSandboxResponse resp;
-    return cri_->runtime().RemovePodSandbox(&deadline(ctx), req, &resp);
   }
   void expect_nothing_left() {
     EXPECT_EQ(net_->allocated_ips(), std::vector<std::string>{});
@@ -106,7 +80,7 @@ class CniAddFault : public CniFaults, public ::testing::WithParamInterface<const
 TEST_P(CniAddFault, RunPodSandboxFailsNamingThePluginAndLeavesNothing) {
   mark(std::string(GetParam()) + "-ADD");
   std::string id;
-  grpc::Status s = run_pod(pod("add-fault"), &id);
+  grpc::Status s = cri_->run_pod(pod("add-fault"), &id);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.error_message().find(kPlugin), std::string::npos) << s.error_message();
   EXPECT_TRUE(cri_->list_pods().empty());
@@ -116,9 +90,9 @@ TEST_P(CniAddFault, RunPodSandboxFailsNamingThePluginAndLeavesNothing) {
   expect_nothing_left();
   // The same pod once the plugin works again.
   unmark(std::string(GetParam()) + "-ADD");
-  ASSERT_OK(run_pod(pod("add-fault"), &id));
-  ASSERT_OK(stop_pod(id));
-  ASSERT_OK(remove_pod(id));
+  ASSERT_OK(cri_->run_pod(pod("add-fault"), &id));
+  ASSERT_OK(cri_->stop_pod(id));
+  ASSERT_OK(cri_->remove_pod(id));
   expect_nothing_left();
 }
 
@@ -131,19 +105,19 @@ class CniDelFault : public CniFaults, public ::testing::WithParamInterface<const
 // a DEL succeeds, which RemovePodSandbox (kubelet's next step) tries again.
 TEST_P(CniDelFault, StopPodSandboxFailsNamingThePluginAndRemovalRetriesTheDel) {
   std::string id;
-  ASSERT_OK(run_pod(pod("del-fault"), &id));
+  ASSERT_OK(cri_->run_pod(pod("del-fault"), &id));
   ASSERT_EQ(net_->allocated_ips().size(), 1u);
   mark(std::string(GetParam()) + "-DEL");
-  grpc::Status s = stop_pod(id);
+  grpc::Status s = cri_->stop_pod(id);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.error_message().find(kPlugin), std::string::npos) << s.error_message();
   if (std::string(GetParam()) == "hang") {
     EXPECT_TRUE(fs::exists(plugins_->path() + "/hung-DEL")) << "no hang: proves nothing";
   }
   // A second stop fails the same way while the plugin does.
-  EXPECT_FALSE(stop_pod(id).ok());
+  EXPECT_FALSE(cri_->stop_pod(id).ok());
   unmark(std::string(GetParam()) + "-DEL");
-  ASSERT_OK(remove_pod(id));
+  ASSERT_OK(cri_->remove_pod(id));
   expect_nothing_left();
 }
 
@@ -154,20 +128,16 @@ INSTANTIATE_TEST_SUITE_P(Plugin, CniDelFault, ::testing::Values("hang", "crash")
 // within the plugin timeout, and the pod is still READY (CHECK is a report, not a verdict).
 TEST_F(CniFaults, ACheckThatHangsIsReportedAndTheStatusAnswers) {
   std::string id;
-  ASSERT_OK(run_pod(pod("check-fault"), &id));
+  ASSERT_OK(cri_->run_pod(pod("check-fault"), &id));
   mark("hang-CHECK");
-  grpc::ClientContext ctx;
-  v1::PodSandboxStatusRequest req;
-  req.set_pod_sandbox_id(id);
-  req.set_verbose(true);
   v1::PodSandboxStatusResponse resp;
-  ASSERT_OK(cri_->runtime().PodSandboxStatus(&deadline(ctx), req, &resp));
+  ASSERT_OK(cri_->pod_status(id, &resp, true));
   EXPECT_TRUE(fs::exists(plugins_->path() + "/hung-CHECK")) << "no hang: proves nothing";
   EXPECT_EQ(resp.status().state(), v1::SANDBOX_READY);
   EXPECT_NE(resp.info().at("info").find(kPlugin), std::string::npos) << resp.info().at("info");
   unmark("hang-CHECK");
-  ASSERT_OK(stop_pod(id));
-  ASSERT_OK(remove_pod(id));
+  ASSERT_OK(cri_->stop_pod(id));
+  ASSERT_OK(cri_->remove_pod(id));
   expect_nothing_left();
 }
 

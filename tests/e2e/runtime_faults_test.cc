@@ -39,8 +39,8 @@ class RuntimeFaults : public PodFixture {
                "cmd=; for a; do case \"$a\" in create|run|delete|kill|start|state) [ -z \"$cmd\" ] && cmd=$a;; esac; "
                "done\n"
                "for a; do if [ -e \"" +
-                   dir + "/hang-$cmd-$a\" ]; then : > \"" + dir +
-                   "/hung-$cmd-$a\"; exec sleep 100000; fi; done\n"
+                   dir + "/hang-$cmd-$a\" ]; then : > \"" + dir + "/hung-$cmd-$a\"; exec " + hang_command() +
+                   "; fi; done\n"
                    "if { [ \"$cmd\" = create ] || [ \"$cmd\" = run ]; } && [ -e \"" +
                    dir +
                    "/crash-create\" ]; then runc \"$@\"; kill -9 $$; fi\n"
@@ -50,14 +50,19 @@ class RuntimeFaults : public PodFixture {
     d_ = &daemon({.config_toml = "[runtimes.runc]\npath = \"runc\"\n[runtimes.faulty]\npath = \"" + dir +
                                  "/runc-faulty\"\ntimeout_seconds = 6\n"});
     cri_ = std::make_unique<CriClient>(*d_);
+    // kubelet's own deadline on its calls (runtimeRequestTimeout, 2 min), shorter: far above the
+    // handler's timeout, so a call that waited for the hang more than a few times fails.
+    cri_->set_deadline(40s);
     ASSERT_OK(cri_->pull_image(image()));
   }
   void TearDown() override {
     // A hung command the test did not wait out: its sleep goes with the markers.
-    shell("pkill -f '^sleep 100000$' 2>/dev/null");
+    shell("pkill -f '^" + hang_command() + "$' 2>/dev/null");
     PodFixture::TearDown();
     if (d_) release_host_leftovers(scope());
   }
+  // This test's own (tests run side by side, and their containers sleep too).
+  static std::string hang_command() { return "sleep 99999." + std::to_string(::getpid()); }
   LeftoverScope scope() const { return {d_->root(), d_->state(), kCgroupParent, d_->network()}; }
   void mark(const std::string& name) { write_file(markers_->path() + "/" + name, ""); }
   bool wait_marked(const std::string& name) {
@@ -79,62 +84,18 @@ class RuntimeFaults : public PodFixture {
   }
   // Calls that must not wait for the hung command: each within a few seconds.
   void expect_answers_meanwhile(const std::string& pod_id, const std::string& id) {
-    auto soon = [](grpc::ClientContext& ctx) -> grpc::ClientContext& {
-      ctx.set_deadline(std::chrono::system_clock::now() + 4s);
-      return ctx;
-    };
-    {
-      grpc::ClientContext ctx;
-      v1::ContainerStatusRequest req;
-      req.set_container_id(id);
-      v1::ContainerStatusResponse resp;
-      EXPECT_OK_CALL(cri_->runtime().ContainerStatus(&soon(ctx), req, &resp));
-    }
-    {
-      grpc::ClientContext ctx;
-      v1::ListContainersResponse resp;
-      EXPECT_OK_CALL(cri_->runtime().ListContainers(&soon(ctx), v1::ListContainersRequest(), &resp));
-    }
-    {
-      grpc::ClientContext ctx;
-      v1::PodSandboxStatusRequest req;
-      req.set_pod_sandbox_id(pod_id);
-      v1::PodSandboxStatusResponse resp;
-      EXPECT_OK_CALL(cri_->runtime().PodSandboxStatus(&soon(ctx), req, &resp));
-    }
-  }
-  // kubelet's own deadline on these calls (runtimeRequestTimeout, 2 min): far above the
-  // handler's timeout, so a call that waited for the hang more than a few times fails.
-  static grpc::ClientContext& kubelet_deadline(grpc::ClientContext& ctx) {
-    ctx.set_deadline(std::chrono::system_clock::now() + 40s);
-    return ctx;
-  }
-  grpc::Status remove_container(const std::string& id) {
-    grpc::ClientContext ctx;
-    v1::RemoveContainerRequest req;
-    req.set_container_id(id);
-    v1::RemoveContainerResponse resp;
-    return cri_->runtime().RemoveContainer(&kubelet_deadline(ctx), req, &resp);
-  }
-  grpc::Status stop_container(const std::string& id) {
-    grpc::ClientContext ctx;
-    v1::StopContainerRequest req;
-    req.set_container_id(id);
-    v1::StopContainerResponse resp;
-    return cri_->runtime().StopContainer(&kubelet_deadline(ctx), req, &resp);
+    CriClient quick(*d_);
+    quick.set_deadline(4s);
+    v1::ContainerStatusResponse container;
+    EXPECT_OK_CALL(quick.container_status(id, &container));
+    EXPECT_FALSE(quick.list_containers().empty());
+    v1::PodSandboxStatusResponse pod;
+    EXPECT_OK_CALL(quick.pod_status(pod_id, &pod));
   }
   void expect_nothing_left(const std::string& pod_id, const std::string& id) {
     EXPECT_FALSE(fs::exists(d_->state() + "/runtime/faulty/" + id));
-    grpc::ClientContext stop_ctx, remove_ctx;
-    v1::StopPodSandboxRequest stop;
-    stop.set_pod_sandbox_id(pod_id);
-    v1::StopPodSandboxResponse stopped;
-    EXPECT_OK_CALL(cri_->runtime().StopPodSandbox(&kubelet_deadline(stop_ctx), stop, &stopped));
-    v1::RemovePodSandboxRequest remove;
-    remove.set_pod_sandbox_id(pod_id);
-    v1::RemovePodSandboxResponse removed;
-    EXPECT_OK_CALL(cri_->runtime().RemovePodSandbox(&kubelet_deadline(remove_ctx), remove, &removed));
-    // The fixture's own pod (runc) is not of this cgroup parent.
+    EXPECT_OK_CALL(cri_->stop_pod(pod_id));
+    EXPECT_OK_CALL(cri_->remove_pod(pod_id));
     EXPECT_EQ(host_leftovers(scope()), std::vector<std::string>{});
   }
 
@@ -147,11 +108,11 @@ TEST_F(RuntimeFaults, ARuntimeHungInKillAndDeleteHoldsUpNeitherStopNorRemoval) {
   ASSERT_OK(cri_->start_container(id));
   mark("hang-kill-" + id);
   mark("hang-delete-" + id);
-  ASSERT_OK(stop_container(id));
+  ASSERT_OK(cri_->stop_container(id, 0));
   EXPECT_EQ(status(id).state(), v1::CONTAINER_EXITED);
   ASSERT_TRUE(wait_marked("hung-delete-" + id)) << "the runtime's delete at the exit did not begin";
   expect_answers_meanwhile(pod_id, id);
-  ASSERT_OK(remove_container(id));
+  ASSERT_OK(cri_->remove_container(id));
   EXPECT_NE(d_->log().find("hangs; removing its cgroup and state by hand"), std::string::npos) << d_->log();
   expect_nothing_left(pod_id, id);
 }
@@ -163,7 +124,7 @@ TEST_F(RuntimeFaults, ARuntimeHungInDeleteAtRemovalOfARunningContainer) {
   mark("hang-delete-" + id);
   // RemoveContainer of a running one (crictl rm -f; kubelet after a failed stop): kill, then the
   // delete, which hangs.
-  auto removal = std::async(std::launch::async, [&] { return remove_container(id); });
+  auto removal = std::async(std::launch::async, [&] { return cri_->remove_container(id); });
   ASSERT_TRUE(wait_marked("hung-delete-" + id));
   expect_answers_meanwhile(pod_id, id);
   grpc::Status removed = removal.get();
@@ -175,19 +136,13 @@ TEST_F(RuntimeFaults, ARuntimeThatNeverReturnsFromCreateIsEndedAtTheHandlersTime
   std::string pod_id;
   std::string id = faulty_container(&pod_id);
   mark("hang-run-" + id);
-  auto start = std::async(std::launch::async, [&] {
-    grpc::ClientContext ctx;
-    v1::StartContainerRequest req;
-    req.set_container_id(id);
-    v1::StartContainerResponse resp;
-    return cri_->runtime().StartContainer(&kubelet_deadline(ctx), req, &resp);
-  });
+  auto start = std::async(std::launch::async, [&] { return cri_->start_container(id); });
   ASSERT_TRUE(wait_marked("hung-run-" + id));
   expect_answers_meanwhile(pod_id, id);
   grpc::Status started = start.get();
   EXPECT_EQ(started.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << started.error_message();
   EXPECT_EQ(status(id).reason(), "StartError");
-  ASSERT_OK(remove_container(id));
+  ASSERT_OK(cri_->remove_container(id));
   expect_nothing_left(pod_id, id);
 }
 
@@ -202,7 +157,7 @@ TEST_F(RuntimeFaults, ARuntimeThatCrashesMidCreateLeavesNothing) {
   EXPECT_EQ(st.state(), v1::CONTAINER_EXITED);
   EXPECT_EQ(st.reason(), "StartError");
   EXPECT_EQ(runc_init_processes(d_->state()), inits_before);
-  ASSERT_OK(remove_container(id));
+  ASSERT_OK(cri_->remove_container(id));
   expect_nothing_left(pod_id, id);
 }
 

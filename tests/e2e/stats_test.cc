@@ -98,11 +98,8 @@ class Stats : public PodFixture {
   }
 
   v1::ContainerStats container_stats(const std::string& id) {
-    grpc::ClientContext ctx;
-    v1::ContainerStatsRequest req;
-    req.set_container_id(id);
     v1::ContainerStatsResponse resp;
-    grpc::Status s = cri_->runtime().ContainerStats(&ctx, req, &resp);
+    grpc::Status s = cri_->container_stats(id, &resp);
     EXPECT_TRUE(s.ok()) << s.error_message();
     return resp.stats();
   }

@@ -46,6 +46,7 @@ CriClient::CriClient(const std::shared_ptr<grpc::Channel>& channel)
 
 grpc::Status CriClient::run_pod(const v1::PodSandboxConfig& config, std::string* id, const std::string& handler) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::RunPodSandboxRequest req;
   *req.mutable_config() = config;
   req.set_runtime_handler(handler);
@@ -57,14 +58,28 @@ grpc::Status CriClient::run_pod(const v1::PodSandboxConfig& config, std::string*
 
 grpc::Status CriClient::stop_pod(const std::string& id) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::StopPodSandboxRequest req;
   req.set_pod_sandbox_id(id);
   v1::StopPodSandboxResponse resp;
   return rt_->StopPodSandbox(&ctx, req, &resp);
 }
 
+void CriClient::with_deadline(grpc::ClientContext& ctx) const {
+  if (deadline_.count() > 0) ctx.set_deadline(std::chrono::system_clock::now() + deadline_);
+}
+
+grpc::Status CriClient::container_stats(const std::string& id, v1::ContainerStatsResponse* out) {
+  grpc::ClientContext ctx;
+  with_deadline(ctx);
+  v1::ContainerStatsRequest req;
+  req.set_container_id(id);
+  return rt_->ContainerStats(&ctx, req, out);
+}
+
 grpc::Status CriClient::remove_pod(const std::string& id) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::RemovePodSandboxRequest req;
   req.set_pod_sandbox_id(id);
   v1::RemovePodSandboxResponse resp;
@@ -73,6 +88,7 @@ grpc::Status CriClient::remove_pod(const std::string& id) {
 
 grpc::Status CriClient::pod_status(const std::string& id, v1::PodSandboxStatusResponse* out, bool verbose) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::PodSandboxStatusRequest req;
   req.set_pod_sandbox_id(id);
   req.set_verbose(verbose);
@@ -81,6 +97,7 @@ grpc::Status CriClient::pod_status(const std::string& id, v1::PodSandboxStatusRe
 
 std::vector<v1::PodSandbox> CriClient::list_pods(const v1::PodSandboxFilter& filter) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::ListPodSandboxRequest req;
   *req.mutable_filter() = filter;
   v1::ListPodSandboxResponse resp;
@@ -91,6 +108,7 @@ std::vector<v1::PodSandbox> CriClient::list_pods(const v1::PodSandboxFilter& fil
 
 grpc::Status CriClient::status(v1::StatusResponse* out, bool verbose) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::StatusRequest req;
   req.set_verbose(verbose);
   return rt_->Status(&ctx, req, out);
@@ -98,6 +116,7 @@ grpc::Status CriClient::status(v1::StatusResponse* out, bool verbose) {
 
 grpc::Status CriClient::update_runtime_config(const std::string& pod_cidr) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::UpdateRuntimeConfigRequest req;
   req.mutable_runtime_config()->mutable_network_config()->set_pod_cidr(pod_cidr);
   v1::UpdateRuntimeConfigResponse resp;
@@ -106,6 +125,7 @@ grpc::Status CriClient::update_runtime_config(const std::string& pod_cidr) {
 
 grpc::Status CriClient::pull_image(const std::string& ref, std::string* image_ref) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::PullImageRequest req;
   req.mutable_image()->set_image(ref);
   v1::PullImageResponse resp;
@@ -116,6 +136,7 @@ grpc::Status CriClient::pull_image(const std::string& ref, std::string* image_re
 
 std::vector<v1::Image> CriClient::list_images() {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::ListImagesResponse resp;
   grpc::Status s = img_->ListImages(&ctx, v1::ListImagesRequest(), &resp);
   if (!s.ok()) ADD_FAILURE() << "ListImages: " << s.error_message();
@@ -124,6 +145,7 @@ std::vector<v1::Image> CriClient::list_images() {
 
 grpc::Status CriClient::remove_image(const std::string& ref) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::RemoveImageRequest req;
   req.mutable_image()->set_image(ref);
   v1::RemoveImageResponse resp;
@@ -133,6 +155,7 @@ grpc::Status CriClient::remove_image(const std::string& ref) {
 grpc::Status CriClient::create_container(const std::string& pod_id, const v1::ContainerConfig& config, std::string* id,
                                          const v1::PodSandboxConfig& pod_config) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::CreateContainerRequest req;
   req.set_pod_sandbox_id(pod_id);
   *req.mutable_config() = config;
@@ -145,6 +168,7 @@ grpc::Status CriClient::create_container(const std::string& pod_id, const v1::Co
 
 grpc::Status CriClient::start_container(const std::string& id) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::StartContainerRequest req;
   req.set_container_id(id);
   v1::StartContainerResponse resp;
@@ -153,6 +177,7 @@ grpc::Status CriClient::start_container(const std::string& id) {
 
 grpc::Status CriClient::stop_container(const std::string& id, int64_t timeout_seconds) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::StopContainerRequest req;
   req.set_container_id(id);
   req.set_timeout(timeout_seconds);
@@ -162,6 +187,7 @@ grpc::Status CriClient::stop_container(const std::string& id, int64_t timeout_se
 
 grpc::Status CriClient::remove_container(const std::string& id) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::RemoveContainerRequest req;
   req.set_container_id(id);
   v1::RemoveContainerResponse resp;
@@ -170,6 +196,7 @@ grpc::Status CriClient::remove_container(const std::string& id) {
 
 grpc::Status CriClient::container_status(const std::string& id, v1::ContainerStatusResponse* out, bool verbose) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::ContainerStatusRequest req;
   req.set_container_id(id);
   req.set_verbose(verbose);
@@ -178,6 +205,7 @@ grpc::Status CriClient::container_status(const std::string& id, v1::ContainerSta
 
 std::vector<v1::Container> CriClient::list_containers(const v1::ContainerFilter& filter) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::ListContainersRequest req;
   *req.mutable_filter() = filter;
   v1::ListContainersResponse resp;
@@ -189,6 +217,7 @@ std::vector<v1::Container> CriClient::list_containers(const v1::ContainerFilter&
 grpc::Status CriClient::exec_sync(const std::string& id, const std::vector<std::string>& cmd, v1::ExecSyncResponse* out,
                                   int64_t timeout_seconds) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::ExecSyncRequest req;
   req.set_container_id(id);
   for (const auto& a : cmd) req.add_cmd(a);
@@ -198,6 +227,7 @@ grpc::Status CriClient::exec_sync(const std::string& id, const std::vector<std::
 
 grpc::Status CriClient::update_resources(const std::string& id, const v1::LinuxContainerResources& resources) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::UpdateContainerResourcesRequest req;
   req.set_container_id(id);
   *req.mutable_linux() = resources;
@@ -207,6 +237,7 @@ grpc::Status CriClient::update_resources(const std::string& id, const v1::LinuxC
 
 grpc::Status CriClient::reopen_log(const std::string& id) {
   grpc::ClientContext ctx;
+  with_deadline(ctx);
   v1::ReopenContainerLogRequest req;
   req.set_container_id(id);
   v1::ReopenContainerLogResponse resp;

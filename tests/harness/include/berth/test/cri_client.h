@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,7 @@ class CriClient {
   grpc::Status stop_container(const std::string& id, int64_t timeout_seconds);
   grpc::Status remove_container(const std::string& id);
   grpc::Status container_status(const std::string& id, v1::ContainerStatusResponse* out, bool verbose = false);
+  grpc::Status container_stats(const std::string& id, v1::ContainerStatsResponse* out);
   std::vector<v1::Container> list_containers(const v1::ContainerFilter& filter = {});
   grpc::Status exec_sync(const std::string& id, const std::vector<std::string>& cmd, v1::ExecSyncResponse* out,
                          int64_t timeout_seconds = 0);
@@ -59,9 +61,15 @@ class CriClient {
   v1::RuntimeService::Stub& runtime() { return *rt_; }
   v1::ImageService::Stub& images() { return *img_; }
 
+  // Every call from now on ends with DEADLINE_EXCEEDED after `d` (0: no deadline), as kubelet's
+  // runtimeRequestTimeout ends its calls: a test of a call that must not hang fails rather than hangs.
+  void set_deadline(std::chrono::milliseconds d) { deadline_ = d; }
+
  private:
+  void with_deadline(grpc::ClientContext& ctx) const;
   std::unique_ptr<v1::RuntimeService::Stub> rt_;
   std::unique_ptr<v1::ImageService::Stub> img_;
+  std::chrono::milliseconds deadline_{0};
 };
 
 // A CRI call that must succeed, with the server's message when it did not.
