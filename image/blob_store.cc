@@ -120,7 +120,7 @@ Status BlobStore::Writer::commit() {
                           std::to_string(expected_size_));
   std::string got = hash_->digest();
   if (got != digest_) return internal_error("blob " + digest_ + ": digest mismatch: content hashes to " + got);
-  if (::fsync(fd_.get()) != 0) return errno_status(errno, "fsync blob " + digest_);
+  if (::fsync(fd_.get()) != 0) return errno_status(errno, "fsync blob " + digest_ + " at " + temp_);
   fd_.reset();
   if (::rename(temp_.c_str(), final_.c_str()) != 0) return errno_status(errno, "store blob " + digest_);
   done_ = true;
@@ -133,7 +133,7 @@ Result<std::unique_ptr<BlobStore::Writer>> BlobStore::begin(const std::string& d
   std::string temp =
       dir_ + "/tmp/" + digest.substr(7) + "." + (temp_tag_.empty() ? "" : temp_tag_ + ".") + std::to_string(rng());
   UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (!fd) return errno_status(errno, "create temp blob for " + digest);
+  if (!fd) return errno_status(errno, "create " + temp + " for blob " + digest);
   return std::make_unique<Writer>(temp, std::move(fd), path(digest), digest, expected_size);
 }
 

@@ -6,6 +6,7 @@
 // here, walk their directories with O_NOFOLLOW for the same reason.
 #include "layer_unpack.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -96,6 +97,13 @@ Status apply_whiteout(int root_fd, const std::string& parent, const std::string&
   return ok_status();
 }
 
+// A failed write into the layer: a full filesystem (space or inodes) is the node's to fix, not a bug.
+Status write_failure(const ArchiveLibrary& api, archive* out, const std::string& message) {
+  int e = api.errno_of(out);
+  Code code = e == ENOSPC || e == EDQUOT ? Code::resource_exhausted : Code::internal;
+  return Status(code, message + ": " + api.error_string(out));
+}
+
 }  // namespace
 
 Status unpack_layer(const std::string& blob_path, const std::string& dest, const std::string& what) {
@@ -139,7 +147,7 @@ Status unpack_layer(const std::string& blob_path, const std::string& dest, const
         if (s.code() == Code::invalid_argument)
           return invalid_argument(what + ": whiteout '" + raw + "' escapes the layer root: " + s.message() +
                                   "; layer refused");
-        return s.context(what);
+        return s.context(what + " in " + dest);
       }
       continue;
     }
@@ -152,25 +160,21 @@ Status unpack_layer(const std::string& blob_path, const std::string& dest, const
     }
     api.entry_set_pathname(entry, (dest + "/" + *rel).c_str());
     r = api.write_header(out.get(), entry);
-    if (r < ARCHIVE_WARN) return internal_error(what + ": extract " + *rel + ": " + api.error_string(out.get()));
+    if (r < ARCHIVE_WARN) return write_failure(api, out.get(), what + ": extract " + dest + "/" + *rel);
     if (api.entry_size(entry) > 0 && api.entry_hardlink(entry) == nullptr) {
       const void* buf;
       size_t size;
       la_int64_t offset;
       while ((r = api.read_data_block(in.get(), &buf, &size, &offset)) == ARCHIVE_OK) {
-        if (api.write_data_block(out.get(), buf, size, offset) < ARCHIVE_WARN) {
-          std::string err = api.error_string(out.get());
-          return Status(err.find("space") != std::string::npos ? Code::resource_exhausted : Code::internal,
-                        what + ": write " + *rel + ": " + err);
-        }
+        if (api.write_data_block(out.get(), buf, size, offset) < ARCHIVE_WARN)
+          return write_failure(api, out.get(), what + ": write " + dest + "/" + *rel);
       }
       if (r < ARCHIVE_WARN) return internal_error(what + ": read " + *rel + ": " + api.error_string(in.get()));
     }
     if (api.write_finish_entry(out.get()) < ARCHIVE_WARN)
-      return internal_error(what + ": finish " + *rel + ": " + api.error_string(out.get()));
+      return write_failure(api, out.get(), what + ": finish " + dest + "/" + *rel);
   }
-  if (api.write_close(out.get()) < ARCHIVE_WARN)
-    return internal_error(what + ": close: " + api.error_string(out.get()));
+  if (api.write_close(out.get()) < ARCHIVE_WARN) return write_failure(api, out.get(), what + ": close " + dest);
   return ok_status();
 }
 

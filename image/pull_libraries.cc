@@ -57,6 +57,7 @@ std::string load_archive(ArchiveLibrary& a) {
   b.bind(a.write_close, "archive_write_close");
   b.bind(a.write_free, "archive_write_free");
   b.bind(a.error_string, "archive_error_string");
+  b.bind(a.errno_of, "archive_errno");
   b.bind(a.entry_pathname, "archive_entry_pathname");
   b.bind(a.entry_set_pathname, "archive_entry_set_pathname");
   b.bind(a.entry_hardlink, "archive_entry_hardlink");

@@ -40,6 +40,7 @@ struct ArchiveLibrary {
   decltype(&archive_write_close) write_close;
   decltype(&archive_write_free) write_free;
   decltype(&archive_error_string) error_string;
+  decltype(&archive_errno) errno_of;
   decltype(&archive_entry_pathname) entry_pathname;
   decltype(&archive_entry_set_pathname) entry_set_pathname;
   decltype(&archive_entry_hardlink) entry_hardlink;

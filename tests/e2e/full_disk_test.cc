@@ -146,9 +146,9 @@ class FullDisk : public PodFixture {
   }
 };
 
-class FullStateDir : public FullDisk, public ::testing::WithParamInterface<bool> {
+// Out of space or out of inodes, as the parameter says.
+class FullOf : public FullDisk, public ::testing::WithParamInterface<bool> {
  protected:
-  // Space or inodes, as the parameter says.
   void fill(SmallFilesystem& fs) {
     if (GetParam())
       fs.fill_inodes();
@@ -156,6 +156,8 @@ class FullStateDir : public FullDisk, public ::testing::WithParamInterface<bool>
       fs.fill_space();
   }
 };
+class FullStateDir : public FullOf {};
+class FullRoot : public FullOf {};
 
 TEST_P(FullStateDir, RefusesNewWorkNamingItAndRecoversWithoutARestart) {
   SmallFilesystem& state = small_filesystem("state-fs", "8m", 4096);
@@ -206,12 +208,9 @@ TEST_P(FullStateDir, RefusesNewWorkNamingItAndRecoversWithoutARestart) {
   EXPECT_EQ(status(created).state(), v1::CONTAINER_RUNNING);
 }
 
-INSTANTIATE_TEST_SUITE_P(OutOf, FullStateDir, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "Inodes" : "Space"; });
-
 // The root full: a pull is refused naming it and leaves nothing in the store (no image, no blob
 // or layer it would have kept), pods and containers too, and a pull works once space is back.
-TEST_F(FullDisk, AFullRootRefusesPullsAndPodsAndKeepsTheStoreWhole) {
+TEST_P(FullRoot, RefusesPullsAndPodsAndKeepsTheStoreWhole) {
   SmallFilesystem& root = small_filesystem("root-fs", "64m", 8192);
   ASSERT_TRUE(root.mounted());
   CriClient& cri = start(nullptr, &root);
@@ -231,7 +230,7 @@ TEST_F(FullDisk, AFullRootRefusesPullsAndPodsAndKeepsTheStoreWhole) {
   };
   const auto before = files();
 
-  root.fill_space();
+  fill(root);
   std::string id;
   EXPECT_EXHAUSTED(cri.pull_image(image()), root.path());
   EXPECT_TRUE(cri.list_images().empty());
@@ -247,6 +246,10 @@ TEST_F(FullDisk, AFullRootRefusesPullsAndPodsAndKeepsTheStoreWhole) {
   ASSERT_OK(cri.start_container(again));
   ASSERT_OK(cri.run_pod(test_pod("after"), &id));
 }
+
+const auto kSpaceOrInodes = [](const auto& info) { return info.param ? "Inodes" : "Space"; };
+INSTANTIATE_TEST_SUITE_P(OutOf, FullStateDir, ::testing::Values(false, true), kSpaceOrInodes);
+INSTANTIATE_TEST_SUITE_P(OutOf, FullRoot, ::testing::Values(false, true), kSpaceOrInodes);
 
 // The log directory full under a container that writes all the time: it runs on, its lost output
 // is counted (metrics) and logged, the file holds whole records only, and once space is back the
@@ -270,7 +273,10 @@ TEST_F(FullDisk, AFullLogDirDropsAndCountsOutputWithoutStoppingTheContainer) {
   ASSERT_TRUE(wait_for_file_text(log, "line-10-"));
 
   logs.fill_space();
-  ASSERT_TRUE(wait_for_file_text(d_->dir() + "/berthd.log", "takes no more output", 20s)) << d_->log();
+  ASSERT_TRUE(wait_for_file_text(d_->dir() + "/berthd.log", "takes no more output", 20s))
+      << "log " << fs::file_size(log) << " bytes, lost " << metric("berth_container_log_lost_bytes_total")
+      << " bytes, the container " << v1::ContainerState_Name(status(writer).state()) << "\n"
+      << d_->log();
   std::string id;
   EXPECT_EXHAUSTED(cri.run_pod(pod("refused", logs.path() + "/pod"), &id), logs.path());
   EXPECT_EXHAUSTED(cri.create_container(pod_id, test_container("refused", image(), {"true"}), &id, config),
