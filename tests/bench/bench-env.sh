@@ -54,11 +54,17 @@ bench_registry() {
   registry="127.0.0.1:$port"
 }
 
-# bench_network: a conflist (bridge + host-local + portmap) on a /24 no host address uses.
+# bench_network [22]: a conflist (bridge + host-local + portmap) on a /24 (or a /22, for more than
+# 250 pods) no host address uses.
 bench_network() {
-  local subnet="" third
-  for third in $(seq 0 255); do
-    if ! ip -o -4 addr show | grep -q " 10.199.$third\."; then subnet="10.199.$third.0/24"; break; fi
+  local subnet="" third step=1 prefix=${1:-24} k used
+  [ "$prefix" = 22 ] && step=4
+  for third in $(seq 0 "$step" 255); do
+    used=""
+    for k in $(seq "$third" $((third + step - 1))); do
+      ip -o -4 addr show | grep -q " 10.199.$k\." && used=1
+    done
+    if [ -z "$used" ]; then subnet="10.199.$third.0/$prefix"; break; fi
   done
   mkdir -p "$work/net.d" "$work/ipam"
   cat > "$work/net.d/10-bench.conflist" <<EOC

@@ -18,6 +18,7 @@
 #include "sandbox_bench.h"
 #include "stream_rpc_bench.h"
 #include "stats_bench.h"
+#include "recovery_bench.h"
 #include "steady_state_bench.h"
 
 namespace v1 = runtime::v1;
@@ -77,6 +78,13 @@ int main(int argc, char** argv) {
                "replay kubelet's periodic calls on --steady-pods pods for --duration seconds");
   app.add_option("--steady-pods", steady_o.pods, "pods of the steady state");
   app.add_option("--duration", steady_o.seconds, "seconds of the steady state");
+  app.add_flag("--keep-pods", steady_o.keep_pods, "leave --steady-state's pods running (for --wait-recovered)");
+  size_t recovered_pods = 0;
+  bool remove_all = false;
+  app.add_option("--wait-recovered", recovered_pods,
+                 "run right after the runtime's restart: time until it serves and lists this many pods ready and "
+                 "containers running; nothing else is measured");
+  app.add_flag("--remove-all", remove_all, "remove every pod the runtime lists (at --concurrency); nothing else");
   app.add_flag("--density", density, "start --density-pods pods at --concurrency, then list them");
   app.add_option("--density-pods", density_o.pods, "pods of the density measurement");
   app.add_option("--concurrency", steady_o.concurrency, "pod starts and removals in flight (steady state, density)");
@@ -90,6 +98,7 @@ int main(int argc, char** argv) {
   density_o.concurrency = steady_o.concurrency;
   std::string target = endpoint;
   if (target.rfind("unix://", 0) == 0) target = "unix:" + target.substr(7);
+  if (recovered_pods > 0) return wait_recovered(target, recovered_pods, 900) ? 0 : 1;
 
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(16 << 20);
@@ -99,6 +108,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto rt = v1::RuntimeService::NewStub(channel);
+  if (remove_all) {
+    remove_all_pods(*rt, steady_o.concurrency);
+    return 0;
+  }
   v1::VersionResponse version;
   {
     grpc::ClientContext ctx;

@@ -105,6 +105,7 @@ std::vector<milliseconds> phases(size_t n, uint32_t seed) {
 void run_steady_state_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& images, const RuntimeProcs& procs,
                             const SteadyStateOptions& o) {
   if (!pull_image(images, o.image)) return;
+  RuntimeSample before = procs.sample();
   Fleet fleet = start_fleet(rt, {o.image, "steady", o.pods, o.concurrency});
   std::printf("\nkubelet steady state: %zu of %zu pods started in %.1f s (concurrency %zu)\n", fleet.pods.size(),
               o.pods, fleet.start_seconds, o.concurrency);
@@ -151,9 +152,22 @@ void run_steady_state_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub
     figure("steady.helpers_rss_mib", end_sample.helpers_rss_kib() / 1024.0);
     figure("steady.helpers_pss_mib", end_sample.helpers_pss_kib() / 1024.0);
     figure("steady.helpers", static_cast<double>(end_sample.helpers.size()));
+    if (n > 0) {
+      // What each pod costs the runtime: if it grows with the pod count, something is per pod squared.
+      PerPodMib per_pod = memory_per_pod(before, end_sample, n);
+      std::printf("runtime memory per pod (daemon + helpers, growth / pods): RSS %.2f MiB, Pss %.2f MiB\n", per_pod.rss,
+                  per_pod.pss);
+      figure("steady.per_pod_rss_mib", per_pod.rss);
+      figure("steady.per_pod_pss_mib", per_pod.pss);
+    }
+  }
+  if (o.keep_pods) {
+    std::printf("%zu pods left running\n", n);
+    return;
   }
   double removed = remove_fleet(rt, fleet, o.concurrency);
   std::printf("pods removed in %.1f s (concurrency %zu)\n", removed, o.concurrency);
+  figure("steady.remove_s", removed);
 }
 
 }  // namespace berth::bench

@@ -20,6 +20,7 @@ struct SteadyStateOptions {
   double seconds = 60;
   size_t concurrency = 10;  // pod starts and removals in flight
   size_t probe_threads = 4;
+  bool keep_pods = false;  // leave them running (a restart measured after: recovery_bench.h)
 };
 
 void run_steady_state_bench(runtime::v1::RuntimeService::Stub& rt, runtime::v1::ImageService::Stub& images,
