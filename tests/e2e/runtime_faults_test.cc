@@ -117,6 +117,24 @@ TEST_F(RuntimeFaults, ARuntimeHungInKillAndDeleteHoldsUpNeitherStopNorRemoval) {
   expect_nothing_left(pod_id, id);
 }
 
+// StopPodSandbox stops the pod's containers as StopContainer does, and its removal removes them:
+// the hung kill and delete of one of them hold up neither, nor any other call meanwhile.
+TEST_F(RuntimeFaults, ARuntimeHungInKillAndDeleteHoldsUpNeitherThePodsStopNorItsRemoval) {
+  std::string pod_id;
+  std::string id = faulty_container(&pod_id);
+  ASSERT_OK(cri_->start_container(id));
+  mark("hang-kill-" + id);
+  mark("hang-delete-" + id);
+  ASSERT_OK(cri_->stop_pod(pod_id));
+  EXPECT_EQ(status(id).state(), v1::CONTAINER_EXITED);
+  ASSERT_TRUE(wait_marked("hung-delete-" + id)) << "the runtime's delete at the exit did not begin";
+  expect_answers_meanwhile(pod_id, id);
+  ASSERT_OK(cri_->remove_pod(pod_id));
+  EXPECT_TRUE(cri_->list_containers().empty());
+  EXPECT_FALSE(fs::exists(d_->state() + "/runtime/faulty/" + id));
+  EXPECT_EQ(host_leftovers(scope()), std::vector<std::string>{});
+}
+
 TEST_F(RuntimeFaults, ARuntimeHungInDeleteAtRemovalOfARunningContainer) {
   std::string pod_id;
   std::string id = faulty_container(&pod_id);
