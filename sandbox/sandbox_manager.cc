@@ -181,6 +181,7 @@ void SandboxManager::finish_recovery() {
     else
       spdlog::info("sandbox {}: undid a RunPodSandbox cut short by a berthd restart", s->cp.id);
   }
+  impl_->check_recovered_networks();
 }
 
 }  // namespace berth

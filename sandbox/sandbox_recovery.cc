@@ -125,4 +125,30 @@ void SandboxManager::Impl::remove_leftovers() {
   }
 }
 
+void SandboxManager::Impl::check_recovered_networks() {
+  if (!opt.network) return;
+  std::vector<std::shared_ptr<Sandbox>> all;
+  {
+    MutexLock lock(mu);
+    for (const auto& [id, s] : sandboxes)
+      if (!s->cp.host_network) all.push_back(s);
+  }
+  size_t failed = 0;
+  for (const auto& s : all) {
+    MutexLock op(s->op);  // not while a stop tears the network down
+    {
+      MutexLock lock(s->mu);
+      if (s->removed || !s->ready_locked()) continue;
+    }
+    Status check = opt.network->check(s->cp.id, s->cp.netns_path);
+    if (!check.ok()) {
+      ++failed;
+      spdlog::warn("sandbox {}: CNI CHECK after recovery: {}", s->cp.id, check.message());
+    }
+    MutexLock lock(s->mu);
+    s->network_check = check.ok() ? std::string("ok") : check.message();
+  }
+  if (!all.empty()) spdlog::info("sandboxes: CNI CHECK of {} recovered pods: {} failed", all.size(), failed);
+}
+
 }  // namespace berth

@@ -41,6 +41,8 @@ struct Sandbox {
   bool removed BERTH_GUARDED_BY(mu) = false;  // out of the index: a call that waited for op has nothing left to do
   int leases BERTH_GUARDED_BY(mu) = 0;
   std::vector<std::string> ips BERTH_GUARDED_BY(mu);
+  // The CNI CHECK berthd ran when it recovered the pod ("ok" or the error); empty: none ran.
+  std::string network_check BERTH_GUARDED_BY(mu);
   // Whether the runtime may hold a container for it: unknown after a restart.
   bool runtime_may_exist BERTH_GUARDED_BY(op) = true;
 
@@ -80,6 +82,10 @@ struct SandboxManager::Impl {
 
   // Recovery (sandbox_recovery.cc).
   void recover();
+  // CNI CHECK of every ready pod with a network of its own, once recovered: what changed on the
+  // node while berthd was down (a bridge deleted, an interface gone) is logged and shown in the
+  // pod's verbose status, without a CHECK on each status call.
+  void check_recovered_networks();
   std::shared_ptr<Sandbox> recovered_sandbox(const SandboxCheckpoint& cp);
   void remove_leftovers();
 

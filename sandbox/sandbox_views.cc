@@ -1,5 +1,5 @@
-// What the sandbox calls serve from memory: PodSandboxStatus (with the verbose info and a CNI
-// CHECK), ListPodSandbox, the SandboxInfo other modules read, and the ready count.
+// What the sandbox calls serve from memory: PodSandboxStatus (with the verbose info and the CNI
+// CHECK of the pod's recovery), ListPodSandbox, the SandboxInfo other modules read, and the ready count.
 #include <poll.h>
 
 #include <nlohmann/json.hpp>
@@ -77,15 +77,14 @@ Status SandboxManager::status(const std::string& id_or_prefix, bool verbose, v1:
       info["userns"] = {{"path", cp.userns_path},
                         {"uid_map", id_map_text(cp.uid_mappings)},
                         {"gid_map", id_map_text(cp.gid_mappings)}};
-    if (!cp.host_network && ready && impl_->opt.network) {
-      Status check = impl_->opt.network->check(cp.id, cp.netns_path);
-      info["network_check"] = check.ok() ? std::string("ok") : check.message();
-    }
-    std::string resources;
+    std::string resources, network_check;
     {
       MutexLock lock(s->mu);
       resources = s->cp.resources;
+      network_check = s->network_check;
     }
+    // The CHECK of the pod's recovery, never one per call (a CHECK execs the plugin chain).
+    if (!network_check.empty()) info["network_check"] = network_check;
     if (auto r = nlohmann::json::parse(resources, nullptr, false); r.is_object()) info["resources"] = r;
     if (auto spec = oci::read_spec_file(s->bundle + "/config.json"); spec.ok())
       info["runtimeSpec"] = oci::to_json(*spec);
