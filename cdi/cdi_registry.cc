@@ -55,7 +55,7 @@ struct CdiRegistry::State {
   };
 
   Mutex mu;
-  std::vector<std::string> dirs;                                 // set before the registry is shared
+  std::vector<std::string> dirs BERTH_GUARDED_BY(mu);
   std::map<std::string, LoadedSpec> files BERTH_GUARDED_BY(mu);  // by path
   bool indexed BERTH_GUARDED_BY(mu) = false;
   std::map<std::string, DeviceRef> devices BERTH_GUARDED_BY(mu);        // qualified name -> where it is defined
@@ -191,6 +191,11 @@ struct CdiRegistry::State {
 };
 
 CdiRegistry::CdiRegistry(std::vector<std::string> dirs) : state_(std::make_unique<State>()) {
+  set_dirs(std::move(dirs));
+}
+
+void CdiRegistry::set_dirs(std::vector<std::string> dirs) {
+  MutexLock lock(state_->mu);
   state_->dirs = normalized_dirs(std::move(dirs));
 }
 

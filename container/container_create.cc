@@ -2,7 +2,6 @@
 // file, record, index), each undone on failure and each with a fault point, and the functions
 // that assemble what a step takes from the pod, the image and the request.
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -99,7 +98,7 @@ ImageForContainer image_for_container(const v1::ContainerConfig& config, const I
 }
 
 // What the spec builder takes from the node and from the steps before it.
-Result<ContainerSpecInputs> spec_inputs(const ContainerManager::Impl& impl, const v1::ContainerConfig& config,
+Result<ContainerSpecInputs> spec_inputs(ContainerManager::Impl& impl, const v1::ContainerConfig& config,
                                         const SandboxInfo& pod, const Container& c, const std::string& id,
                                         int target_pid) {
   ContainerSpecInputs in{
@@ -114,7 +113,11 @@ Result<ContainerSpecInputs> spec_inputs(const ContainerManager::Impl& impl, cons
       .mounts = {recursive_read_only_mode(impl.opt.runtimes.features(pod.runtime_handler)), c.bundle + "/mounts",
                  kernel_has_mount_setattr(), pod.userns.own ? pod.userns.uids : std::vector<IdMapping>{},
                  pod.userns.own ? pod.userns.gids : std::vector<IdMapping>{}}};
-  if (rlimit nofile{}; getrlimit(RLIMIT_NOFILE, &nofile) == 0) in.nofile = nofile.rlim_max;
+  {
+    MutexLock lock(impl.mu);
+    in.rlimits = impl.process_defaults.rlimits;
+    in.device_ownership_from_security_context = impl.process_defaults.device_ownership_from_security_context;
+  }
   if (in.host_apparmor && !config.linux().security_context().privileged()) {
     auto profile = ensure_apparmor_default_profile(impl.opt.state_dir);
     if (!profile.ok()) return profile.status();

@@ -62,11 +62,19 @@ Result<std::vector<oci::Namespace>> namespaces(const v1::ContainerConfig& c, con
 }
 
 Result<std::vector<oci::Device>> devices(const v1::ContainerConfig& c, bool privileged,
-                                         std::vector<oci::DeviceRule>* rules) {
+                                         std::optional<DeviceOwner> owner, std::vector<oci::DeviceRule>* rules) {
   std::vector<DeviceRequest> reqs;
   for (const auto& d : c.devices()) reqs.push_back({d.container_path(), d.host_path(), d.permissions()});
   auto resolved = resolve_devices(reqs);
   if (!resolved.ok()) return resolved.status();
+  // device_ownership_from_security_context: the devices asked for (a GPU, a DRA driver's) are the
+  // container user's, so a non-root workload can open them; a privileged container's host
+  // devices keep their owners, as containerd's and CRI-O's do.
+  if (owner)
+    for (auto& d : *resolved) {
+      d.uid = owner->uid;
+      d.gid = owner->gid;
+    }
   if (privileged) {
     auto host = host_devices();
     if (!host.ok()) return host.status();
@@ -125,13 +133,14 @@ Result<oci::Resources> oci_resources(const v1::LinuxContainerResources& r, bool 
 
 Result<oci::Linux> linux_section(const v1::ContainerConfig& c, const PodForContainer& pod,
                                  const ContainerSpecInputs& in, bool privileged,
-                                 const std::vector<std::string>& capabilities) {
+                                 const std::vector<std::string>& capabilities,
+                                 std::optional<DeviceOwner> device_owner) {
   const auto& sc = c.linux().security_context();
   auto ns = namespaces(c, pod, in);
   if (!ns.ok()) return ns.status();
   auto res = oci_resources(c.linux().resources(), in.cgroup_v2);
   if (!res.ok()) return res.status();
-  auto devs = devices(c, privileged, &res->devices);
+  auto devs = devices(c, privileged, device_owner, &res->devices);
   if (!devs.ok()) return devs.status();
   oci::Linux linux{.resources = std::move(*res),
                    .cgroups_path = in.cgroups_path,

@@ -87,6 +87,10 @@ ContainerManager::~ContainerManager() {
 Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManagerOptions options) {
   auto impl = std::make_unique<Impl>();
   impl->opt = std::move(options);
+  {
+    MutexLock lock(impl->mu);
+    impl->process_defaults = impl->opt.process_defaults;
+  }
   impl->containers_state = impl->opt.state_dir + "/containers";
   // Monitor sockets live apart from the bundles: a unix socket path must stay under 108 bytes.
   impl->monitors_dir = impl->opt.state_dir + "/monitors";
@@ -244,6 +248,11 @@ std::vector<std::string> ContainerManager::ids_in_sandbox(const std::string& san
   for (const auto& [id, c] : impl_->containers)
     if (c->sandbox_id == sandbox_id) out.push_back(id);
   return out;
+}
+
+void ContainerManager::set_process_defaults(ContainerProcessDefaults defaults) {
+  MutexLock lock(impl_->mu);
+  impl_->process_defaults = std::move(defaults);
 }
 
 }  // namespace berth

@@ -144,7 +144,7 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
                                                          .ambient = caps->ambient},
                        .no_new_privileges = sc.no_new_privs(),
                        .oom_score_adj = static_cast<int>(oom)};
-  if (in.nofile > 0) process.rlimits.push_back({.type = "RLIMIT_NOFILE", .hard = in.nofile, .soft = in.nofile});
+  process.rlimits = in.rlimits;
   auto apparmor = apparmor_profile(sc, in.host_apparmor, in.default_apparmor_profile);
   if (!apparmor.ok()) return apparmor.status();
   process.apparmor_profile = *apparmor;
@@ -175,7 +175,9 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
       prepared.push_back({m.prepared_from, m.source, m.prepared_read_only, m.uid_mappings, m.gid_mappings, m.field});
   }
 
-  auto linux = linux_section(c, pod, in, sc.privileged(), caps->caps);
+  std::optional<DeviceOwner> device_owner;
+  if (in.device_ownership_from_security_context) device_owner = DeviceOwner{user->uid, user->gid};
+  auto linux = linux_section(c, pod, in, sc.privileged(), caps->caps, device_owner);
   if (!linux.ok()) return linux.status();
   linux->rootfs_propagation = rootfs_propagation;
 

@@ -67,6 +67,8 @@ struct ContainerManager::Impl {
   SeccompProgramCache seccomp_programs;
   // Recovered containers whose pod is gone, or that run without a monitor: finish_recovery's work.
   std::vector<std::string> orphans BERTH_GUARDED_BY(mu), unmonitored BERTH_GUARDED_BY(mu);
+  // opt's default_rlimits and device_ownership_from_security_context as a reload set them last.
+  ContainerProcessDefaults process_defaults BERTH_GUARDED_BY(mu);
 
   Result<OciRuntime> runtime_for(const std::string& handler) const;
   // Recovery (container_recovery.cc): records back into the index, checked against the monitors.

@@ -32,37 +32,101 @@ struct RuntimeHandlers::FeatureCache {
   std::map<std::string, std::pair<BinaryKey, RuntimeFeatures>> by_handler BERTH_GUARDED_BY(mu);
 };
 
-RuntimeHandlers::RuntimeHandlers() : cache_(std::make_shared<FeatureCache>()) {}
+struct RuntimeHandlers::Table {
+  Mutex mu;
+  std::vector<RuntimeHandler> handlers BERTH_GUARDED_BY(mu);
+  std::vector<RuntimeHandler> removed BERTH_GUARDED_BY(mu);  // by reloads; still run what they made
+  std::string default_name BERTH_GUARDED_BY(mu);
+
+  std::string resolve(const std::string& handler) BERTH_REQUIRES(mu) {
+    return handler.empty() ? default_name : handler;
+  }
+  const RuntimeHandler* configured(const std::string& name) BERTH_REQUIRES(mu) {
+    for (const auto& h : handlers)
+      if (h.name == name) return &h;
+    return nullptr;
+  }
+  std::string known() BERTH_REQUIRES(mu) {
+    std::string out;
+    for (const auto& k : handlers) out += (out.empty() ? "" : ", ") + k.name;
+    return out;
+  }
+};
+
+RuntimeHandlers::RuntimeHandlers() : table_(std::make_shared<Table>()), cache_(std::make_shared<FeatureCache>()) {}
 
 RuntimeHandlers::RuntimeHandlers(std::vector<RuntimeHandler> handlers, std::string default_name, bool systemd_cgroup,
                                  HostFeatures host)
-    : handlers_(std::move(handlers)),
-      default_name_(std::move(default_name)),
-      systemd_cgroup_(systemd_cgroup),
+    : systemd_cgroup_(systemd_cgroup),
       host_(host),
-      cache_(std::make_shared<FeatureCache>()) {}
+      table_(std::make_shared<Table>()),
+      cache_(std::make_shared<FeatureCache>()) {
+  MutexLock lock(table_->mu);
+  table_->handlers = std::move(handlers);
+  table_->default_name = std::move(default_name);
+}
 
-const RuntimeHandler* RuntimeHandlers::find(const std::string& handler) const {
-  std::string name = resolve(handler);
-  for (const auto& h : handlers_)
-    if (h.name == name) return &h;
-  return nullptr;
+std::string RuntimeHandlers::resolve(const std::string& handler) const {
+  MutexLock lock(table_->mu);
+  return table_->resolve(handler);
+}
+
+std::string RuntimeHandlers::default_name() const {
+  MutexLock lock(table_->mu);
+  return table_->default_name;
+}
+
+std::vector<RuntimeHandler> RuntimeHandlers::all() const {
+  MutexLock lock(table_->mu);
+  return table_->handlers;
+}
+
+std::optional<RuntimeHandler> RuntimeHandlers::find(const std::string& handler) const {
+  MutexLock lock(table_->mu);
+  std::string name = table_->resolve(handler);
+  if (const RuntimeHandler* h = table_->configured(name)) return *h;
+  for (const auto& h : table_->removed)
+    if (h.name == name) return h;
+  return std::nullopt;
+}
+
+Status RuntimeHandlers::accepts_new(const std::string& handler) const {
+  MutexLock lock(table_->mu);
+  std::string name = table_->resolve(handler);
+  if (table_->configured(name)) return ok_status();
+  return invalid_argument("runtime_handler: unknown handler '" + name + "' (known: " + table_->known() + ")");
 }
 
 Result<OciRuntime> RuntimeHandlers::runtime_for(const std::string& handler) const {
-  const RuntimeHandler* h = find(handler);
+  auto h = find(handler);
   if (!h) {
-    std::string known;
-    for (const auto& k : handlers_) known += (known.empty() ? "" : ", ") + k.name;
-    return invalid_argument("runtime_handler: unknown handler '" + resolve(handler) + "' (known: " + known + ")");
+    MutexLock lock(table_->mu);
+    return invalid_argument("runtime_handler: unknown handler '" + table_->resolve(handler) +
+                            "' (known: " + table_->known() + ")");
   }
   return OciRuntime(h->binary, h->root, systemd_cgroup_, h->timeout);
+}
+
+void RuntimeHandlers::replace(std::vector<RuntimeHandler> handlers, std::string default_name) {
+  MutexLock lock(table_->mu);
+  for (auto& old : table_->handlers) {
+    bool kept = false;
+    for (const auto& h : handlers) kept = kept || h.name == old.name;
+    if (!kept) {
+      std::erase_if(table_->removed, [&](const RuntimeHandler& r) { return r.name == old.name; });
+      table_->removed.push_back(std::move(old));
+    }
+  }
+  for (const auto& h : handlers)
+    std::erase_if(table_->removed, [&](const RuntimeHandler& r) { return r.name == h.name; });
+  table_->handlers = std::move(handlers);
+  table_->default_name = std::move(default_name);
 }
 
 HandlerFeatures RuntimeHandlers::features(const std::string& handler) const {
   HandlerFeatures out;
   out.rro_copy = host_.mount_setattr;
-  const RuntimeHandler* h = find(handler);
+  auto h = find(handler);
   if (!h) return out;
   auto key = FeatureCache::key_of(h->binary);
   if (!key) return out;

@@ -6,6 +6,13 @@
 
 namespace berth {
 
+void RuntimeProbe::set_path(std::string configured_path) {
+  MutexLock lock(mu_);
+  if (configured_path == configured_) return;
+  configured_ = std::move(configured_path);
+  probed_ = false;
+}
+
 RuntimeProbeResult RuntimeProbe::check() {
   MutexLock lock(mu_);
   auto path = find_executable(configured_);

@@ -148,6 +148,8 @@ Status SandboxManager::Impl::start_pause(Sandbox& sb, const oci::Spec& spec, con
 }
 
 Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, const std::string& handler) {
+  // Not one a reload removed: those only stop and remove what they made.
+  if (Status s = impl_->opt.runtimes.accepts_new(handler); !s.ok()) return s;
   auto rt = impl_->runtime_for(handler);
   if (!rt.ok()) return rt.status();
   const auto& ns = config.linux().security_context().namespace_options();

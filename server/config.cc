@@ -35,6 +35,14 @@
 #include "berth/file_text.h"
 
 namespace berth {
+
+const std::vector<std::string>& ulimit_names() {
+  static const std::vector<std::string> names{"as",      "core",     "cpu",        "data",   "fsize", "locks",
+                                              "memlock", "msgqueue", "nice",       "nofile", "nproc", "rss",
+                                              "rtprio",  "rttime",   "sigpending", "stack"};
+  return names;
+}
+
 namespace {
 
 const std::set<std::string> kLogLevels{"trace", "debug", "info", "warn", "error", "critical", "off"};
@@ -63,6 +71,19 @@ class TableReader {
       return fail(
           key, "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + std::to_string(v));
     out = static_cast<int>(v);
+  }
+  // An integer of at least -1 (-1: unlimited), or "unlimited".
+  void limit(const char* key, int64_t& out) {
+    const toml::node* n = take(key);
+    if (!n) return;
+    if (n->is_string() && *n->value<std::string>() == "unlimited") {
+      out = -1;
+      return;
+    }
+    if (!n->is_integer()) return fail(key, "expected an integer or \"unlimited\", got " + type_name(*n));
+    int64_t v = n->as_integer()->get();
+    if (v < -1) return fail(key, "must be -1 (unlimited) or more, got " + std::to_string(v));
+    out = v;
   }
   void boolean(const char* key, bool& out) {
     const toml::node* n = take(key);
@@ -178,6 +199,7 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
   r.strings("cni_plugin_dirs", c.cni_plugin_dirs);
   r.integer("cni_plugin_timeout_seconds", c.cni_plugin_timeout_seconds, 1, 600);
   r.strings("cdi_spec_dirs", c.cdi_spec_dirs);
+  r.boolean("device_ownership_from_security_context", c.device_ownership_from_security_context);
   if (const toml::table* regs = r.table("registries")) {
     for (const auto& [name, node] : *regs) {
       std::string key(name.str());
@@ -196,6 +218,39 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
         if (m.empty() || m.find(' ') != std::string::npos) hr.fail("mirrors", "\"" + m + "\" is not a registry URL");
       if (!h.ca_file.empty() && h.ca_file[0] != '/') hr.fail("ca_file", "must be an absolute path");
       c.registries[key] = h;
+    }
+  }
+  if (const toml::table* limits = r.table("default_ulimits")) {
+    const auto& names = ulimit_names();
+    for (const auto& [name, node] : *limits) {
+      std::string key(name.str());
+      if (std::find(names.begin(), names.end(), key) == names.end()) {
+        std::string known;
+        for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+        r.fail("default_ulimits." + key, "not a resource limit (known: " + known + ")");
+        break;
+      }
+      if (!node.is_table()) {
+        r.fail("default_ulimits." + key, "expected { soft = <n>, hard = <n> }");
+        break;
+      }
+      UlimitConfig u{-2, -2};
+      TableReader lr(*node.as_table(), "default_ulimits." + key + ".", source, err, c.origins);
+      lr.limit("soft", u.soft);
+      lr.limit("hard", u.hard);
+      lr.finish();
+      if (!err.ok()) break;
+      if (u.soft == -2 || u.hard == -2) {
+        lr.fail(u.soft == -2 ? "soft" : "hard", "missing: a limit needs both soft and hard");
+        break;
+      }
+      auto as_unsigned = [](int64_t v) { return v < 0 ? UINT64_MAX : static_cast<uint64_t>(v); };
+      if (as_unsigned(u.soft) > as_unsigned(u.hard)) {
+        lr.fail("soft", "must not exceed hard (" + std::to_string(u.hard) + "), got " + std::to_string(u.soft));
+        break;
+      }
+      c.default_ulimits[key] = u;
+      c.origins["default_ulimits." + key] = source;  // both values come from one file
     }
   }
   if (const toml::table* rt = r.table("runtimes")) {
@@ -353,6 +408,8 @@ nlohmann::json config_to_json(const Config& c) {
                         {"insecure", h.insecure},
                         {"ca_file", h.ca_file},
                         {"mirror_credentials", h.mirror_credentials}};
+  nlohmann::json ulimits = nlohmann::json::object();
+  for (const auto& [name, u] : c.default_ulimits) ulimits[name] = {{"soft", u.soft}, {"hard", u.hard}};
   return {{"source", c.source},
           {"files", c.files},
           {"socket", c.socket},
@@ -380,7 +437,9 @@ nlohmann::json config_to_json(const Config& c) {
           {"cni_conf_dir", c.cni_conf_dir},
           {"cni_plugin_dirs", c.cni_plugin_dirs},
           {"cni_plugin_timeout_seconds", c.cni_plugin_timeout_seconds},
-          {"cdi_spec_dirs", c.cdi_spec_dirs}};
+          {"cdi_spec_dirs", c.cdi_spec_dirs},
+          {"default_ulimits", ulimits},
+          {"device_ownership_from_security_context", c.device_ownership_from_security_context}};
 }
 
 }  // namespace berth

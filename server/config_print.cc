@@ -106,6 +106,12 @@ std::string config_to_toml(const Config& c) {
   w.integer("cni_plugin_timeout_seconds", c.cni_plugin_timeout_seconds);
   w.strings("cdi_spec_dirs", c.cdi_spec_dirs);
   w.str("sandbox_image", c.sandbox_image);
+  w.boolean("device_ownership_from_security_context", "device_ownership_from_security_context",
+            c.device_ownership_from_security_context);
+  out << "\n[default_ulimits]\n";
+  for (const auto& [name, u] : c.default_ulimits)
+    w.line("default_ulimits." + name, name,
+           "{ soft = " + std::to_string(u.soft) + ", hard = " + std::to_string(u.hard) + " }");
   for (const auto& [host, h] : c.registries) {
     out << "\n[registries." << key_text(host) << "]\n";
     std::string p = "registries." + host + ".";

@@ -3,8 +3,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <map>
 #include <set>
 
+#include "daemon_options.h"
+#include "runtime_handlers_config.h"
 #include "sd_notify.h"
 
 #include "berth/mutex.h"
@@ -19,7 +22,12 @@ const std::set<std::string> kLiveKeys{"log_level",
                                       "cni_plugin_dirs",
                                       "streaming_token_ttl_seconds",
                                       "streaming_idle_timeout_seconds",
-                                      "metrics_address"};
+                                      "metrics_address",
+                                      "runtimes",
+                                      "default_runtime",
+                                      "cdi_spec_dirs",
+                                      "default_ulimits",
+                                      "device_ownership_from_security_context"};
 // Not configuration values: where they came from.
 const std::set<std::string> kProvenance{"source", "files"};
 
@@ -30,6 +38,8 @@ std::string joined(const std::vector<std::string>& v) {
 }
 
 }  // namespace
+
+const std::set<std::string>& live_config_keys() { return kLiveKeys; }
 
 std::vector<ConfigChange> config_changes(const Config& running, const Config& next) {
   std::vector<ConfigChange> out;
@@ -66,6 +76,7 @@ Status ConfigReloader::reload() {
   effective.files = next.files;
   effective.origins = next.origins;
   std::vector<std::string> applied;
+  bool handlers_changed = false;
   for (const ConfigChange& change : config_changes(running_, next)) {
     const std::string& key = change.key;
     if (!change.live) {
@@ -91,6 +102,15 @@ Status ConfigReloader::reload() {
                                          std::chrono::seconds(next.streaming_idle_timeout_seconds));
       effective.streaming_token_ttl_seconds = next.streaming_token_ttl_seconds;
       effective.streaming_idle_timeout_seconds = next.streaming_idle_timeout_seconds;
+    } else if (key == "runtimes" || key == "default_runtime") {
+      handlers_changed = true;  // one new table for both keys, below
+    } else if (key == "cdi_spec_dirs") {
+      if (targets_.cdi) targets_.cdi->set_dirs(next.cdi_spec_dirs);
+      effective.cdi_spec_dirs = next.cdi_spec_dirs;
+    } else if (key == "default_ulimits" || key == "device_ownership_from_security_context") {
+      if (targets_.containers) targets_.containers->set_process_defaults(container_process_defaults(next));
+      effective.default_ulimits = next.default_ulimits;
+      effective.device_ownership_from_security_context = next.device_ownership_from_security_context;
     } else if (key == "metrics_address") {
       Status s = targets_.metrics_address ? targets_.metrics_address(next.metrics_address) : ok_status();
       if (!s.ok()) {
@@ -101,6 +121,35 @@ Status ConfigReloader::reload() {
       effective.metrics_address = next.metrics_address;
     }
     applied.push_back(key);
+  }
+  if (handlers_changed) {
+    // A handler's containers live under its root: a new root would lose them, so it waits for a
+    // restart (which recovers them from the old one before it is changed).
+    std::map<std::string, RuntimeHandlerConfig> handlers = next.runtimes;
+    for (auto& [name, h] : handlers) {
+      auto was = running_.runtimes.find(name);
+      if (was == running_.runtimes.end() || was->second.root == h.root) continue;
+      spdlog::warn("config: key runtimes.{}.root changed; it takes effect at the next restart (set in {})", name,
+                   config_key_origin(next, "runtimes." + name + ".root"));
+      h.root = was->second.root;
+    }
+    Config table_config = next;
+    table_config.runtimes = handlers;
+    table_config.state = running_.state;  // roots default under the running state dir
+    if (targets_.runtimes) {
+      RuntimeHandlers table = runtime_handlers_from_config(table_config, targets_.runtimes->host());
+      targets_.runtimes->replace(table.all(), table.default_name());
+      log_runtime_handlers(*targets_.runtimes);
+      if (targets_.runtime_probe) targets_.runtime_probe->set_path(targets_.runtimes->find("")->binary);
+    }
+    for (const auto& [name, h] : running_.runtimes)
+      if (!handlers.count(name))
+        spdlog::info(
+            "config: runtime handler {} removed: its pods and containers run on and can be stopped and "
+            "removed; new pods cannot ask for it",
+            name);
+    effective.runtimes = std::move(handlers);
+    effective.default_runtime = next.default_runtime;
   }
   running_ = std::move(effective);
   spdlog::info("config: reloaded from {}: {}", next.files.empty() ? "the embedded defaults" : joined(next.files),

@@ -1,22 +1,30 @@
 // ConfigReloader: what SIGHUP does in a running berthd. It loads the configuration again exactly as
 // a start would (files, drop-ins, flags) and applies what can change without touching running
 // pods: log_level, registries (mirrors, insecure, CA files), cni_conf_dir, cni_plugin_dirs, the
-// streaming timeouts and metrics_address. Any other key that changed is logged as taking effect at
-// the next restart. An invalid file changes nothing: the error (file and key) is logged and the
+// streaming timeouts, metrics_address, the runtime handlers and default_runtime (a handler removed
+// keeps stopping and removing what it made, and takes no new pod), cdi_spec_dirs, default_ulimits
+// and device_ownership_from_security_context (for containers created after). Any other key that
+// changed, and a handler's root, is logged as taking effect at the next restart and keeps its
+// running value. An invalid file changes nothing: the error (file and key) is logged and the
 // running configuration stays. Nothing is persisted.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "berth/cdi.h"
 #include "berth/cni_manager.h"
+#include "berth/container_manager.h"
 #include "berth/config.h"
 #include "berth/image_manager.h"
 #include "berth/metrics_endpoint.h"
 #include "berth/mutex.h"
+#include "berth/runtime_handlers.h"
+#include "berth/runtime_probe.h"
 #include "berth/streaming_server.h"
 
 namespace berth {
@@ -29,10 +37,17 @@ struct ConfigChange {
 // The keys whose values differ between two configurations, in config_to_json's order.
 std::vector<ConfigChange> config_changes(const Config& running, const Config& next);
 
+// The top-level keys a reload applies; every other one needs a restart.
+const std::set<std::string>& live_config_keys();
+
 struct ReloadTargets {
   ImageManager* images = nullptr;
   CniManager* cni = nullptr;
   StreamingServer* streaming = nullptr;
+  RuntimeHandlers* runtimes = nullptr;  // every copy of it sees the new table
+  RuntimeProbe* runtime_probe = nullptr;
+  CdiRegistry* cdi = nullptr;
+  ContainerManager* containers = nullptr;
   // Moves the metrics endpoint to an address ("" stops it); on an error the old one keeps serving.
   std::function<Status(const std::string&)> metrics_address;
 };

@@ -156,15 +156,19 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   }
   spdlog::info("berthd: streaming server on http://{}", (*streaming)->address());
 
+  RuntimeProbe probe(sandbox_options.runtimes.find("")->binary);
   // Before the services: Status's verbose info shows the configuration in effect after reloads.
   ConfigReloader reloader(config, reload_config ? reload_config : [&config] { return Result<Config>(config); },
                           {.images = images->get(),
                            .cni = &cni,
                            .streaming = streaming->get(),
+                           .runtimes = &sandbox_options.runtimes,
+                           .runtime_probe = &probe,
+                           .cdi = &cdi,
+                           .containers = containers->get(),
                            .metrics_address = [&](const std::string& address) {
                              return move_metrics_endpoint(metrics_endpoint, address, metrics);
                            }});
-  RuntimeProbe probe(sandbox_options.runtimes.find("")->binary);
   CallLimits call_limits(config.max_concurrent_rpcs);
   std::unique_ptr<MemoryHeadroom> memory_headroom(MemoryHeadroom::of_this_process());
   if (auto m = memory_headroom->read())

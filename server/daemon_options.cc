@@ -1,8 +1,18 @@
 // See daemon_options.h.
 #include "daemon_options.h"
 
+#include <sys/resource.h>
+#include <linux/capability.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <map>
+
+#include <spdlog/spdlog.h>
+
+#include "berth/own_privileges.h"
 #include "berth/systemd_units.h"
 
 namespace berth {
@@ -72,6 +82,39 @@ SandboxManagerOptions sandbox_manager_options(const Config& config, const HostPr
           .user_namespaces = host.user_namespaces};
 }
 
+ContainerProcessDefaults container_process_defaults(const Config& config) {
+  ContainerProcessDefaults out{.device_ownership_from_security_context = config.device_ownership_from_security_context};
+  static const std::map<std::string, int> resources{
+      {"as", RLIMIT_AS},           {"core", RLIMIT_CORE},         {"cpu", RLIMIT_CPU},
+      {"data", RLIMIT_DATA},       {"fsize", RLIMIT_FSIZE},       {"locks", RLIMIT_LOCKS},
+      {"memlock", RLIMIT_MEMLOCK}, {"msgqueue", RLIMIT_MSGQUEUE}, {"nice", RLIMIT_NICE},
+      {"nofile", RLIMIT_NOFILE},   {"nproc", RLIMIT_NPROC},       {"rss", RLIMIT_RSS},
+      {"rtprio", RLIMIT_RTPRIO},   {"rttime", RLIMIT_RTTIME},     {"sigpending", RLIMIT_SIGPENDING},
+      {"stack", RLIMIT_STACK}};
+  // Without CAP_SYS_RESOURCE (some nested or sandboxed hosts) the runtime cannot raise a hard
+  // limit above berthd's own, and every container would fail to start: such a limit is lowered
+  // to berthd's, and said so.
+  const bool may_raise = own_privileges().effective_has(CAP_SYS_RESOURCE);
+  auto value = [](int64_t v) { return v < 0 ? uint64_t{RLIM_INFINITY} : static_cast<uint64_t>(v); };
+  for (const auto& [name, u] : config.default_ulimits) {
+    uint64_t soft = value(u.soft), hard = value(u.hard);
+    rlimit own{};
+    if (auto it = resources.find(name);
+        !may_raise && it != resources.end() && ::getrlimit(it->second, &own) == 0 && hard > own.rlim_max) {
+      spdlog::warn(
+          "config: key default_ulimits.{}: hard limit {} is above berthd's own ({}) and berthd lacks "
+          "CAP_SYS_RESOURCE to raise it; containers get {}",
+          name, u.hard, own.rlim_max, own.rlim_max);
+      hard = own.rlim_max;
+      soft = std::min(soft, hard);
+    }
+    std::string type = "RLIMIT_";
+    for (char ch : name) type += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    out.rlimits.push_back({.type = type, .hard = hard, .soft = soft});
+  }
+  return out;
+}
+
 ContainerManagerOptions container_manager_options(const Config& config, const RuntimeHandlers& runtimes,
                                                   std::shared_ptr<SystemdUnits> systemd, ContainerImages& images,
                                                   ContainerPods& pods, ContainerEventSink& events, CdiRegistry& cdi,
@@ -86,7 +129,8 @@ ContainerManagerOptions container_manager_options(const Config& config, const Ru
           .pods = &pods,
           .events = &events,
           .cdi = &cdi,
-          .on_log_bytes_lost = [&lost = metrics.log_bytes_lost](uint64_t n) { lost.add({}, static_cast<double>(n)); }};
+          .on_log_bytes_lost = [&lost = metrics.log_bytes_lost](uint64_t n) { lost.add({}, static_cast<double>(n)); },
+          .process_defaults = container_process_defaults(config)};
 }
 
 }  // namespace berth

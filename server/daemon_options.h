@@ -35,6 +35,10 @@ ImageManagerOptions image_manager_options(const Config& config, const DaemonMetr
 CniOptions cni_options(const Config& config, const DaemonMetrics& metrics);
 // Without the network and image hooks, which run_daemon sets once it has made them.
 SandboxManagerOptions sandbox_manager_options(const Config& config, const HostProbe& host);
+// default_ulimits (as the OCI spec takes them: RLIMIT_<NAME>, unlimited as RLIM_INFINITY) and
+// device_ownership_from_security_context.
+ContainerProcessDefaults container_process_defaults(const Config& config);
+
 ContainerManagerOptions container_manager_options(const Config& config, const RuntimeHandlers& runtimes,
                                                   std::shared_ptr<SystemdUnits> systemd, ContainerImages& images,
                                                   ContainerPods& pods, ContainerEventSink& events, CdiRegistry& cdi,

@@ -4,6 +4,7 @@
 
 #include "berth/mutex.h"
 #include "berth/wall_clock.h"
+#include "pod_status_snapshot.h"
 
 namespace berth {
 
@@ -41,10 +42,11 @@ void LifecycleEvents::publish(const std::string& id, const std::string& sandbox_
   ev.set_created_at(wall_clock_ns());
   if (with_status) {
     v1::PodSandboxStatusResponse st;
-    if (sandboxes_->status(sandbox_id, false, &st).ok()) *ev.mutable_pod_sandbox_status() = st.status();
-    for (const auto& cid : containers_->ids_in_sandbox(sandbox_id)) {
-      v1::ContainerStatusResponse cs;
-      if (containers_->status(cid, false, &cs).ok()) *ev.add_containers_statuses() = cs.status();
+    // Stamped as the event: the statuses are read after created_at, never before.
+    if (read_pod_status(*sandboxes_, *containers_, sandbox_id, false, &st).ok()) {
+      ev.set_created_at(st.timestamp());
+      *ev.mutable_pod_sandbox_status() = std::move(*st.mutable_status());
+      *ev.mutable_containers_statuses() = std::move(*st.mutable_containers_statuses());
     }
   }
   hub_.publish(ev);

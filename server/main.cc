@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "berth/config.h"
+#include "config_reload.h"
 #include "berth/daemon.h"
 #include "berth/log_format.h"
 #include "berth/inherited_fds.h"
@@ -73,6 +74,13 @@ int main(int argc, char** argv) {
     std::string files;
     for (const auto& f : loaded->files) files += (files.empty() ? "" : ", ") + f;
     std::printf("berthd: configuration is valid (%s)\n", files.empty() ? "embedded defaults" : files.c_str());
+    // A reload loads exactly this: valid here is applied there, invalid here is refused there.
+    std::string live;
+    for (const auto& k : berth::live_config_keys()) live += (live.empty() ? "" : ", ") + k;
+    std::printf(
+        "berthd: a reload (SIGHUP, systemctl reload berthd) applies %s; any other key, and a runtime "
+        "handler's root, takes effect at the next restart\n",
+        live.c_str());
     return 0;
   }
   berth::Config config = std::move(loaded).value();

@@ -1,7 +1,10 @@
-// PodSandboxStatus: from memory; verbose adds pid, netns path, checkpoint path and the OCI spec.
+// PodSandboxStatus: from memory, with the containers' statuses and the moment they were read
+// (kubelet's Evented PLEG takes both from it); verbose adds pid, netns path, checkpoint path and
+// the OCI spec.
 #include "rpc_scope.h"
 #include "services.h"
 #include "berth/sandbox_manager.h"
+#include "pod_status_snapshot.h"
 
 namespace berth {
 
@@ -9,7 +12,7 @@ grpc::Status RuntimeServiceImpl::PodSandboxStatus(grpc::ServerContext*, const v1
                                                   v1::PodSandboxStatusResponse* resp) {
   RpcScope scope("PodSandboxStatus", "sandbox=" + req->pod_sandbox_id());
   if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
-  return scope.done(ctx_.sandboxes.status(req->pod_sandbox_id(), req->verbose(), resp));
+  return scope.done(read_pod_status(ctx_.sandboxes, ctx_.containers, req->pod_sandbox_id(), req->verbose(), resp));
 }
 
 }  // namespace berth

@@ -28,7 +28,7 @@ void add_handler(const std::string& name, const RuntimeHandlers& runtimes, v1::S
 
 grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRequest* req, v1::StatusResponse* resp) {
   RpcScope rpc("Status");
-  const RuntimeHandler& handler = *ctx_.runtimes.find("");
+  const RuntimeHandler handler = *ctx_.runtimes.find("");
   RuntimeProbeResult probe = ctx_.runtime_probe.check();
 
   auto* runtime = resp->mutable_status()->add_conditions();

@@ -78,6 +78,8 @@ static Result<CgroupSample> read_v1(const CgroupLocation& w) {
   s.timestamp_ns = clock_ns(CLOCK_REALTIME);
   s.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
   s.cpu_usage_ns = f::read_u64(cpu + "/cpuacct.usage").value_or(0);
+  s.cpu_timestamp_ns = s.timestamp_ns;
+  s.cpu_monotonic_ns = s.monotonic_ns;
   s.memory_usage_bytes = f::read_u64(mem + "/memory.usage_in_bytes").value_or(0);
   s.memory_limit_bytes = limit_or_zero(f::read_u64(mem + "/memory.limit_in_bytes").value_or(0));
   auto st = f::read_key_values(mem + "/memory.stat");
@@ -106,6 +108,8 @@ static Result<CgroupSample> read_v2(const CgroupLocation& w) {
   s.timestamp_ns = clock_ns(CLOCK_REALTIME);
   s.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
   s.cpu_usage_ns = get(f::read_key_values(dir + "/cpu.stat"), "usage_usec") * 1000;
+  s.cpu_timestamp_ns = s.timestamp_ns;
+  s.cpu_monotonic_ns = s.monotonic_ns;
   s.memory_usage_bytes = f::read_u64(dir + "/memory.current").value_or(0);
   s.memory_limit_bytes = limit_or_zero(f::read_u64(dir + "/memory.max").value_or(0));
   auto st = f::read_key_values(dir + "/memory.stat");
@@ -126,6 +130,25 @@ Result<CgroupSample> read_cgroup_sample(const CgroupLocation& where) {
   if (where.relative_path.empty() || where.relative_path[0] != '/')
     return invalid_argument("cgroup path '" + where.relative_path + "' is not absolute");
   return where.layout == CgroupLayout::v2 ? read_v2(where) : read_v1(where);
+}
+
+Result<CpuReading> read_cgroup_cpu(const CgroupLocation& w) {
+  namespace f = kernel_files;
+  if (w.relative_path.empty() || w.relative_path[0] != '/')
+    return invalid_argument("cgroup path '" + w.relative_path + "' is not absolute");
+  CpuReading r;
+  r.timestamp_ns = clock_ns(CLOCK_REALTIME);
+  r.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+  std::optional<uint64_t> usage;
+  if (w.layout == CgroupLayout::v2) {
+    auto st = f::read_key_values(w.cgroup_root + w.relative_path + "/cpu.stat");
+    if (auto it = st.find("usage_usec"); it != st.end()) usage = it->second * 1000;
+  } else {
+    usage = f::read_u64(w.cgroup_root + "/cpuacct" + w.relative_path + "/cpuacct.usage");
+  }
+  if (!usage) return Status(Code::not_found, "cgroup " + w.relative_path + ": no cpu usage to read");
+  r.usage_ns = *usage;
+  return r;
 }
 
 uint64_t memory_available_bytes(const CgroupSample& s) {

@@ -40,6 +40,8 @@ bool labels_match(const L& labels, const M& selector) {
 void add(CgroupSample& sum, const CgroupSample& s) {
   sum.timestamp_ns = std::max(sum.timestamp_ns, s.timestamp_ns);
   sum.monotonic_ns = std::max(sum.monotonic_ns, s.monotonic_ns);
+  sum.cpu_timestamp_ns = std::max(sum.cpu_timestamp_ns, s.cpu_timestamp_ns);
+  sum.cpu_monotonic_ns = std::max(sum.cpu_monotonic_ns, s.cpu_monotonic_ns);
   sum.cpu_usage_ns += s.cpu_usage_ns;
   sum.memory_usage_bytes += s.memory_usage_bytes;
   sum.memory_working_set_bytes += s.memory_working_set_bytes;
@@ -74,6 +76,7 @@ struct StatsCollector::Impl {
         usage(u),
         systemd(sd),
         layers_mountpoint(std::move(mountpoint)),
+        sampled_in_background(period.count() > 0),
         samples({.refresh_interval = period, .thread_name = "cgroup samples"},
                 [this](const std::string& dir) {
                   return read_cgroup_sample({dir, "/sys/fs/cgroup", layout});
@@ -91,6 +94,7 @@ struct StatsCollector::Impl {
   DiskUsageCache& usage;
   bool systemd;
   std::string layers_mountpoint;
+  bool sampled_in_background;
   CgroupLayout layout = detect_cgroup_layout();
   CpuRateTracker container_rates, pod_rates;
   // By cgroup dir: a sample is ~14 cgroup files, some of which (memory.stat) the kernel computes
@@ -116,14 +120,29 @@ struct StatsCollector::Impl {
   }
 
   Result<CgroupSample> sample_of(const std::string& cgroups_path) {
-    return samples.get(cgroup_dir_of(cgroups_path, systemd));
+    return fresh_cpu(cgroup_dir_of(cgroups_path, systemd));
+  }
+  // The background sample of `dir`, with its cpu counter read now: a rate between two calls is
+  // then over the time between them, never nothing (the same sample twice: crictl stats' "cpu
+  // stat is not updated during sample") nor a rate of the sampler's period. Reading it costs
+  // about as much as the sample's lookup; the rest of the sample (memory.stat) stays cached.
+  Result<CgroupSample> fresh_cpu(const std::string& dir) {
+    auto s = samples.get(dir);
+    if (!s.ok() || !sampled_in_background) return s;
+    if (auto cpu = read_cgroup_cpu({dir, "/sys/fs/cgroup", layout}); cpu.ok()) {
+      s->cpu_usage_ns = cpu->usage_ns;
+      s->cpu_timestamp_ns = cpu->timestamp_ns;
+      s->cpu_monotonic_ns = cpu->monotonic_ns;
+    }
+    return s;
   }
 
   void fill_cpu_memory(const CgroupSample& s, const std::string& id, CpuRateTracker& rates, v1::CpuUsage* cpu,
                        v1::MemoryUsage* mem) {
-    cpu->set_timestamp(s.timestamp_ns);
+    cpu->set_timestamp(s.cpu_timestamp_ns);
     cpu->mutable_usage_core_nano_seconds()->set_value(s.cpu_usage_ns);
-    if (auto rate = rates.update(id, s.cpu_usage_ns, s.monotonic_ns)) cpu->mutable_usage_nano_cores()->set_value(*rate);
+    if (auto rate = rates.update(id, s.cpu_usage_ns, s.cpu_monotonic_ns))
+      cpu->mutable_usage_nano_cores()->set_value(*rate);
     mem->set_timestamp(s.timestamp_ns);
     mem->mutable_working_set_bytes()->set_value(s.memory_working_set_bytes);
     mem->mutable_available_bytes()->set_value(memory_available_bytes(s));
@@ -192,7 +211,7 @@ struct StatsCollector::Impl {
     bool own_parent =
         !p.cgroup_parent.empty() && p.cgroup_parent != "/" && !(systemd && p.cgroup_parent == "system.slice");
     if (own_parent) {
-      if (auto s = this->samples.get(parent_dir(cgroup_dir_of(p.cgroups_path, systemd))); s.ok()) {
+      if (auto s = fresh_cpu(parent_dir(cgroup_dir_of(p.cgroups_path, systemd))); s.ok()) {
         sum = std::move(*s);
         have = true;
       }
@@ -372,7 +391,9 @@ std::vector<v1::PodSandboxMetrics> StatsCollector::metrics() {
             break;
           default: continue;  // processes: the pod's figure; block IO and PSI: below
         }
-        metric(cm.mutable_metrics(), m, cs.cpu().timestamp(), labels, v);
+        // The cpu counter is read per call, the memory figures come from the background sample.
+        int64_t at = m.source == MetricSource::cpu_usage_seconds ? cs.cpu().timestamp() : cs.memory().timestamp();
+        metric(cm.mutable_metrics(), m, at, labels, v);
       }
       // Block IO and PSI: from the sample, as CRI's stats carry no byte counters; a figure the
       // kernel did not give is left out, never sent as zero.

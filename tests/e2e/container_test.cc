@@ -3,12 +3,14 @@
 // ExecSync, the OCI spec as seen from inside, resources, OOM, a berthd restart and the filters.
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 #include <fstream>
@@ -387,6 +389,36 @@ TEST_F(Containers, SpecAsSeenFromInside) {
   // No lists asked for: berth's defaults mask it (empty lists unmask only in a user namespace).
   EXPECT_EQ(exec_out(rid, {"wc", "-c", "/proc/timer_list"}), "0 /proc/timer_list\n");
   for (const auto& x : cri.list_containers()) ASSERT_OK(cri.remove_container(x.id()));
+}
+
+// device_ownership_from_security_context: a device given to a non-root container (here a null
+// device node of the host, root's and 0600, as GPUs' often are) keeps its host owner by default,
+// so the container cannot open it; with the key on it is owned by the container's uid and gid.
+TEST_F(Containers, DeviceOwnershipFromTheSecurityContext) {
+  TempDir host;
+  const std::string node = host / "private-null";
+  ASSERT_EQ(::mknod(node.c_str(), S_IFCHR | 0600, makedev(1, 3)), 0) << std::strerror(errno);
+  auto config = shell_container("gpu-user", "sleep 1000");
+  auto* sc = config.mutable_linux()->mutable_security_context();
+  sc->mutable_run_as_user()->set_value(1000);
+  sc->mutable_run_as_group()->set_value(2000);
+  auto* dev = config.add_devices();
+  dev->set_host_path(node);
+  dev->set_container_path("/dev/accel0");
+  dev->set_permissions("rw");
+  const std::vector<std::string> write = {"/bin/sh", "-c", "echo x > /dev/accel0"};
+  for (bool owned : {false, true}) {
+    SCOPED_TRACE(owned ? "on" : "off (default)");
+    auto& cri = ready("dev-" + std::to_string(owned),
+                      {.config_toml = owned ? "device_ownership_from_security_context = true\n" : ""});
+    std::string id = run(config);
+    EXPECT_EQ(exec_out(id, {"stat", "-c", "%u:%g %a %t:%T", "/dev/accel0"}),
+              std::string(owned ? "1000:2000" : "0:0") + " 600 1:3\n");
+    v1::ExecSyncResponse r;
+    ASSERT_OK(cri.exec_sync(id, write, &r, 10));
+    EXPECT_EQ(r.exit_code() == 0, owned) << r.stderr();
+    ASSERT_OK(cri.remove_container(id));
+  }
 }
 
 TEST_F(Containers, RuntimeDefaultSeccompRefusesNamespacesUnlessSysAdmin) {

@@ -11,9 +11,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -198,6 +200,46 @@ std::string exec_parent(CriClient& cri, const std::string& id, pid_t berthd, con
   }
   EXPECT_TRUE(pending.get());
   return parent_name;
+}
+
+// default_ulimits reach the init and every ExecSync: by default nofile 1024:524288 (containerd
+// 2.x's under systemd) whatever berthd's own soft limit; as configured otherwise, unlimited
+// included. (A host without CAP_SYS_RESOURCE, as CI's, lowers a hard limit above berthd's own.)
+TEST_F(ExecHelperViews, DefaultUlimitsReachTheInitAndEveryExec) {
+  const char* limits = "grep -E '^Max (open files|processes|locked memory|core file size) ' /proc/self/limits";
+  auto views_with = [&](const std::string& toml, const std::string& name) {
+    ready(name, {.config_toml = toml});
+    auto c = shell_container(name, "");
+    c.mutable_command()->Clear();
+    for (const char* a : {"/bin/sh", "-c"}) c.add_command(a);
+    c.add_command(std::string("echo BEGIN; ") + limits + "; echo END; exec sleep 1000");
+    std::string id = run(c);
+    EXPECT_TRUE(wait_for_file_text(logs_->path() + "/" + name + ".log", "stdout F END")) << log_of(name);
+    Views v;
+    v.init = logged_after(log_of(name), "BEGIN");
+    v1::ExecSyncResponse r;
+    grpc::Status s = cri_->exec_sync(id, {"/bin/sh", "-c", limits}, &r, 10);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    v.exec = lines(r.stdout());
+    for (const auto& l : v.exec) v.text += l + "\n";
+    return v;
+  };
+  auto has = [](const Views& v, const std::string& resource, const std::string& soft, const std::string& hard) {
+    std::regex row("^Max " + resource + " +" + soft + " +" + hard + " .*");
+    return std::any_of(v.exec.begin(), v.exec.end(), [&](const std::string& l) { return std::regex_match(l, row); });
+  };
+  Views defaults = views_with("", "ulimits-default");
+  EXPECT_EQ(defaults.exec, defaults.init);
+  auto [soft, hard] = default_container_nofile();
+  EXPECT_TRUE(has(defaults, "open files", std::to_string(soft), std::to_string(hard))) << defaults.text;
+  Views set = views_with(
+      "[default_ulimits]\nnofile = { soft = 2048, hard = 4096 }\nnproc = { soft = 500, hard = 600 }\n"
+      "core = { soft = \"unlimited\", hard = \"unlimited\" }\n",
+      "ulimits-set");
+  EXPECT_EQ(set.exec, set.init);
+  EXPECT_TRUE(has(set, "open files", "2048", "4096")) << set.text;
+  EXPECT_TRUE(has(set, "processes", "500", "600")) << set.text;
+  EXPECT_TRUE(has(set, "core file size", "unlimited", "unlimited")) << set.text;
 }
 
 TEST_F(ExecHelper, TheCommandIsAChildOfBerthExecNotOfTheRuntime) {

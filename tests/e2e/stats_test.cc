@@ -32,6 +32,7 @@
 #include "berth/wall_clock.h"
 #include "berth/test/helper_process.h"
 #include "berth/test/host_cgroup.h"
+#include "berth/test/event_stream.h"
 #include "pod_fixture.h"
 
 namespace berth::test {
@@ -158,33 +159,54 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
   return v;
 }
 
-// With background sampling (the default, here every second), calls answer from the last sample:
-// two calls in a row give the same figures and the same rate, and a later call a newer sample
-// whose rate is computed from the one before.
-TEST_F(Stats, CallsAnswerFromTheBackgroundSample) {
-  ready_own_cgroup("sampled", {.config_toml = "stats_collection_period_seconds = 1\n"});
+// With background sampling (the default, every 10 s), memory and the rest come from the last
+// sample, but the cpu counter is read per call: a caller that samples twice, a second apart, sees
+// it move. This is what `crictl stats` and `crictl statsp` do (ListContainerStats or
+// ListPodSandboxStats, their default 1 s sample, again), failing with "cpu stat is not updated
+// during sample" when a running object's cpu timestamp did not change.
+TEST_F(Stats, CpuIsReadPerCallTheRestFromTheBackgroundSample) {
+  ready_own_cgroup("sampled");
   std::string id =
       run(test_container("busy", image(), {"dd", "if=/dev/zero", "of=/dev/null", "bs=1M", "count=100000000"}));
-  auto first = container_stats(id);
-  ASSERT_TRUE(first.has_cpu());
-  // The next sample is taken by the background thread; the rate needs two.
-  ASSERT_TRUE(eventually([&] { return container_stats(id).cpu().has_usage_nano_cores(); }));
-  auto a = container_stats(id), b = container_stats(id);
-  if (a.cpu().timestamp() == b.cpu().timestamp()) {  // the same sample (a refresh may fall between)
-    EXPECT_EQ(a.cpu().usage_core_nano_seconds().value(), b.cpu().usage_core_nano_seconds().value());
-    EXPECT_EQ(a.cpu().usage_nano_cores().value(), b.cpu().usage_nano_cores().value());
-    EXPECT_EQ(a.memory().working_set_bytes().value(), b.memory().working_set_bytes().value());
+  auto by_id = [](const std::vector<v1::ContainerStats>& v, const std::string& want) {
+    for (const auto& s : v)
+      if (s.attributes().id() == want) return s;
+    return v1::ContainerStats();
+  };
+  auto pod_by_id = [](const std::vector<v1::PodSandboxStats>& v, const std::string& want) {
+    for (const auto& s : v)
+      if (s.attributes().id() == want) return s;
+    return v1::PodSandboxStats();
+  };
+  // As crictl: one listing, its sample time, the next listing.
+  auto a = by_id(list_container_stats(), id);
+  auto pa = pod_by_id(list_pod_stats(), pod_);
+  std::this_thread::sleep_for(1s);
+  auto b = by_id(list_container_stats(), id);
+  auto pb = pod_by_id(list_pod_stats(), pod_);
+  ASSERT_NE(b.cpu().usage_core_nano_seconds().value(), 0u);
+  ASSERT_NE(pb.linux().cpu().usage_core_nano_seconds().value(), 0u);
+  for (auto [first, second] : {std::pair{a.cpu(), b.cpu()}, std::pair{pa.linux().cpu(), pb.linux().cpu()}}) {
+    const int64_t duration = second.timestamp() - first.timestamp();
+    EXPECT_GE(duration, 900'000'000) << "crictl: cpu stat is not updated during sample";
+    EXPECT_GT(second.usage_core_nano_seconds().value(), first.usage_core_nano_seconds().value());
+    // The rate kubelet reads is over the same interval as crictl's percentage.
+    double crictl =
+        static_cast<double>(second.usage_core_nano_seconds().value() - first.usage_core_nano_seconds().value()) /
+        static_cast<double>(duration) * 1e9;
+    ASSERT_TRUE(second.has_usage_nano_cores());
+    EXPECT_NEAR(static_cast<double>(second.usage_nano_cores().value()), crictl, crictl * 0.01 + 1e6);
   }
-  ASSERT_TRUE(eventually([&] { return container_stats(id).cpu().timestamp() > b.cpu().timestamp(); }));
+  // ContainerStats too (crictl top: two calls a second apart).
   auto c = container_stats(id);
-  EXPECT_GT(c.cpu().usage_core_nano_seconds().value(), b.cpu().usage_core_nano_seconds().value());
-  EXPECT_TRUE(c.cpu().has_usage_nano_cores());
-  EXPECT_GT(c.cpu().usage_nano_cores().value(), 0u);
-  // Pod stats come from the same samples.
-  ASSERT_TRUE(eventually([&] {
-    auto p = pod_stats(pod_);
-    return p.linux().has_cpu() && p.linux().cpu().has_usage_nano_cores();
-  }));
+  EXPECT_GT(c.cpu().timestamp(), b.cpu().timestamp());
+  // Memory is the background sample's: two calls within its period give the same sample (a
+  // refresh may fall between them).
+  auto d = container_stats(id);
+  if (c.memory().timestamp() == d.memory().timestamp()) {
+    EXPECT_EQ(c.memory().working_set_bytes().value(), d.memory().working_set_bytes().value());
+  }
+  EXPECT_LE(c.memory().timestamp(), c.cpu().timestamp());
 }
 
 TEST_F(Stats, CpuAndMemoryOfABusyContainerMatchTheKernel) {
@@ -659,76 +681,6 @@ TEST_F(Stats, ThrottledContainerDoingDirectIoHasPsiAndIoFigures) {
     EXPECT_GE(values["container_fs_reads_total"], 8u);
     EXPECT_LE(values["container_fs_writes_bytes_total"], 64 * MiB);  // the runtime's own IO is small
   }
-}
-
-// One GetContainerEvents stream read on a thread of its own (or not read at all), on a channel
-// of its own: a separate connection, as each kubelet is.
-class EventStream {
- public:
-  EventStream(DaemonProcess& d, bool read) {
-    grpc::ChannelArguments args;
-    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    stub_ = v1::RuntimeService::NewStub(
-        grpc::CreateCustomChannel("unix:" + d.socket(), grpc::InsecureChannelCredentials(), args));
-    ctx_.set_deadline(std::chrono::system_clock::now() + 180s);  // a failing test never hangs
-    reader_ = stub_->GetContainerEvents(&ctx_, v1::GetEventsRequest());
-    reader_->WaitForInitialMetadata();  // subscribed: berthd sends it after subscribing
-    if (read) thread_ = std::thread([this] { read_all(); });
-  }
-  ~EventStream() {
-    ctx_.TryCancel();
-    if (thread_.joinable()) thread_.join();
-  }
-  // Reads everything left, for a stream that was not read before; returns how the stream ended.
-  grpc::Status drain() {
-    read_all();
-    return status_;
-  }
-  // The events about `id` received so far, once `n` of them arrived (or the timeout passed).
-  std::vector<v1::ContainerEventResponse> about(const std::string& id, size_t n, std::chrono::seconds timeout = 20s) {
-    std::unique_lock lock(mu_);
-    std::vector<v1::ContainerEventResponse> out;
-    cv_.wait_for(lock, timeout, [&] {
-      out.clear();
-      for (const auto& e : events_)
-        if (e.container_id() == id) out.push_back(e);
-      return out.size() >= n || ended_;
-    });
-    return out;
-  }
-
- private:
-  void read_all() {
-    v1::ContainerEventResponse ev;
-    while (reader_->Read(&ev)) {
-      // Big annotations are dropped: a test may send many large events.
-      for (auto& cs : *ev.mutable_containers_statuses()) cs.clear_annotations();
-      std::lock_guard lock(mu_);
-      events_.push_back(ev);
-      cv_.notify_all();
-    }
-    grpc::Status s = reader_->Finish();
-    std::lock_guard lock(mu_);
-    status_ = s;
-    ended_ = true;
-    cv_.notify_all();
-  }
-
-  std::unique_ptr<v1::RuntimeService::Stub> stub_;
-  grpc::ClientContext ctx_;
-  std::unique_ptr<grpc::ClientReader<v1::ContainerEventResponse>> reader_;
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<v1::ContainerEventResponse> events_;
-  bool ended_ = false;
-  grpc::Status status_;
-};
-
-const v1::ContainerStatus* status_of(const v1::ContainerEventResponse& ev, const std::string& id) {
-  for (const auto& s : ev.containers_statuses())
-    if (s.id() == id) return &s;
-  return nullptr;
 }
 
 TEST_F(Stats, EventsOfALifecycleReachTwoSubscribersInOrder) {

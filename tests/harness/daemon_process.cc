@@ -2,13 +2,16 @@
 #include "berth/test/daemon_process.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <thread>
 
 namespace berth::test {
@@ -167,6 +170,20 @@ std::unique_ptr<runtime::v1::RuntimeService::Stub> DaemonProcess::runtime() {
 
 std::unique_ptr<runtime::v1::ImageService::Stub> DaemonProcess::images() {
   return runtime::v1::ImageService::NewStub(channel());
+}
+
+std::pair<uint64_t, uint64_t> default_container_nofile() {
+  uint64_t soft = 1024, hard = 524288;
+  std::ifstream status("/proc/self/status");
+  uint64_t effective = 0;
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("CapEff:", 0) == 0) effective = std::stoull(line.substr(7), nullptr, 16);
+  rlimit own{};
+  if (!((effective >> 24) & 1) && ::getrlimit(RLIMIT_NOFILE, &own) == 0 && own.rlim_max < hard) {  // CAP_SYS_RESOURCE
+    hard = own.rlim_max;
+    soft = std::min(soft, hard);
+  }
+  return {soft, hard};
 }
 
 }  // namespace berth::test

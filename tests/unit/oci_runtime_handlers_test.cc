@@ -25,7 +25,7 @@ TEST(RuntimeHandlers, TheEmptyNameIsTheDefault) {
   auto table = two_handlers();
   EXPECT_EQ(table.resolve(""), "runc");
   EXPECT_EQ(table.resolve("crun"), "crun");
-  ASSERT_NE(table.find(""), nullptr);
+  ASSERT_TRUE(table.find("").has_value());
   EXPECT_EQ(table.find("")->binary, "/usr/sbin/runc");
   auto rt = table.runtime_for("");
   ASSERT_TRUE(rt.ok());
@@ -43,11 +43,36 @@ TEST(RuntimeHandlers, EachHandlerHasItsOwnBinaryAndRoot) {
 
 TEST(RuntimeHandlers, AnUnknownHandlerNamesTheFieldAndTheKnownOnes) {
   auto table = two_handlers();
-  EXPECT_EQ(table.find("kata"), nullptr);
+  EXPECT_FALSE(table.find("kata").has_value());
   auto rt = table.runtime_for("kata");
   ASSERT_FALSE(rt.ok());
   EXPECT_EQ(rt.status().code(), Code::invalid_argument);
   EXPECT_EQ(rt.status().message(), "runtime_handler: unknown handler 'kata' (known: runc, crun)");
+}
+
+// A reload's table reaches every copy; a handler it drops still runs what it made but takes no
+// new pod, and listed again it is configured again.
+TEST(RuntimeHandlers, AReloadReachesEveryCopyAndARemovedHandlerOnlyRunsWhatItMade) {
+  auto table = two_handlers();
+  RuntimeHandlers copy = table;
+  copy.replace({{"runc", "/usr/sbin/runc", "/run/berth/runtime/runc"}, {"kata", "kata-runtime", "/run/kata"}}, "kata");
+  EXPECT_EQ(table.default_name(), "kata");
+  EXPECT_EQ(table.resolve(""), "kata");
+  ASSERT_EQ(table.all().size(), 2u);
+  EXPECT_EQ(table.all()[1].name, "kata");
+  EXPECT_TRUE(table.accepts_new("kata").ok());
+  Status refused = table.accepts_new("crun");
+  EXPECT_EQ(refused.code(), Code::invalid_argument);
+  EXPECT_EQ(refused.message(), "runtime_handler: unknown handler 'crun' (known: runc, kata)");
+  auto rt = table.runtime_for("crun");  // its pods are still stopped and removed with it
+  ASSERT_TRUE(rt.ok()) << rt.status().message();
+  EXPECT_EQ(rt->root(), "/run/crun-root");
+  EXPECT_EQ(table.find("crun")->binary, "/usr/bin/crun");
+  copy.replace({{"crun", "/usr/local/bin/crun", "/run/crun-root"}}, "crun");
+  EXPECT_TRUE(table.accepts_new("crun").ok());
+  EXPECT_EQ(table.runtime_for("crun")->binary(), "/usr/local/bin/crun");
+  EXPECT_FALSE(table.accepts_new("runc").ok());
+  EXPECT_TRUE(table.runtime_for("runc").ok());
 }
 
 // `<runtime> features` without rro, with it, and what does not read.

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "../../server/config_reload.h"
+#include "../../server/runtime_handlers_config.h"
 #include "berth/test/temp_dir.h"
 
 namespace berth {
@@ -42,6 +43,8 @@ TEST(ConfigChanges, LiveAndRestartKeys) {
   b.max_concurrent_rpcs = 32;
   b.root = "/srv/berth";
   b.runtimes["crun"] = {"crun", ""};
+  b.cgroup_driver = "systemd";
+  b.default_ulimits["nproc"] = {100, 200};
   b.source = "/elsewhere.toml";
   b.files = {"/elsewhere.toml"};
   std::map<std::string, bool> got;
@@ -49,7 +52,8 @@ TEST(ConfigChanges, LiveAndRestartKeys) {
   std::map<std::string, bool> want{{"log_level", true},       {"registries", true},
                                    {"cni_conf_dir", true},    {"streaming_idle_timeout_seconds", true},
                                    {"metrics_address", true}, {"max_concurrent_rpcs", false},
-                                   {"root", false},           {"runtimes", false}};
+                                   {"root", false},           {"runtimes", true},
+                                   {"cgroup_driver", false},  {"default_ulimits", true}};
   EXPECT_EQ(got, want);
   EXPECT_TRUE(config_changes(a, a).empty());
 }
@@ -118,6 +122,40 @@ TEST(ConfigReload, AMetricsAddressThatCannotBeBoundKeepsTheOldOne) {
   EXPECT_EQ(rig.reloader.running().metrics_address, "");
   EXPECT_NE(log.text().find("key 'metrics_address': bind: cannot assign requested address"), std::string::npos)
       << log.text();
+}
+
+// Handlers added, changed and removed reach every copy of the table; a handler's root waits for a
+// restart, its other settings do not.
+TEST(ConfigReload, RuntimeHandlersChangeLiveButNotTheirRoot) {
+  LogCapture log;
+  Config start;
+  start.state = "/run/b";
+  start.runtimes["old"] = {"old-runtime", ""};
+  RuntimeHandlers table = runtime_handlers_from_config(start, {});
+  RuntimeHandlers held_by_a_manager = table;
+  Config next = start;
+  next.runtimes.erase("old");
+  next.runtimes["vendor"] = {"/opt/vendor/runtime", ""};
+  next.runtimes["runc"].root = "/elsewhere";
+  next.runtimes["runc"].timeout_seconds = 5;
+  next.default_runtime = "vendor";
+  ConfigReloader reloader(start, [&] { return Result<Config>(next); }, {.runtimes = &table});
+  ASSERT_TRUE(reloader.reload().ok());
+  EXPECT_EQ(held_by_a_manager.default_name(), "vendor");
+  EXPECT_TRUE(held_by_a_manager.accepts_new("vendor").ok());
+  EXPECT_EQ(held_by_a_manager.runtime_for("vendor")->root(), "/run/b/runtime/vendor");
+  EXPECT_FALSE(held_by_a_manager.accepts_new("old").ok());
+  EXPECT_EQ(held_by_a_manager.runtime_for("old")->binary(), "old-runtime");
+  EXPECT_EQ(held_by_a_manager.runtime_for("runc")->root(), "/run/b/runtime/runc");  // the running one
+  EXPECT_EQ(held_by_a_manager.runtime_for("runc")->timeout(), std::chrono::seconds(5));
+  Config running = reloader.running();
+  EXPECT_EQ(running.default_runtime, "vendor");
+  EXPECT_EQ(running.runtimes.count("old"), 0u);
+  EXPECT_EQ(running.runtimes.at("runc").root, "");
+  EXPECT_NE(log.text().find("key runtimes.runc.root changed; it takes effect at the next restart"), std::string::npos)
+      << log.text();
+  EXPECT_NE(log.text().find("runtime handler old removed"), std::string::npos) << log.text();
+  EXPECT_NE(log.text().find("applied default_runtime, runtimes"), std::string::npos) << log.text();
 }
 
 TEST(ConfigReload, SwitchesTheCniDirs) {

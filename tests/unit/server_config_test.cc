@@ -77,6 +77,27 @@ TEST(Config, RuntimeTimeoutIsPerHandler) {
   EXPECT_NE(bad.status().message().find("runtimes.runc.timeout_seconds"), std::string::npos) << bad.status().message();
 }
 
+// default_ulimits: by resource name, soft and hard an integer or "unlimited" (-1); nofile has a
+// default that a file replaces, other names are added beside it.
+TEST(Config, DefaultUlimitsAreByNameWithSoftAndHard) {
+  Config d;
+  EXPECT_EQ(d.default_ulimits.at("nofile"), (UlimitConfig{1024, 524288}));
+  auto c = parse_config(
+      "[default_ulimits]\nnofile = { soft = 4096, hard = 8192 }\nmemlock = { soft = \"unlimited\", hard = -1 }\n",
+      "t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->default_ulimits.size(), 2u);
+  EXPECT_EQ(c->default_ulimits.at("nofile"), (UlimitConfig{4096, 8192}));
+  EXPECT_EQ(c->default_ulimits.at("memlock"), (UlimitConfig{-1, -1}));
+  EXPECT_EQ(config_to_json(*c)["default_ulimits"]["nofile"]["hard"], 8192);
+  // --print-config's text reads back to the same, naming the file.
+  std::string printed = config_to_toml(*c);
+  EXPECT_NE(printed.find("nofile = { soft = 4096, hard = 8192 }  # t.toml"), std::string::npos) << printed;
+  auto again = parse_config(printed, "printed.toml");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->default_ulimits, c->default_ulimits);
+}
+
 struct BadCase {
   const char* toml;
   const char* expected;  // a fragment of the message
@@ -110,6 +131,19 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"[runtimes.crun]\npath = \"\"\n", "key 'runtimes.crun.path': must not be empty"},
         BadCase{"[runtimes.crun]\nhost_processes = \"yes\"\n",
                 "key 'runtimes.crun.host_processes': expected true, false or \"auto\""},
+        BadCase{"[default_ulimits]\nfiles = { soft = 1, hard = 2 }\n",
+                "key 'default_ulimits.files': not a resource limit (known: as, core"},
+        BadCase{"[default_ulimits]\nnofile = { soft = 10, hard = 5 }\n",
+                "key 'default_ulimits.nofile.soft': must not exceed hard (5), got 10"},
+        BadCase{"[default_ulimits]\nnofile = { soft = \"unlimited\", hard = 5 }\n",
+                "key 'default_ulimits.nofile.soft': must not exceed hard (5), got -1"},
+        BadCase{"[default_ulimits]\nnproc = { soft = 10 }\n",
+                "key 'default_ulimits.nproc.hard': missing: a limit needs both soft and hard"},
+        BadCase{"[default_ulimits]\nnproc = { soft = -2, hard = 5 }\n",
+                "key 'default_ulimits.nproc.soft': must be -1 (unlimited) or more, got -2"},
+        BadCase{"[default_ulimits]\nnproc = 5\n", "key 'default_ulimits.nproc': expected { soft = <n>, hard = <n> }"},
+        BadCase{"[default_ulimits]\nnproc = { soft = 1, hard = 2, max = 3 }\n",
+                "unknown key 'default_ulimits.nproc.max'"},
         BadCase{"socket = \"/x\nroot=1", "line 1"}));
 
 TEST(Config, MissingExplicitFileIsAnError) {

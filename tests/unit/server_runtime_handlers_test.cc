@@ -20,10 +20,10 @@ TEST(RuntimeHandlersFromConfig, EachConfiguredHandlerWithItsBinaryAndRoot) {
   EXPECT_TRUE(table.systemd_cgroup());
   EXPECT_TRUE(table.host().mount_setattr);
   EXPECT_FALSE(table.host().idmapped_overlay);
-  ASSERT_NE(table.find("runc"), nullptr);
+  ASSERT_TRUE(table.find("runc").has_value());
   EXPECT_EQ(table.find("runc")->binary, "runc");
   EXPECT_EQ(table.find("runc")->root, "/run/b/runtime/runc");
-  ASSERT_NE(table.find(""), nullptr);
+  ASSERT_TRUE(table.find("").has_value());
   EXPECT_EQ(table.find("")->name, "crun");
   EXPECT_EQ(table.find("")->root, "/run/crun-root");
 

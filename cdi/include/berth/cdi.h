@@ -109,6 +109,9 @@ class CdiRegistry {
   // The devices resolve() would find now, sorted (after a re-scan).
   std::vector<std::string> known_devices();
 
+  // Other dirs (a reload's cdi_spec_dirs): the next resolve() re-scans them.
+  void set_dirs(std::vector<std::string> dirs);
+
  private:
   struct State;
   std::unique_ptr<State> state_;

@@ -14,6 +14,7 @@
 
 #include "berth/runtime_handlers.h"
 #include "berth/cri_messages.h"
+#include "berth/oci_spec.h"
 #include "berth/status.h"
 #include "berth/unique_fd.h"
 
@@ -61,6 +62,13 @@ class ContainerEventSink {
                                  runtime::v1::ContainerEventType type) = 0;
 };
 
+// The node's settings for the containers created from now on.
+struct ContainerProcessDefaults {
+  std::vector<oci::Rlimit> rlimits;  // set in every container's process
+  // Devices given by config.devices are owned by the container's user (see ContainerSpecInputs).
+  bool device_ownership_from_security_context = false;
+};
+
 struct ContainerManagerOptions {
   std::string state_dir;  // <state>: bundles, rootfs mounts, monitor sockets, exit files
   std::string root_dir;   // <root>: writable layers and records
@@ -76,6 +84,9 @@ struct ContainerManagerOptions {
   CdiRegistry* cdi = nullptr;            // unset: CDI_devices are refused
   // Bytes of containers' output their log files did not take (a full disk), as monitors tell them.
   std::function<void(uint64_t bytes)> on_log_bytes_lost;
+  // What containers created from now on get (berth.toml's default_ulimits and
+  // device_ownership_from_security_context); a reload sets them again (set_process_defaults).
+  ContainerProcessDefaults process_defaults;
 };
 
 // What the streaming server and the stats need of a container.
@@ -150,6 +161,8 @@ class ContainerManager {
                                    int64_t timeout_seconds);
   Status update_resources(const std::string& id_or_prefix, const runtime::v1::LinuxContainerResources& resources);
   Status reopen_log(const std::string& id_or_prefix);
+  // A reload's defaults, for the containers created after it (those that run keep theirs).
+  void set_process_defaults(ContainerProcessDefaults defaults);
 
   std::vector<std::string> ids_in_sandbox(const std::string& sandbox_id);
   std::optional<ContainerInfo> info(const std::string& id_or_prefix);

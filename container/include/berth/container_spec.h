@@ -45,11 +45,14 @@ struct ContainerSpecInputs {
   std::string cgroups_path;
   std::string mountinfo;          // /proc/self/mountinfo text, for propagation checks
   int min_oom_score_adj = -1000;  // berthd's own when it may not go lower
-  // berthd's hard RLIMIT_NOFILE, the container's soft and hard one (0: none set). Without one in
-  // the spec the init's limit depends on the runtime (runc built with Go < 1.21 raises its soft
-  // limit to the hard one and the init inherits that, crun does not) while ExecSync through
-  // berth-exec inherits berthd's: stated, the init and every exec get the same.
-  uint64_t nofile = 0;
+  // The node's default_ulimits, set in the process of every container. Without RLIMIT_NOFILE in
+  // the spec the init's limit would depend on the runtime (runc built with Go < 1.21 raises its
+  // soft limit to the hard one and the init inherits that, crun does not) while ExecSync through
+  // berth-exec would inherit berthd's: stated, the init and every exec get the same.
+  std::vector<oci::Rlimit> rlimits;
+  // The devices config.devices names are owned by the container's uid and gid (the resolved
+  // user's), not by their host owner (berth.toml's device_ownership_from_security_context).
+  bool device_ownership_from_security_context = false;
   int target_pid = 0;                        // for namespace_options.pid TARGET: the target container's init
   bool host_apparmor = false;                // AppArmor enabled on the host
   std::string default_apparmor_profile;      // loaded profile for RuntimeDefault ("" when none)

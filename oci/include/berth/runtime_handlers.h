@@ -10,9 +10,10 @@
 // from the cache while the file's device, inode, size and mtime are those of the last probe. So a
 // Status call execs nothing unless a binary was replaced since the last call; then that one call
 // probes (two execs at most, each bounded by a timeout), as RuntimeProbe does for RuntimeReady.
-// Copies of the table share the cache.
+// Copies of the table share it and the cache: a reload's replace() reaches every holder.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,29 +67,40 @@ class RuntimeHandlers {
                   HostFeatures host = {});
 
   // "" is the default handler. An unknown one: INVALID_ARGUMENT naming the request field
-  // runtime_handler and the known handlers.
+  // runtime_handler and the known handlers. A handler a reload removed still answers here, so
+  // the pods and containers made with it can be stopped and removed.
   Result<OciRuntime> runtime_for(const std::string& handler) const;
-  // nullptr when unknown; "" is the default handler.
-  const RuntimeHandler* find(const std::string& handler) const;
+  // OK when new pods may use `handler` ("" the default): it is configured now. INVALID_ARGUMENT
+  // naming runtime_handler and the known handlers otherwise (also for one a reload removed).
+  Status accepts_new(const std::string& handler) const;
+  // The configured handler, or one a reload removed; nullopt when unknown. "" is the default.
+  std::optional<RuntimeHandler> find(const std::string& handler) const;
   // The name recorded for a request's handler: "" becomes the default's name.
-  std::string resolve(const std::string& handler) const { return handler.empty() ? default_name_ : handler; }
+  std::string resolve(const std::string& handler) const;
 
   // What `handler` ("" the default) can do here (see the top of this file for when it execs). An
   // unknown handler, or one whose binary is missing, not executable or does not run, can do nothing.
   HandlerFeatures features(const std::string& handler) const;
 
-  const std::string& default_name() const { return default_name_; }
-  const std::vector<RuntimeHandler>& all() const { return handlers_; }
+  std::string default_name() const;
+  // The configured handlers (not those a reload removed), in the configuration's order.
+  std::vector<RuntimeHandler> all() const;
   bool systemd_cgroup() const { return systemd_cgroup_; }
   const HostFeatures& host() const { return host_; }
 
+  // A reload's new table, seen by every copy of this one at once. A handler no longer listed is
+  // kept for what was made with it (runtime_for, find) but refused to new pods; listed again, it
+  // is a configured one again. Its root must not change while anything of it runs (the reload
+  // refuses that before it gets here).
+  void replace(std::vector<RuntimeHandler> handlers, std::string default_name);
+
  private:
+  struct Table;
   struct FeatureCache;
 
-  std::vector<RuntimeHandler> handlers_;
-  std::string default_name_;
   bool systemd_cgroup_ = false;
   HostFeatures host_;
+  std::shared_ptr<Table> table_;
   std::shared_ptr<FeatureCache> cache_;
 };
 

@@ -23,10 +23,12 @@ class RuntimeProbe {
  public:
   explicit RuntimeProbe(std::string configured_path) : configured_(std::move(configured_path)) {}
   RuntimeProbeResult check();
+  // Another binary (a reload changed the default handler): the next check() probes it.
+  void set_path(std::string configured_path);
 
  private:
-  std::string configured_;
   Mutex mu_;
+  std::string configured_ BERTH_GUARDED_BY(mu_);
   bool probed_ BERTH_GUARDED_BY(mu_) = false;
   std::string last_path_ BERTH_GUARDED_BY(mu_);
   std::optional<FileIdentity> last_id_ BERTH_GUARDED_BY(mu_);

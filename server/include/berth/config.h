@@ -4,6 +4,7 @@
 // message naming the key and the file that set it.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <vector>
@@ -28,6 +29,16 @@ struct RuntimeHandlerConfig {
   // killed and the rpc goes on without it (RuntimeHandler::timeout).
   int timeout_seconds = 60;
 };
+
+// One resource limit every container starts with (a process's rlimit): -1 is unlimited.
+struct UlimitConfig {
+  int64_t soft = 0;
+  int64_t hard = 0;
+  bool operator==(const UlimitConfig&) const = default;
+};
+
+// The names default_ulimits takes: setrlimit(2)'s resources, lowercase, without RLIMIT_.
+const std::vector<std::string>& ulimit_names();
 
 struct Config {
   std::string source = "(embedded defaults)";  // the main file (the first one read)
@@ -58,6 +69,13 @@ struct Config {
   std::vector<std::string> cni_plugin_dirs{"/opt/cni/bin", "/usr/lib/cni"};
   int cni_plugin_timeout_seconds = 30;                                 // per plugin exec; a hung plugin is killed
   std::vector<std::string> cdi_spec_dirs{"/etc/cdi", "/var/run/cdi"};  // later dirs override earlier ones
+  // By name ("nofile"): set in every container's process. nofile as containerd 2.x's containers
+  // get it under systemd (its unit sets no LimitNOFILE: systemd's default 1024:524288): programs
+  // that need more raise their soft limit, and select(2)'s 1024 stays safe by default.
+  std::map<std::string, UlimitConfig> default_ulimits{{"nofile", {1024, 524288}}};
+  // Devices a container is given (config.devices) are owned by its run_as_user/run_as_group
+  // inside it, not by their host owner: containerd's and CRI-O's key of the same name.
+  bool device_ownership_from_security_context = false;
   std::string sandbox_image;  // empty: the embedded berth-pause; else pulled, pinned and used  // by registry host:
                               // mirrors, insecure, ca_file
 };

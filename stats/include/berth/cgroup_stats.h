@@ -25,6 +25,10 @@ struct CgroupSample {
   // (NTP's step, an operator's date) never yields no rate or a wrong one.
   int64_t monotonic_ns = 0;
   uint64_t cpu_usage_ns = 0;
+  // When cpu_usage_ns was read: the cpu figure may be read again, later than the rest (a caller
+  // that samples twice a second apart, as crictl stats does, must see it move).
+  int64_t cpu_timestamp_ns = 0;
+  int64_t cpu_monotonic_ns = 0;
   uint64_t memory_usage_bytes = 0;
   uint64_t memory_working_set_bytes = 0;  // usage minus inactive file, floored at 0
   uint64_t memory_rss_bytes = 0;
@@ -52,6 +56,14 @@ struct CgroupLocation {
 
 // Fails with not_found when the cgroup is gone (a container that just exited).
 Result<CgroupSample> read_cgroup_sample(const CgroupLocation& where);
+
+// Cumulative cpu time of a cgroup and when it was read: one small file, cheap enough per call.
+struct CpuReading {
+  int64_t timestamp_ns = 0;  // CLOCK_REALTIME
+  int64_t monotonic_ns = 0;
+  uint64_t usage_ns = 0;
+};
+Result<CpuReading> read_cgroup_cpu(const CgroupLocation& where);
 
 // Available memory as kubelet computes it: limit minus working set when a limit is set, else 0.
 uint64_t memory_available_bytes(const CgroupSample& s);

@@ -5,8 +5,10 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -81,6 +83,10 @@ std::string berthd_path();
 // e2e tests against its berthd). A sanitizer's quarantine keeps freed memory resident, and it
 // reports a helper's SIGSEGV.
 bool berthd_sanitized();
+// The RLIMIT_NOFILE a container gets from berthd's default default_ulimits on this host: 1024 soft,
+// 524288 hard, lowered to the test's (berthd's) own hard limit where it lacks CAP_SYS_RESOURCE.
+std::pair<uint64_t, uint64_t> default_container_nofile();
+
 // The slack an RSS bound allows for that quarantine (KiB): none for a plain berthd.
 long sanitizer_rss_slack_kib();
 
