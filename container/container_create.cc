@@ -298,6 +298,9 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
     c->config = config;
     c->rec = new_record(id, pod, config, image, *spec, std::move(*log_path), std::move(*config_json));
     c->runtime_may_exist = false;
+    auto poststop = spec->spec.hooks.find("poststop");
+    c->exit_delete_in_process = impl_->opt.runtimes.features(pod.runtime_handler).runtime == "runc" &&
+                                (poststop == spec->spec.hooks.end() || poststop->second.empty());
     if (Status s = impl_->save(*c); !s.ok()) return fail(s);
   }
   fault_point(FaultPoint::create_container_record_written);

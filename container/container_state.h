@@ -45,6 +45,10 @@ struct Container {
   // The runtime's delete at the exit did not finish in the handler's timeout: the removal does
   // the delete's work itself rather than wait as long again.
   bool runtime_hung BERTH_GUARDED_BY(op) = false;
+  // runc's delete of it, once its init ended, is what berthd does itself at the exit (see
+  // delete_exited_runtime): the runtime is runc and the spec has no poststop hooks for it to run.
+  // Set at create; false for a recovered container (the runtime's own delete then).
+  bool exit_delete_in_process BERTH_GUARDED_BY(op) = false;
 
   runtime::v1::ContainerState state() const {
     MutexLock lock(mu);

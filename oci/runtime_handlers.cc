@@ -151,6 +151,7 @@ HandlerFeatures RuntimeHandlers::features(const std::string& handler) const {
   out.recursive_read_only_mounts = out.runtime_found && out.rro_copy;
   out.user_namespaces = out.runtime_found && runtime.joins_user_namespace() && host_.idmapped_overlay;
   out.host_processes = out.runtime_found && h->host_processes.value_or(!runtime.identity.empty());
+  if (out.runtime_found) out.runtime = runtime.identity;
   return out;
 }
 

@@ -181,7 +181,10 @@ void SandboxManager::finish_recovery() {
     else
       spdlog::info("sandbox {}: undid a RunPodSandbox cut short by a berthd restart", s->cp.id);
   }
-  impl_->check_recovered_networks();
 }
+
+void SandboxManager::check_recovered_networks() { impl_->check_recovered_networks(); }
+
+void SandboxManager::stop_network_checks() { impl_->network_checks_stopped = true; }
 
 }  // namespace berth

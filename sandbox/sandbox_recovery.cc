@@ -135,6 +135,7 @@ void SandboxManager::Impl::check_recovered_networks() {
   }
   size_t failed = 0;
   for (const auto& s : all) {
+    if (network_checks_stopped) return;
     MutexLock op(s->op);  // not while a stop tears the network down
     {
       MutexLock lock(s->mu);

@@ -4,6 +4,7 @@
 // Sandbox::mu guards the fields status and list calls read, so they never wait behind an exec.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -86,6 +87,7 @@ struct SandboxManager::Impl {
   // node while berthd was down (a bridge deleted, an interface gone) is logged and shown in the
   // pod's verbose status, without a CHECK on each status call.
   void check_recovered_networks();
+  std::atomic<bool> network_checks_stopped{false};
   std::shared_ptr<Sandbox> recovered_sandbox(const SandboxCheckpoint& cp);
   void remove_leftovers();
 

@@ -97,6 +97,7 @@ RecoveryWorker::RecoveryWorker(ContainerManager& containers, SandboxManager& san
 }
 
 RecoveryWorker::~RecoveryWorker() {
+  sandboxes_.stop_network_checks();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -128,6 +129,7 @@ void RecoveryWorker::run() {
   if (Status s = images_.finish_recovery(); !s.ok()) spdlog::warn("recovery: {}", s.message());
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   spdlog::info("recovery: finished in {:.1f}ms", ms);
+  sandboxes_.check_recovered_networks();
 }
 
 }  // namespace berth

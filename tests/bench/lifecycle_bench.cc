@@ -63,9 +63,29 @@ bool exec_true(v1::RuntimeService::Stub& rt, const std::string& container_id) {
   return rt.ExecSync(&ctx, req, &r).ok() && r.exit_code() == 0;
 }
 
+bool remove_container(v1::RuntimeService::Stub& rt, const std::string& id) {
+  grpc::ClientContext ctx;
+  v1::RemoveContainerRequest req;
+  req.set_container_id(id);
+  v1::RemoveContainerResponse r;
+  return rt.RemoveContainer(&ctx, req, &r).ok();
+}
+
 // Kubelet's order: a pod's deletion stops its containers, then the sandbox; the garbage collector
-// removes the containers, then the sandbox, once they are stopped.
-void take_down(v1::RuntimeService::Stub& rt, const FleetPod& pod, CallLatencies& lat, const std::string& suffix) {
+// removes the containers, then the sandbox, once they are stopped. With `remove_at_once` the
+// container is removed right after its stop instead, as `crictl rm -f` does and kubelet does with
+// a dead container it no longer needs ("RemoveContainer after StopContainer").
+void take_down(v1::RuntimeService::Stub& rt, const FleetPod& pod, CallLatencies& lat, const std::string& suffix,
+               bool remove_at_once) {
+  // What `crictl inspectp` asks for, once per pod before it goes.
+  lat.time("PodSandboxStatus verbose" + suffix, [&] {
+    grpc::ClientContext ctx;
+    v1::PodSandboxStatusRequest req;
+    req.set_pod_sandbox_id(pod.pod_id);
+    req.set_verbose(true);
+    v1::PodSandboxStatusResponse r;
+    return rt.PodSandboxStatus(&ctx, req, &r).ok();
+  });
   if (!pod.container_id.empty()) {
     lat.time("StopContainer" + suffix, [&] {
       grpc::ClientContext ctx;
@@ -75,6 +95,8 @@ void take_down(v1::RuntimeService::Stub& rt, const FleetPod& pod, CallLatencies&
       v1::StopContainerResponse r;
       return rt.StopContainer(&ctx, req, &r).ok();
     });
+    if (remove_at_once)
+      lat.time("RemoveContainer after StopContainer" + suffix, [&] { return remove_container(rt, pod.container_id); });
   }
   lat.time("StopPodSandbox" + suffix, [&] {
     grpc::ClientContext ctx;
@@ -83,15 +105,8 @@ void take_down(v1::RuntimeService::Stub& rt, const FleetPod& pod, CallLatencies&
     v1::StopPodSandboxResponse r;
     return rt.StopPodSandbox(&ctx, req, &r).ok();
   });
-  if (!pod.container_id.empty()) {
-    lat.time("RemoveContainer" + suffix, [&] {
-      grpc::ClientContext ctx;
-      v1::RemoveContainerRequest req;
-      req.set_container_id(pod.container_id);
-      v1::RemoveContainerResponse r;
-      return rt.RemoveContainer(&ctx, req, &r).ok();
-    });
-  }
+  if (!pod.container_id.empty() && !remove_at_once)
+    lat.time("RemoveContainer" + suffix, [&] { return remove_container(rt, pod.container_id); });
   lat.time("RemovePodSandbox" + suffix, [&] {
     grpc::ClientContext ctx;
     v1::RemovePodSandboxRequest req;
@@ -124,8 +139,9 @@ void run_lifecycle_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& i
   for (size_t round = 0; round < o.execs_per_pod; ++round)
     for (const auto& pod : pods)
       if (!pod.container_id.empty()) lat.time("ExecSync", [&] { return exec_true(rt, pod.container_id); });
-  for (const auto& pod : pods) take_down(rt, pod, lat, "");
-  for (const auto& pod : userns_pods) take_down(rt, pod, lat, " userns");
+  // Every other pod's container is removed right after its stop.
+  for (size_t i = 0; i < pods.size(); ++i) take_down(rt, pods[i], lat, "", i % 2 == 1);
+  for (const auto& pod : userns_pods) take_down(rt, pod, lat, " userns", false);
 
   std::printf("\npod lifecycle, %zu pods one after another (CNI bridge), %zu ExecSync each", o.pods, o.execs_per_pod);
   if (o.userns_host_base != 0) std::printf(", each followed by one with a user namespace of its own (\"... userns\")");

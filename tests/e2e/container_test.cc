@@ -200,8 +200,10 @@ TEST_F(Containers, TheRuntimesStateOfAnExitedContainerGoesAtItsExit) {
 TEST_F(Containers, StoppingThePodDoesNotWaitForTheDeleteAtAContainersExit) {
   TempDir hold;
   const std::string dir = hold.path();
+  // Not saying it is runc: berthd would delete the exited container itself, as runc does.
   write_file(hold / "runc-held",
-             "#!/bin/sh\ndel=; for a; do [ \"$a\" = delete ] && del=1; last=$a; done\n"
+             "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'held version 1 (a runc wrapper)'; exit 0; }\n"
+             "del=; for a; do [ \"$a\" = delete ] && del=1; last=$a; done\n"
              "if [ -n \"$del\" ] && [ -e \"" +
                  dir +
                  "/hold-$last\" ]; then\n"
@@ -216,7 +218,7 @@ TEST_F(Containers, StoppingThePodDoesNotWaitForTheDeleteAtAContainersExit) {
     ~Release() { write_file(path, ""); }
   } release{dir + "/released"};
   auto& cri = ready("pod", {.config_toml = "[runtimes.runc]\npath = \"runc\"\n[runtimes.held]\npath = \"" +
-                                           (hold / "runc-held") + "\"\n"});
+                                           (hold / "runc-held") + "\"\nhost_processes = true\n"});
   auto pod = test_pod("held");
   pod.set_log_directory(logs_->path());
   std::string pod_id, id;

@@ -69,7 +69,8 @@ class EventedPleg : public PodFixture {
       ASSERT_NE(in_event, nullptr) << in_relist.id();
       v1::ContainerStatus alone = status(in_relist.id());
       EXPECT_TRUE(same(without_annotations(*in_event), without_annotations(alone)))
-          << "event " << n << " about " << id << " has\n" << summary(*in_event) << "ContainerStatus has\n"
+          << "event " << n << " about " << id << " has\n"
+          << summary(*in_event) << "ContainerStatus has\n"
           << summary(alone);
       EXPECT_TRUE(same(without_annotations(in_relist), without_annotations(alone))) << summary(in_relist);
     }
@@ -80,10 +81,9 @@ TEST_F(EventedPleg, EachTransitionOnceInOrderWithTheStatusesOfItsMoment) {
   auto& cri = ready();
   EventStream events(*d_, true);
   // Two that run until stopped, one that exits with 3 when told (a file in its own rootfs).
-  const std::map<std::string, std::string> scripts = {
-      {"a", "sleep 100000"},
-      {"b", "trap 'exit 0' TERM; while true; do sleep 0.1; done"},
-      {"c", "while [ ! -e /go ]; do sleep 0.05; done; exit 3"}};
+  const std::map<std::string, std::string> scripts = {{"a", "sleep 100000"},
+                                                      {"b", "trap 'exit 0' TERM; while true; do sleep 0.1; done"},
+                                                      {"c", "while [ ! -e /go ]; do sleep 0.05; done; exit 3"}};
   std::map<std::string, std::string> ids;
   for (const auto& [name, script] : scripts) {
     ASSERT_OK(cri.create_container(pod_, shell_container(name, script), &ids[name], pod_config_));

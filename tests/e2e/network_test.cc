@@ -597,6 +597,8 @@ TEST_F(Network, DelAfterARestartAndWithTheNetnsGone) {
   DaemonProcess& d = daemon_at({.config_toml = toml, .network = net}, shared / "b.sock", root, state);
   CriClient cri(d);
   EXPECT_EQ(pod_ip(cri, kept), ip_kept);  // recovered from the result cache
+  // The orphan's network is released by recovery's background work, once berthd serves.
+  for (int i = 0; i < 500 && net->allocated_ips().size() != 2u; ++i) std::this_thread::sleep_for(20ms);
   EXPECT_EQ(net->allocated_ips().size(), 2u) << d.log();
   ASSERT_TRUE(cri.stop_pod(gone).ok());
   EXPECT_EQ(net->allocated_ips(), std::vector<std::string>{ip_kept});

@@ -34,8 +34,11 @@ class RuntimeFaults : public PodFixture {
     // `hang-<command>-<arg>`: that command, when one of its arguments is <arg>, sleeps for good.
     // `crash-create`: runc's create (or run: berth-monitor creates and starts in one) runs, then
     // the wrapper dies of SIGKILL before it answers.
+    // It does not say it is runc (berthd would delete an exited container itself, as runc does),
+    // so the runtime's own delete runs at the exit, as with any other runtime.
     write_file(dir + "/runc-faulty",
                "#!/bin/sh\n"
+               "[ \"$1\" = --version ] && { echo 'faulty version 1 (a runc wrapper)'; exit 0; }\n"
                "cmd=; for a; do case \"$a\" in create|run|delete|kill|start|state) [ -z \"$cmd\" ] && cmd=$a;; esac; "
                "done\n"
                "for a; do if [ -e \"" +
@@ -48,7 +51,7 @@ class RuntimeFaults : public PodFixture {
                0755);
     // No pod of the fixture's: the census at the end is of the faulty pod alone.
     d_ = &daemon({.config_toml = "[runtimes.runc]\npath = \"runc\"\n[runtimes.faulty]\npath = \"" + dir +
-                                 "/runc-faulty\"\ntimeout_seconds = 6\n"});
+                                 "/runc-faulty\"\ntimeout_seconds = 6\nhost_processes = true\n"});
     cri_ = std::make_unique<CriClient>(*d_);
     // kubelet's own deadline on its calls (runtimeRequestTimeout, 2 min), shorter: far above the
     // handler's timeout, so a call that waited for the hang more than a few times fails.

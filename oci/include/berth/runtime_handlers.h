@@ -57,6 +57,8 @@ struct HandlerFeatures {
   // do what the runtime would. Any other runtime (a sandboxing one: gVisor, Kata, Wasm or VM
   // flavours) gets every exec and every pause through itself, so nothing runs outside its boundary.
   bool host_processes = false;
+  // Which runtime answered (RuntimeFeatures::identity: "runc", "crun", ...); empty when unknown.
+  std::string runtime;
 };
 
 class RuntimeHandlers {

@@ -143,6 +143,12 @@ class SandboxManager {
   // Undoes the sandboxes a crash left half made (the slow part of recovery: runtime, CNI); run
   // once berthd serves. A sandbox whose undo fails stays listed NOTREADY for Stop/Remove to finish.
   void finish_recovery();
+  // CNI CHECK of every recovered ready pod with a network of its own: what changed on the node
+  // while berthd was down is logged and shown in the pod's verbose status (network_check). Last in
+  // recovery's background work, after what it releases.
+  void check_recovered_networks();
+  // Ends check_recovered_networks() after the pod it is at (berthd is stopping).
+  void stop_network_checks();
 
   Result<std::string> run(const runtime::v1::PodSandboxConfig& config, const std::string& runtime_handler);
   // Stop and remove run `containers` first (after which no container can join the pod). Both are
