@@ -95,6 +95,9 @@ struct ContainerManager::Impl {
   // The runtime's plain delete of an exited container, under its op; on failure, or when it did
   // not run, destroy() deletes it as before.
   void delete_exited_runtime(Container& c);
+  void delete_exited_runtime_locked(Container& c) BERTH_REQUIRES(c.op);
+  void finish_exit_in_process(Container& c) BERTH_REQUIRES(c.op);
+  void release_rootfs_at_exit(Container& c) BERTH_REQUIRES(c.op);
   Status save(Container& c) const BERTH_REQUIRES(c.mu);  // writes c.rec
   // Kills (SIGKILL) a running container and waits for its exit to be recorded.
   Status kill_and_wait(Container& c, std::chrono::seconds timeout);

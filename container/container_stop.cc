@@ -13,6 +13,7 @@
 
 #include "berth/cgroup_removal.h"
 #include "berth/cgroups_path.h"
+#include "berth/container_rootfs.h"
 #include "berth/fault_point.h"
 #include "berth/monitor.h"
 #include "berth/mutex.h"
@@ -84,6 +85,10 @@ void ContainerManager::Impl::on_exit(const std::string& id, const ExitInfo& exit
 
 void ContainerManager::Impl::delete_exited_runtime(Container& c) {
   MutexLock op(c.op);  // after the StopContainer that saw this exit, before a RemoveContainer
+  delete_exited_runtime_locked(c);
+}
+
+void ContainerManager::Impl::delete_exited_runtime_locked(Container& c) {
   if (!c.runtime_may_exist) return;
   {
     MutexLock lock(c.mu);
@@ -101,6 +106,7 @@ void ContainerManager::Impl::delete_exited_runtime(Container& c) {
     if (s.ok()) s = rt->forget(c.id);
     if (s.ok()) {
       c.runtime_may_exist = false;
+      release_rootfs_at_exit(c);
       return;
     }
     spdlog::warn("container {}: deleting it at its exit: {}; through {} instead", c.id, s.message(), rt->binary());
@@ -114,6 +120,24 @@ void ContainerManager::Impl::delete_exited_runtime(Container& c) {
     return;
   }
   c.runtime_may_exist = false;
+  release_rootfs_at_exit(c);
+}
+
+// StopContainer finishes the exit's delete itself when berthd does it (runc's, in process: a few
+// milliseconds, nothing that can hang), as containerd's StopContainer includes the task's
+// delete, so that a RemoveContainer right after it (kubelet, crictl rm -f) has nothing to wait
+// for. A runtime's own delete stays on the worker: a hung runtime must not hold up the stop.
+void ContainerManager::Impl::finish_exit_in_process(Container& c) {
+  if (c.exit_delete_in_process && c.state() == v1::CONTAINER_EXITED) delete_exited_runtime_locked(c);
+}
+
+// An ended container's root filesystem serves nothing more (a CRI container never starts again),
+// and unmounting an overlay takes milliseconds: done here rather than in RemoveContainer. Its
+// writable layer stays until the removal (its usage is still reported).
+void ContainerManager::Impl::release_rootfs_at_exit(Container& c) {
+  if (Status s = unmount_container_rootfs(c.rootfs); !s.ok())
+    spdlog::warn("container {}: unmounting its root filesystem at its exit: {}; RemoveContainer will", c.id,
+                 s.message());
 }
 
 bool ContainerManager::Impl::wait_exited(Container& c, std::chrono::milliseconds timeout) const {
@@ -168,12 +192,14 @@ Status ContainerManager::stop(const std::string& id_or_prefix, int64_t timeout_s
     fault_point(FaultPoint::stop_container_signal_sent);
     if (impl_->wait_exited(*c, std::chrono::seconds(timeout_seconds))) {
       fault_point(FaultPoint::stop_container_exit_recorded);
+      impl_->finish_exit_in_process(*c);
       return ok_status();
     }
     spdlog::info("container {} did not stop within {}s of signal {}; killing it", id, timeout_seconds, c->stop_signal);
   }
   Status killed = impl_->kill_and_wait(*c, std::chrono::seconds(30));
   fault_point(FaultPoint::stop_container_exit_recorded);
+  if (killed.ok()) impl_->finish_exit_in_process(*c);
   return killed.context("stop container " + id);
 }
 
