@@ -34,11 +34,11 @@ Result<std::vector<std::string>> process_env(const v1::ContainerConfig& c, const
 }
 
 // Defaults every container gets (as containerd's), before the pod's and the CRI mounts.
-std::vector<oci::Mount> default_mounts(bool privileged, bool host_ipc) {
+std::vector<oci::Mount> default_mounts(bool privileged, bool host_ipc, bool userns_on_host_network) {
   std::vector<oci::Mount> m{proc_mount(),
                             dev_mount(),
                             devpts_mount(true),
-                            sysfs_mount(!privileged),
+                            userns_on_host_network ? host_sysfs_bind() : sysfs_mount(!privileged),
                             {.destination = "/sys/fs/cgroup",
                              .type = "cgroup",
                              .source = "cgroup",
@@ -155,7 +155,8 @@ Result<ContainerSpec> build_container_spec(const v1::ContainerConfig& c, const P
   auto taken = [&](const std::string& dest) {
     return std::any_of(mounts->begin(), mounts->end(), [&](const OciMount& m) { return m.destination == dest; });
   };
-  std::vector<oci::Mount> spec_mounts = default_mounts(sc.privileged(), pod.host_ipc);
+  std::vector<oci::Mount> spec_mounts =
+      default_mounts(sc.privileged(), pod.host_ipc, pod.host_network && !pod.userns_path.empty());
   if (!taken("/dev/shm"))
     spec_mounts.push_back(
         {.destination = "/dev/shm", .type = "bind", .source = pod.shm_path, .options = {"rbind", "rprivate", "rw"}});

@@ -30,6 +30,11 @@ oci::Mount sysfs_mount(bool read_only) {
           .options = {"nosuid", "noexec", "nodev", read_only ? "ro" : "rw"}};
 }
 
+oci::Mount host_sysfs_bind() {
+  return {
+      .destination = "/sys", .type = "bind", .source = "/sys", .options = {"rbind", "nosuid", "noexec", "nodev", "ro"}};
+}
+
 oci::Mount mqueue_mount() {
   return {.destination = "/dev/mqueue", .type = "mqueue", .source = "mqueue", .options = {"nosuid", "noexec", "nodev"}};
 }

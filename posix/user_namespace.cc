@@ -158,6 +158,14 @@ Status create_pinned_user_and_net_ns(const std::vector<IdMapping>& uids, const s
   return ok_status();
 }
 
+Status create_pinned_user_ns(const std::vector<IdMapping>& uids, const std::vector<IdMapping>& gids,
+                             const std::string& userns_pin) {
+  auto child = NamespaceChild::clone_into(CLONE_NEWUSER);
+  if (!child.ok()) return child.status();
+  if (Status s = child->write_maps(uids, gids); !s.ok()) return s;
+  return pin(child->ns("user"), userns_pin);
+}
+
 Status remove_namespace_pin(const std::string& path) {
   if (path.empty()) return ok_status();
   if (::umount2(path.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)

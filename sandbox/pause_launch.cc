@@ -85,6 +85,8 @@ Status read_mounts(const std::vector<oci::Mount>& mounts, LaunchPlan& plan, bool
     if (dest == "/dev/shm") {
       plan.args.insert(plan.args.end(), {"--shm", m.source});
       shm = true;
+    } else if (dest == "/sys" && m.type == "bind") {
+      plan.args.insert(plan.args.end(), {"--sys", m.source});
     } else if (dest != "/proc" && dest != "/dev" && dest != "/dev/pts" && dest != "/sys" && dest != "/dev/mqueue") {
       return unsupported("the mount " + dest);
     }

@@ -110,7 +110,7 @@ Result<oci::Spec> build_pause_spec(const v1::PodSandboxConfig& config, const Pau
       dev_mount(),
       devpts_mount(false),
       {.destination = "/dev/shm", .type = "bind", .source = in.shm_path, .options = {"rbind", "rprivate", "rw"}},
-      sysfs_mount(true)};
+      host_net && !in.userns_path.empty() ? host_sysfs_bind() : sysfs_mount(true)};
   if (!host_ipc) spec.mounts.push_back(mqueue_mount());
   oci::Linux& linux = spec.linux.emplace();
   linux.namespaces.push_back({.type = "mount"});

@@ -30,10 +30,9 @@ Result<PodUserNamespace> pod_user_namespace(const v1::NamespaceOption& ns, const
   PodUserNamespace out{true, id_mappings_of(u.uids()), id_mappings_of(u.gids())};
   if (Status s = validate_id_mappings(out.uids, f + ".uids"); !s.ok()) return s;
   if (Status s = validate_id_mappings(out.gids, f + ".gids"); !s.ok()) return s;
-  if (ns.network() == v1::NODE || ns.pid() == v1::NODE || ns.ipc() == v1::NODE)
+  if (ns.pid() == v1::NODE || ns.ipc() == v1::NODE)
     return invalid_argument(f +
-                            ": a pod with a user namespace of its own cannot share the host's network, PID or IPC "
-                            "namespace (Status reports user_namespaces_host_network false)");
+                            ": a pod with a user namespace of its own cannot share the host's PID or IPC namespace");
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include "berth/object_id.h"
 #include "berth/process_identity.h"
 #include "berth/sandbox_manager.h"
+#include "berth/user_namespace.h"
 #include "berth/wall_clock.h"
 #include "netns.h"
 #include "network_setup.h"
@@ -215,7 +216,11 @@ Result<std::string> SandboxManager::run(const v1::PodSandboxConfig& config, cons
   if (ns.ipc() != v1::NODE)
     if (Status s = mount_pod_shm(sb->shm_path); !s.ok()) return fail(s);
   fault_point(FaultPoint::run_pod_sandbox_shm_mounted);
-  if (userns->own) {
+  if (userns->own && cp.host_network) {
+    // The node's network namespace, owned by the node's user namespace: the pod's root holds no
+    // capability over it (it binds and connects as an unprivileged user of the node would).
+    if (Status s = create_pinned_user_ns(cp.uid_mappings, cp.gid_mappings, cp.userns_path); !s.ok()) return fail(s);
+  } else if (userns->own) {
     if (Status s = create_pinned_userns_netns(cp.uid_mappings, cp.gid_mappings, cp.userns_path, cp.netns_path); !s.ok())
       return fail(s);
   } else if (!cp.host_network) {

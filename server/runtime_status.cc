@@ -52,7 +52,10 @@ grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRe
   // The Strict policy (only the groups the request names, none from the image's /etc/group) is
   // applied by user_lookup; kubelet admits such pods only when the runtime says so.
   resp->mutable_features()->set_supplemental_groups_policy(true);
-  resp->mutable_features()->set_user_namespaces_host_network(false);
+  // A pod with a user namespace of its own may keep the node's network namespace wherever pods
+  // may have user namespaces at all (the default handler's runtime joins one by path, the host
+  // id-maps overlay layers): its /sys is then the node's, bound read-only.
+  resp->mutable_features()->set_user_namespaces_host_network(ctx_.runtimes.features("").user_namespaces);
 
   if (req->verbose()) {
     // The runtime's version text and the CNI conf file names come from outside and need not be

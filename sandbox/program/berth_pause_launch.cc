@@ -10,7 +10,7 @@
 //   into the rootfs and makes it read-only (keeping the flags a user namespace locks), sets the
 //   groups and ids, drops every capability (the bounding set too), sets no_new_privs, loads the
 //   seccomp program (stdin) and execs /pause.
-// Arguments: --rootfs P --shm P [--userns P] [--netns P] [--hostname H] [--new NS]... [--sysctl K=V]...
+// Arguments: --rootfs P --shm P [--sys P] [--userns P] [--netns P] [--hostname H] [--new NS]... [--sysctl K=V]...
 //   [--cgroup-procs P]... [--cgroup-wait FD] [--mask P]... [--readonly P]... --uid N --gid N [--group N]...
 //   --oom N -- ARGS...   Report on fd 3: "pid N" (the pause, in berthd's PID namespace) or "error ...".
 // --cgroup-wait 3 (the systemd cgroup driver): berthd asks systemd for the pause's scope with this
@@ -54,6 +54,7 @@ struct List {
 
 struct Options {
   const char *rootfs = nullptr, *shm = nullptr, *userns = nullptr, *netns = nullptr, *hostname = nullptr;
+  const char* sys = nullptr;  // bound read-only on /sys instead of a sysfs mount (the node's network)
   int new_ns = 0;
   List sysctls, cgroup_procs, masks, readonly;
   unsigned uid = 0, gid = 0;
@@ -104,6 +105,8 @@ void parse(int argc, char** argv) {
       opt.rootfs = v;
     else if (!strcmp(a, "--shm"))
       opt.shm = v;
+    else if (!strcmp(a, "--sys"))
+      opt.sys = v;
     else if (!strcmp(a, "--userns"))
       opt.userns = v;
     else if (!strcmp(a, "--netns"))
@@ -210,7 +213,17 @@ void write_protect(const char* rel) {
   mount_at("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620");
   mount_at(opt.shm, "/dev/shm", nullptr, MS_BIND | MS_REC, nullptr);
   if (opt.new_ns & CLONE_NEWIPC) mount_at("mqueue", "/dev/mqueue", "mqueue", hard, nullptr);
-  mount_at("sysfs", "/sys", "sysfs", hard | MS_RDONLY, nullptr);
+  if (opt.sys) {
+    // The node's network namespace is not the pod's user namespace's: the kernel refuses a sysfs
+    // mount there, as the runtime then binds the node's (read-only; the flags its mount has in
+    // the pod's user namespace are locked and kept).
+    mount_at(opt.sys, "/sys", nullptr, MS_BIND | MS_REC, nullptr);
+    char target[4096];
+    snprintf(target, sizeof target, "%s/sys", opt.rootfs);
+    if (mount(nullptr, target, nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | hard, nullptr) != 0) fail(target, errno);
+  } else {
+    mount_at("sysfs", "/sys", "sysfs", hard | MS_RDONLY, nullptr);
+  }
   for (int i = 0; i < opt.masks.n; ++i) mask(opt.masks.items[i]);
   for (int i = 0; i < opt.readonly.n; ++i) write_protect(opt.readonly.items[i]);
   if (chdir(opt.rootfs) != 0) fail("chdir to the rootfs", errno);

@@ -3,6 +3,9 @@
 // through id-mapped layers, what the container writes is stored under its host ids, ExecSync
 // runs in the pod's user namespace, and removal leaves no pin or id-mapped mount. Bad mappings are
 // refused, naming the field, and leave nothing.
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <sys/stat.h>
@@ -197,7 +200,8 @@ TEST_F(UserNamespaces, BadMappingsAreRefusedNamingTheFieldAndLeaveNothing) {
             "userns_options.uids: no mapping given"},
            {[](v1::NamespaceOption* ns) { ns->mutable_userns_options()->set_mode(v1::TARGET); },
             "userns_options.mode: TARGET is not supported"},
-           {[](v1::NamespaceOption* ns) { ns->set_network(v1::NODE); }, "cannot share the host's network"},
+           {[](v1::NamespaceOption* ns) { ns->set_pid(v1::NODE); }, "cannot share the host's PID or IPC namespace"},
+           {[](v1::NamespaceOption* ns) { ns->set_ipc(v1::NODE); }, "cannot share the host's PID or IPC namespace"},
        }) {
     grpc::Status s = c.edit ? try_pod(c.edit) : grpc::Status();
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.says;
@@ -220,6 +224,54 @@ TEST_F(UserNamespaces, BadMappingsAreRefusedNamingTheFieldAndLeaveNothing) {
 // and container root writes as node root there); one without is mounted as is (kubelet decides),
 // so its root-owned files are the overflow id and closed to the pod. Two pods with other mappings
 // cannot read each other's private files in a volume they share.
+// user_namespaces_host_network: a pod with a user namespace of its own in the node's network
+// namespace (kubelet's hostNetwork with hostUsers: false). It reaches a listener on the node's
+// loopback, which a network namespace of its own would not have; its root is the mapped id and
+// holds no capability over the node's network (no address added, no port below 1024 bound);
+// its /sys is the node's, read-only.
+TEST_F(UserNamespaces, APodOnTheHostNetworkKeepsItsUserNamespace) {
+  v1::StatusResponse st;
+  userns_pod(kHostBase, [](v1::PodSandboxConfig& c) {
+    c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_network(v1::NODE);
+  });
+  ASSERT_OK(cri_->status(&st));
+  EXPECT_TRUE(st.features().user_namespaces_host_network());
+  // A listener of the test's on the node's loopback, on a port the container is told.
+  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  std::string id = run(userns_container(
+      "hostnet",
+      "cat /proc/self/uid_map; echo from-the-pod | nc -w 2 127.0.0.1 " + port +
+          " && echo connected; ip addr add 192.0.2.77/32 dev lo 2>&1 | sed 's/^/address: /'; "
+          "nc -l -p 81 -w 1 2>&1 | sed 's/^/port 81: /'; "
+          "touch /sys/x 2>/dev/null || echo sys-read-only; test -d /sys/class/net/lo && echo sys-net; echo done; "
+          "sleep 1000",
+      kHostBase));
+  int conn = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  ASSERT_GE(conn, 0) << log_of("hostnet");
+  char buf[64] = {};
+  ssize_t n = ::read(conn, buf, sizeof buf - 1);
+  ::close(conn);
+  ::close(listener);
+  EXPECT_EQ(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0), "from-the-pod\n");
+  ASSERT_TRUE(wait_for_file_text(logs_->path() + "/hostnet.log", "done")) << log_of("hostnet");
+  std::string log = log_of("hostnet");
+  EXPECT_NE(log.find(" 0   " + std::to_string(kHostBase) + "      65536"), std::string::npos) << log;
+  expect_in_log(log, {"connected", "address: ip: RTNETLINK answers: Operation not permitted",
+                      "port 81: nc: bind: Permission denied", "sys-read-only", "sys-net"});
+  EXPECT_EQ(::access((d_->state() + "/netns/" + pod_).c_str(), F_OK), -1) << "no network namespace of its own";
+  ASSERT_OK(cri_->remove_pod(pod_));
+  EXPECT_TRUE(fs::is_empty(d_->state() + "/userns"));
+}
+
 TEST_F(UserNamespaces, VolumesAreIdMappedAndPodsWithOtherMappingsAreApart) {
   userns_pod(kHostBase);
   TempDir vol("berth-userns-vol"), shared("berth-userns-shared");

@@ -41,6 +41,11 @@ Result<UniqueFd> make_user_namespace(const std::vector<IdMapping>& uids, const s
 Status create_pinned_user_and_net_ns(const std::vector<IdMapping>& uids, const std::vector<IdMapping>& gids,
                                      const std::string& userns_pin, const std::string& netns_pin);
 
+// A new user namespace with these mappings alone, pinned on `userns_pin` (a pod that keeps the
+// node's network namespace). On failure nothing is left.
+Status create_pinned_user_ns(const std::vector<IdMapping>& uids, const std::vector<IdMapping>& gids,
+                             const std::string& userns_pin);
+
 // Unpins a namespace pinned by a bind mount and removes the file; missing is fine.
 Status remove_namespace_pin(const std::string& path);
 
