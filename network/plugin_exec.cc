@@ -3,7 +3,6 @@
 // moment we exec it; the loop is bounded and ends in an error, so a DEL can never report success
 // for a plugin that did not run.
 #include "plugin_exec.h"
-
 #include "plugin_output.h"
 
 #include <cerrno>
@@ -13,10 +12,16 @@
 #include <spdlog/spdlog.h>
 
 #include "berth/command.h"
+#include "berth/tracer.h"
 
 extern char** environ;
 
 namespace berth::cni {
+
+// The plugin run itself, inside exec_plugin's span.
+static Result<std::string> exec_plugin_untraced(const ExecSettings& settings, const PluginCall& call,
+                                                const std::string& what);
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -51,6 +56,16 @@ Result<std::string> find_plugin(const std::vector<std::string>& plugin_dirs, con
 
 Result<std::string> exec_plugin(const ExecSettings& settings, const PluginCall& call) {
   const std::string what = "plugin " + call.type + " (" + call.command + ")";
+  ScopedSpan span("cni " + call.command + " " + call.type, 3);
+  span.attribute("cni.plugin", call.type);
+  span.attribute("cni.command", call.command);
+  auto result = exec_plugin_untraced(settings, call, what);
+  if (!result.ok()) span.fail(result.status().message());
+  return result;
+}
+
+Result<std::string> exec_plugin_untraced(const ExecSettings& settings, const PluginCall& call,
+                                         const std::string& what) {
   auto path = find_plugin(settings.plugin_dirs, call.type);
   if (!path.ok()) return path.status();
   Command cmd{.argv = {*path},

@@ -1,6 +1,7 @@
 // `create` is spawned by hand with /dev/null for stdio: the container's init inherits the
 // runtime's stdio, so capturing it through pipes would wait on the container, not on runc.
 #include "berth/oci_runtime.h"
+#include "berth/tracer.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -54,6 +55,14 @@ std::vector<std::string> OciRuntime::argv(const std::vector<std::string>& args) 
 }
 
 Status OciRuntime::run(const std::vector<std::string>& args, const std::string& what) const {
+  ScopedSpan span("runtime " + (args.empty() ? std::string() : args[0]), 3);
+  span.attribute("runtime.binary", binary_);
+  Status s = run_untraced(args, what);
+  if (!s.ok()) span.fail(s.message());
+  return s;
+}
+
+Status OciRuntime::run_untraced(const std::vector<std::string>& args, const std::string& what) const {
   Command c;
   c.argv = argv(args);
   c.timeout = timeout_;
@@ -66,6 +75,14 @@ Status OciRuntime::run(const std::vector<std::string>& args, const std::string& 
 }
 
 Status OciRuntime::create(const std::string& id, const std::string& bundle) const {
+  ScopedSpan span("runtime create", 3);
+  span.attribute("runtime.binary", binary_);
+  Status s = create_untraced(id, bundle);
+  if (!s.ok()) span.fail(s.message());
+  return s;
+}
+
+Status OciRuntime::create_untraced(const std::string& id, const std::string& bundle) const {
   std::string log = bundle + "/runtime.log";
   std::vector<std::string> args{binary_, "--root", root_, "--log", log, "--log-format", "json"};
   if (systemd_cgroup_) args.push_back("--systemd-cgroup");

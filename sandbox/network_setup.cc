@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "berth/tracer.h"
+
 namespace berth {
 
 namespace {
@@ -18,7 +20,11 @@ NetworkSetup::~NetworkSetup() {
 void NetworkSetup::start(SandboxNetwork& network, SandboxNetworkRequest request) {
   request.netns_ready = netns_.get_future().share();
   const std::string id = request.id;
-  auto setup = [&network, request = std::move(request)] { return network.setup(request); };
+  // The plugins run on another thread, inside RunPodSandbox's span all the same.
+  auto setup = [&network, request = std::move(request), parent = tracing::current()] {
+    ScopedTraceParent trace(parent);
+    return network.setup(request);
+  };
   try {
     result_ = std::async(std::launch::async, setup);
   } catch (const std::system_error& e) {  // no thread to spare: it runs in finish(), after the pause

@@ -200,6 +200,7 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
   r.integer("cni_plugin_timeout_seconds", c.cni_plugin_timeout_seconds, 1, 600);
   r.strings("cdi_spec_dirs", c.cdi_spec_dirs);
   r.boolean("device_ownership_from_security_context", c.device_ownership_from_security_context);
+  r.str("tracing_endpoint", c.tracing_endpoint);
   if (const toml::table* regs = r.table("registries")) {
     for (const auto& [name, node] : *regs) {
       std::string key(name.str());
@@ -299,6 +300,8 @@ std::optional<KeyError> find_key_error(const Config& c) {
     if (relative(d)) return not_absolute("cni_plugin_dirs", d);
   for (const auto& d : c.cdi_spec_dirs)
     if (relative(d)) return not_absolute("cdi_spec_dirs", d);
+  if (!c.tracing_endpoint.empty() && c.tracing_endpoint.rfind("http://", 0) != 0)
+    return KeyError{"tracing_endpoint", "must be an http:// URL (OTLP/HTTP), got \"" + c.tracing_endpoint + "\""};
   for (const auto& [name, h] : c.runtimes)
     if (!h.root.empty() && h.root[0] != '/') return KeyError{"runtimes." + name + ".root", "must be an absolute path"};
   return std::nullopt;
@@ -439,7 +442,8 @@ nlohmann::json config_to_json(const Config& c) {
           {"cni_plugin_timeout_seconds", c.cni_plugin_timeout_seconds},
           {"cdi_spec_dirs", c.cdi_spec_dirs},
           {"default_ulimits", ulimits},
-          {"device_ownership_from_security_context", c.device_ownership_from_security_context}};
+          {"device_ownership_from_security_context", c.device_ownership_from_security_context},
+          {"tracing_endpoint", c.tracing_endpoint}};
 }
 
 }  // namespace berth

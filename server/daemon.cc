@@ -37,6 +37,8 @@
 #include "berth/runtime_probe.h"
 #include "berth/stats_collector.h"
 #include "berth/streaming_server.h"
+#include "berth/otlp_exporter.h"
+#include "berth/tracer.h"
 #include "call_limits.h"
 #include "memory_headroom.h"
 #include "signal_loop.h"
@@ -83,6 +85,24 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
     spdlog::critical("berthd: refusing to start: {}", s.message());
     return 1;
   }
+
+  // Spans go to the exporter from here on; the sink is taken away before the exporter goes (it
+  // sends what is queued on its way out).
+  std::unique_ptr<OtlpExporter> span_exporter;
+  if (!config.tracing_endpoint.empty()) {
+    auto e = OtlpExporter::start(config.tracing_endpoint, "berth");
+    if (!e.ok()) {
+      spdlog::critical("config {}: key 'tracing_endpoint': {}", config_key_origin(config, "tracing_endpoint"),
+                       e.status().message());
+      return 2;
+    }
+    span_exporter = std::move(*e);
+    spdlog::info("berthd: traced calls' spans go to {}", config.tracing_endpoint);
+  }
+  tracing::set_sink(span_exporter.get());
+  struct TracingOff {
+    ~TracingOff() { tracing::set_sink(nullptr); }
+  } tracing_off;
 
   MetricsRegistry metrics;
   InstalledRpcMetrics installed_rpc_metrics(metrics);

@@ -1,6 +1,9 @@
 // The gRPC server berthd serves on (see grpc_listener.h).
 #include "grpc_listener.h"
 
+#include "berth/tracer.h"
+#include "trace_interceptor.h"
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -27,6 +30,12 @@ Result<std::unique_ptr<grpc::Server>> start_grpc_listener(const GrpcListenerOpti
   // One connection (kubelet has one) may not open more streams than berthd has threads.
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_concurrent_rpcs);
   builder.SetMaxSendMessageSize(16 << 20);
+  // Interceptors are made only when tracing is on: without one the calls take gRPC's plain path.
+  if (tracing::enabled()) {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+    interceptors.push_back(make_traceparent_interceptor_factory());
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  }
   // The socket must never be reachable with a wider mode than 0660, not even for a moment.
   mode_t old_umask = ::umask(0117);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

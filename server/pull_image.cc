@@ -5,6 +5,7 @@
 #include "berth/heap_release.h"
 #include "berth/image_manager.h"
 #include "rpc_scope.h"
+#include "berth/tracer.h"
 #include "services.h"
 #include "memory_headroom.h"
 #include "berth/metrics_registry.h"
@@ -43,7 +44,10 @@ grpc::Status ImageServiceImpl::PullImage(grpc::ServerContext* call, const v1::Pu
   if (!creds.ok()) return scope.done(creds.status());
   auto started = std::chrono::steady_clock::now();
   // A client that gives up (kubelet's timeout, a ^C) takes its share of the pull with it.
+  ScopedSpan pull("image pull");
+  pull.attribute("image.reference", req->image().image());
   auto r = ctx_.images.pull(req->image().image(), *creds, false, [call] { return call->IsCancelled(); });
+  if (!r.ok()) pull.fail(r.status().message());
   // A pull's buffers (manifests up to their cap, decompression, a registry's answers) go back to
   // malloc, which would keep them for later; a node pulls rarely, so they go back to the kernel.
   release_free_heap();

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "rpc_metrics.h"
+#include "trace_interceptor.h"
 
 namespace berth {
 
@@ -30,12 +31,23 @@ grpc::Status unimplemented_rpc(const char* rpc) {
   return scope.done(unimplemented(std::string(rpc) + " is not implemented by berth yet"));
 }
 
+RpcScope::RpcScope(const char* method, std::string ids)
+    : method_(method),
+      ids_(std::move(ids)),
+      start_(std::chrono::steady_clock::now()),
+      span_(ScopedSpan::server(std::string("CRI ") + method, take_caller_trace())) {
+  span_.attribute("rpc.system", "grpc");
+  span_.attribute("rpc.method", method);
+}
+
 void RpcScope::add_id(const std::string& key, const std::string& value) {
   if (!ids_.empty()) ids_ += ' ';
   ids_ += key + "=" + value;
 }
 
 grpc::Status RpcScope::done(const Status& s) {
+  if (!s.ok()) span_.fail(std::string(code_name(s.code())) + ": " + s.message());
+  if (!ids_.empty()) span_.attribute("berth.ids", ids_);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
   if (RpcMetrics* m = rpc_metrics()) {
     m->calls.add({method_, code_name(s.code())});

@@ -8,6 +8,7 @@
 #include <grpcpp/support/status.h>
 
 #include "berth/status.h"
+#include "berth/tracer.h"
 
 namespace berth {
 
@@ -16,8 +17,8 @@ grpc::Status unimplemented_rpc(const char* rpc);
 
 class RpcScope {
  public:
-  explicit RpcScope(const char* method, std::string ids = {})
-      : method_(method), ids_(std::move(ids)), start_(std::chrono::steady_clock::now()) {}
+  // The rpc's server span starts here, child of the caller's traceparent when there is one.
+  explicit RpcScope(const char* method, std::string ids = {});
   RpcScope(const RpcScope&) = delete;
   RpcScope& operator=(const RpcScope&) = delete;
 
@@ -28,6 +29,7 @@ class RpcScope {
   const char* method_;
   std::string ids_;
   std::chrono::steady_clock::time_point start_;
+  ScopedSpan span_;
 };
 
 }  // namespace berth

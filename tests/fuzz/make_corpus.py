@@ -471,6 +471,16 @@ def exec_request():
     write("exec_request", "process_terminal", b"\x01" + json.dumps({"terminal": True}).encode())
 
 
+def traceparent():
+    # fuzz_traceparent: the metadata value as a caller sends it.
+    write("traceparent", "sampled", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+    write("traceparent", "not_sampled", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00")
+    write("traceparent", "later_version", "cc-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-09-what-comes")
+    write("traceparent", "zero_trace", "00-00000000000000000000000000000000-b7ad6b7169203331-01")
+    write("traceparent", "upper_case", "00-0AF7651916CD43DD8448EB211C80319C-B7AD6B7169203331-01")
+    write("traceparent", "bytes", b"\xff\x00-\x80 not utf-8")
+
+
 def main():
     spdy()
     ws()
@@ -483,6 +493,7 @@ def main():
     cgroup_files()
     pull_worker()
     exec_request()
+    traceparent()
 
 
 if __name__ == "__main__":

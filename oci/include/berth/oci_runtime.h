@@ -57,7 +57,9 @@ class OciRuntime {
   std::chrono::seconds timeout() const { return timeout_; }
 
  private:
-  Status run(const std::vector<std::string>& args, const std::string& what) const;
+  Status run(const std::vector<std::string>& args, const std::string& what) const;  // in a span
+  Status run_untraced(const std::vector<std::string>& args, const std::string& what) const;
+  Status create_untraced(const std::string& id, const std::string& bundle) const;
   Status remove_with(const std::vector<std::string>& args, const std::string& id) const;
   std::string binary_, root_;
   bool systemd_cgroup_;
