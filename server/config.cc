@@ -33,6 +33,7 @@
 #include <toml++/toml.h>
 
 #include "berth/file_text.h"
+#include "pinned_images.h"
 
 namespace berth {
 
@@ -201,6 +202,7 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
   r.strings("cdi_spec_dirs", c.cdi_spec_dirs);
   r.boolean("device_ownership_from_security_context", c.device_ownership_from_security_context);
   r.str("tracing_endpoint", c.tracing_endpoint);
+  r.strings("pinned_images", c.pinned_images);
   if (const toml::table* regs = r.table("registries")) {
     for (const auto& [name, node] : *regs) {
       std::string key(name.str());
@@ -300,6 +302,8 @@ std::optional<KeyError> find_key_error(const Config& c) {
     if (relative(d)) return not_absolute("cni_plugin_dirs", d);
   for (const auto& d : c.cdi_spec_dirs)
     if (relative(d)) return not_absolute("cdi_spec_dirs", d);
+  for (const auto& p : c.pinned_images)
+    if (auto n = normalized_pin(p); !n.ok()) return KeyError{"pinned_images", "\"" + p + "\": " + n.status().message()};
   if (!c.tracing_endpoint.empty() && c.tracing_endpoint.rfind("http://", 0) != 0)
     return KeyError{"tracing_endpoint", "must be an http:// URL (OTLP/HTTP), got \"" + c.tracing_endpoint + "\""};
   for (const auto& [name, h] : c.runtimes)
@@ -443,7 +447,8 @@ nlohmann::json config_to_json(const Config& c) {
           {"cdi_spec_dirs", c.cdi_spec_dirs},
           {"default_ulimits", ulimits},
           {"device_ownership_from_security_context", c.device_ownership_from_security_context},
-          {"tracing_endpoint", c.tracing_endpoint}};
+          {"tracing_endpoint", c.tracing_endpoint},
+          {"pinned_images", c.pinned_images}};
 }
 
 }  // namespace berth

@@ -109,6 +109,7 @@ std::string config_to_toml(const Config& c) {
   w.boolean("device_ownership_from_security_context", "device_ownership_from_security_context",
             c.device_ownership_from_security_context);
   w.str("tracing_endpoint", c.tracing_endpoint);
+  w.strings("pinned_images", c.pinned_images);
   out << "\n[default_ulimits]\n";
   for (const auto& [name, u] : c.default_ulimits)
     w.line("default_ulimits." + name, name,

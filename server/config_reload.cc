@@ -27,7 +27,8 @@ const std::set<std::string> kLiveKeys{"log_level",
                                       "default_runtime",
                                       "cdi_spec_dirs",
                                       "default_ulimits",
-                                      "device_ownership_from_security_context"};
+                                      "device_ownership_from_security_context",
+                                      "pinned_images"};
 // Not configuration values: where they came from.
 const std::set<std::string> kProvenance{"source", "files"};
 
@@ -111,6 +112,9 @@ Status ConfigReloader::reload() {
       if (targets_.containers) targets_.containers->set_process_defaults(container_process_defaults(next));
       effective.default_ulimits = next.default_ulimits;
       effective.device_ownership_from_security_context = next.device_ownership_from_security_context;
+    } else if (key == "pinned_images") {
+      if (targets_.pinned_images) targets_.pinned_images->set(next.pinned_images);
+      effective.pinned_images = next.pinned_images;
     } else if (key == "metrics_address") {
       Status s = targets_.metrics_address ? targets_.metrics_address(next.metrics_address) : ok_status();
       if (!s.ok()) {

@@ -3,7 +3,7 @@
 // pods: log_level, registries (mirrors, insecure, CA files), cni_conf_dir, cni_plugin_dirs, the
 // streaming timeouts, metrics_address, the runtime handlers and default_runtime (a handler removed
 // keeps stopping and removing what it made, and takes no new pod), cdi_spec_dirs, default_ulimits
-// and device_ownership_from_security_context (for containers created after). Any other key that
+// and device_ownership_from_security_context (for containers created after), pinned_images. Any other key that
 // changed, and a handler's root, is logged as taking effect at the next restart and keeps its
 // running value. An invalid file changes nothing: the error (file and key) is logged and the
 // running configuration stays. Nothing is persisted.
@@ -26,6 +26,7 @@
 #include "berth/runtime_handlers.h"
 #include "berth/runtime_probe.h"
 #include "berth/streaming_server.h"
+#include "pinned_images.h"
 
 namespace berth {
 
@@ -48,6 +49,7 @@ struct ReloadTargets {
   RuntimeProbe* runtime_probe = nullptr;
   CdiRegistry* cdi = nullptr;
   ContainerManager* containers = nullptr;
+  PinnedImages* pinned_images = nullptr;
   // Moves the metrics endpoint to an address ("" stops it); on an error the old one keeps serving.
   std::function<Status(const std::string&)> metrics_address;
 };

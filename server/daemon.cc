@@ -40,6 +40,7 @@
 #include "berth/otlp_exporter.h"
 #include "berth/tracer.h"
 #include "call_limits.h"
+#include "pinned_images.h"
 #include "memory_headroom.h"
 #include "signal_loop.h"
 #include "socket_path.h"
@@ -177,6 +178,7 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   spdlog::info("berthd: streaming server on http://{}", (*streaming)->address());
 
   RuntimeProbe probe(sandbox_options.runtimes.find("")->binary);
+  PinnedImages pinned_images(config.pinned_images);
   // Before the services: Status's verbose info shows the configuration in effect after reloads.
   ConfigReloader reloader(config, reload_config ? reload_config : [&config] { return Result<Config>(config); },
                           {.images = images->get(),
@@ -186,6 +188,7 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
                            .runtime_probe = &probe,
                            .cdi = &cdi,
                            .containers = containers->get(),
+                           .pinned_images = &pinned_images,
                            .metrics_address = [&](const std::string& address) {
                              return move_metrics_endpoint(metrics_endpoint, address, metrics);
                            }});
@@ -210,7 +213,8 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
                      families.pull_duration,
                      families.sandbox_start,
                      call_limits,
-                     *memory_headroom};
+                     *memory_headroom,
+                     pinned_images};
   events.connect(**sandboxes, **containers);
   struct DisconnectEvents {
     LifecycleEvents& events;

@@ -13,7 +13,7 @@ grpc::Status ImageServiceImpl::ImageStatus(grpc::ServerContext*, const v1::Image
   if (req->image().image().empty()) return scope.done(invalid_argument("image.image: no image reference given"));
   auto r = ctx_.images.find(req->image().image());
   if (!r) return scope.done(ok_status());
-  image_to_cri(*r, resp->mutable_image());
+  image_to_cri(*r, ctx_.pinned_images, resp->mutable_image());
   if (req->verbose()) (*resp->mutable_info())["info"] = r->config_json;
   return scope.done(ok_status());
 }

@@ -5,12 +5,12 @@
 
 namespace berth {
 
-void image_to_cri(const ImageRecord& r, runtime::v1::Image* out) {
+void image_to_cri(const ImageRecord& r, const PinnedImages& pinned, runtime::v1::Image* out) {
   out->set_id(r.id);
   for (const auto& t : r.repo_tags) out->add_repo_tags(t);
   for (const auto& d : r.repo_digests) out->add_repo_digests(d);
   out->set_size(r.size);
-  out->set_pinned(r.pinned);
+  out->set_pinned(r.pinned || pinned.pinning(r).has_value());
   out->mutable_spec()->set_image(r.id);
   std::string user = r.config.user.substr(0, r.config.user.find(':'));
   if (!user.empty()) {

@@ -13,10 +13,10 @@ grpc::Status ImageServiceImpl::ListImages(grpc::ServerContext*, const v1::ListIm
   RpcScope scope("ListImages");
   const std::string& want = req->filter().image().image();
   if (!want.empty()) {
-    if (auto r = ctx_.images.find(want)) image_to_cri(*r, resp->add_images());
+    if (auto r = ctx_.images.find(want)) image_to_cri(*r, ctx_.pinned_images, resp->add_images());
     return scope.done(ok_status());
   }
-  for (const auto& r : ctx_.images.list()) image_to_cri(r, resp->add_images());
+  for (const auto& r : ctx_.images.list()) image_to_cri(r, ctx_.pinned_images, resp->add_images());
   return scope.done(ok_status());
 }
 
@@ -31,7 +31,8 @@ grpc::Status ImageServiceImpl::StreamImages(grpc::ServerContext*, const v1::Stre
     images = ctx_.images.list();
   }
   return scope.done(stream_in_batches(
-      writer, images, [](auto& b, const auto& r) { image_to_cri(r, b.add_images()); }, "StreamImages"));
+      writer, images, [this](auto& b, const auto& r) { image_to_cri(r, ctx_.pinned_images, b.add_images()); },
+      "StreamImages"));
 }
 
 }  // namespace berth

@@ -1,4 +1,5 @@
-// RemoveImage: by id, tag or digest; one tag of several only untags; unknown images succeed.
+// RemoveImage: by id, tag or digest; one tag of several only untags; unknown images succeed; an
+// image pinned by berth.toml's pinned_images is refused.
 #include "rpc_scope.h"
 #include "services.h"
 #include "berth/image_manager.h"
@@ -9,6 +10,11 @@ grpc::Status ImageServiceImpl::RemoveImage(grpc::ServerContext*, const v1::Remov
                                            v1::RemoveImageResponse*) {
   RpcScope scope("RemoveImage", "image=" + req->image().image());
   if (req->image().image().empty()) return scope.done(invalid_argument("image.image: no image reference given"));
+  // kubelet's image GC never removes a pinned image; a caller that asks anyway is told why.
+  if (auto r = ctx_.images.find(req->image().image()))
+    if (auto entry = ctx_.pinned_images.pinning(*r))
+      return scope.done(failed_precondition("image " + req->image().image() + ": pinned by pinned_images entry \"" +
+                                            *entry + "\" (berth.toml); take it out of pinned_images and reload first"));
   return scope.done(ctx_.images.remove(req->image().image()));
 }
 

@@ -27,6 +27,7 @@ class StatsCollector;
 class StreamingServer;
 class CallLimits;
 class MemoryHeadroom;
+class PinnedImages;
 
 namespace v1 = runtime::v1;
 
@@ -52,6 +53,7 @@ struct ServiceContext {
   HistogramFamily& sandbox_start;        // berth_sandbox_start_duration_seconds{result}
   CallLimits& call_limits;               // shares of the gRPC threads for calls that can run long
   MemoryHeadroom& memory_headroom;       // new work refused near berthd's cgroup memory limit
+  PinnedImages& pinned_images;           // berth.toml's pinned_images, as reloaded
 };
 
 class RuntimeServiceImpl final : public v1::RuntimeService::Service {

@@ -1,6 +1,7 @@
 // A reload changes what an operator changes in place, with pods running: runtime handlers (the GPU
 // operators' flow: a drop-in adds a handler, SIGHUP, a pod asks for it), default_runtime, CDI spec
-// dirs and default_ulimits, each seen in what the next pod or container gets; a handler removed
+// dirs, default_ulimits and pinned_images, each seen in what the next pod, container or image call
+// gets; a handler removed
 // keeps stopping and removing what it made; a handler's root waits for a restart.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -166,6 +167,30 @@ TEST_F(ReloadWithPods, CdiDirsAndDefaultUlimitsApplyToTheNextContainers) {
   auto [soft, hard] = default_container_nofile();
   EXPECT_EQ(exec_out(before, {"/bin/sh", "-c", "ulimit -Sn; ulimit -Hn"}),
             std::to_string(soft) + "\n" + std::to_string(hard) + "\n");
+}
+
+// pinned_images: an image listed there is reported pinned and RemoveImage refuses it, naming the
+// entry; a reload that takes the entry out unpins it.
+TEST_F(ReloadWithPods, PinnedImagesAreSparedUntilAReloadTakesThemOut) {
+  auto& cri = ready("pod", {.config_toml = "pinned_images = [\"" + image() + "\"]\n"});
+  auto pinned = [&] {
+    v1::ImageStatusResponse st;
+    grpc::ClientContext ctx;
+    v1::ImageStatusRequest req;
+    req.mutable_image()->set_image(image());
+    EXPECT_TRUE(d_->images()->ImageStatus(&ctx, req, &st).ok());
+    return st.image().pinned();
+  };
+  EXPECT_TRUE(pinned());
+  grpc::Status refused = cri.remove_image(image());
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(refused.error_message().find("pinned by pinned_images entry \"" + image() + "\""), std::string::npos)
+      << refused.error_message();
+  reload_with("50-unpin.toml", "pinned_images = []\n", "applied pinned_images");
+  EXPECT_FALSE(pinned());
+  for (const auto& c : cri.list_containers()) ASSERT_OK(cri.remove_container(c.id()));
+  ASSERT_OK(cri.remove_pod(pod_));
+  ASSERT_OK(cri.remove_image(image()));
 }
 
 }  // namespace

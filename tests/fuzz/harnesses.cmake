@@ -49,8 +49,10 @@ function(berth_fuzz_harness target name)
     # server/config.cc (and its printer) alone in a fuzz-only tree: berth_server brings all of berthd.
     target_include_directories(${target} PRIVATE ${src}/server/include ${src}/image/include)
     if(berth_fuzz_lean)
-      target_sources(${target} PRIVATE ${src}/server/config.cc ${src}/server/config_print.cc)
-      target_link_libraries(${target} PRIVATE berth_status berth_toml nlohmann_json::nlohmann_json)
+      target_sources(${target} PRIVATE ${src}/server/config.cc ${src}/server/config_print.cc
+                     ${src}/server/pinned_images.cc)
+      target_link_libraries(${target} PRIVATE berth_status berth_toml berth_fuzz_image_parsers berth_posix
+                                              nlohmann_json::nlohmann_json)
     else()
       target_link_libraries(${target} PRIVATE berth_server)
     endif()

@@ -144,6 +144,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"[default_ulimits]\nnproc = 5\n", "key 'default_ulimits.nproc': expected { soft = <n>, hard = <n> }"},
         BadCase{"[default_ulimits]\nnproc = { soft = 1, hard = 2, max = 3 }\n",
                 "unknown key 'default_ulimits.nproc.max'"},
+        BadCase{"pinned_images = [\"Not A Reference\"]\n", "key 'pinned_images': \"Not A Reference\""},
+        BadCase{"tracing_endpoint = \"127.0.0.1:4318\"\n", "key 'tracing_endpoint': must be an http:// URL"},
         BadCase{"socket = \"/x\nroot=1", "line 1"}));
 
 TEST(Config, MissingExplicitFileIsAnError) {

@@ -76,6 +76,8 @@ struct Config {
   // Devices a container is given (config.devices) are owned by its run_as_user/run_as_group
   // inside it, not by their host owner: containerd's and CRI-O's key of the same name.
   bool device_ownership_from_security_context = false;
+  // Image references (or ids) kubelet's image GC must spare: reported pinned, refused by RemoveImage.
+  std::vector<std::string> pinned_images;
   // OTLP/HTTP endpoint ("http://host:port/v1/traces") spans of traced calls are sent to; empty: off.
   std::string tracing_endpoint;
   std::string sandbox_image;  // empty: the embedded berth-pause; else pulled, pinned and used  // by registry host:
