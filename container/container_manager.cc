@@ -118,8 +118,8 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
   return std::unique_ptr<ContainerManager>(new ContainerManager(std::move(impl)));
 }
 
-// Told to the operator when it starts and when it ends, with the totals: the monitor sends no
-// more than that, however long the disk stays full.
+// Told to the operator when it starts and when it ends, with the totals; the monitor repeats the
+// state once a second while output is lost (the count grows), which is logged no more.
 void ContainerManager::Impl::on_log_loss(const std::string& id, const MonitorWatcher::LogLoss& loss) {
   std::shared_ptr<Container> c;
   {
@@ -130,13 +130,17 @@ void ContainerManager::Impl::on_log_loss(const std::string& id, const MonitorWat
   }
   std::string path;
   uint64_t newly = 0;
+  bool changed = false;
   {
     MutexLock lock(c->mu);
     path = c->rec.log_path;
     if (loss.bytes > c->log_bytes_lost) newly = loss.bytes - c->log_bytes_lost;
     c->log_bytes_lost = std::max(c->log_bytes_lost, loss.bytes);
+    changed = c->log_losing != !loss.writing;
+    c->log_losing = !loss.writing;
   }
   if (opt.on_log_bytes_lost && newly) opt.on_log_bytes_lost(newly);
+  if (!changed) return;
   if (!loss.writing)
     spdlog::warn("container {}: its log file {} takes no more output ({}); output is dropped and counted until it does",
                  id, path, std::strerror(loss.sys_errno));

@@ -39,6 +39,7 @@ struct Container {
   int stop_signal = 15;
   bool removed BERTH_GUARDED_BY(mu) = false;
   uint64_t log_bytes_lost BERTH_GUARDED_BY(mu) = 0;  // as the monitor last told (on_log_loss)
+  bool log_losing BERTH_GUARDED_BY(mu) = false;      // the monitor repeats it while it lasts
   // Whether the runtime may hold state for it: false from CreateContainer until StartContainer
   // spawns its monitor; true after a restart, when that is not known.
   bool runtime_may_exist BERTH_GUARDED_BY(op) = true;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../cri_log_line.h"
@@ -98,8 +99,12 @@ void LogFile::lost(size_t len, int err) {
 
 bool LogFile::take_loss_change(monitor_protocol::LogLoss* out) {
   bool losing = loss_.records != 0 && loss_.writing == 0;
-  if (losing == reported_losing_) return false;
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const int64_t now_ns = static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+  if (losing == reported_losing_ && !(losing && now_ns - reported_at_ns_ >= 1000000000)) return false;
   reported_losing_ = losing;
+  reported_at_ns_ = now_ns;
   *out = loss_;
   return true;
 }

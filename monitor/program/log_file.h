@@ -22,14 +22,16 @@ class LogFile {
   // old fd. Returns 0 or an errno; on error the old file stays in use.
   int reopen();
   void write_record(const char* stream, bool partial, const char* data, size_t len);
-  // True once each time records start being lost and each time the file takes them again; *out
-  // then holds the totals so far.
+  // True each time records start being lost and each time the file takes them again, and again
+  // once a second while they are being lost (a report is sent without waiting, so one may be
+  // dropped, or precede berthd's subscription); *out then holds the totals so far.
   bool take_loss_change(monitor_protocol::LogLoss* out);
 
  private:
   void lost(size_t len, int err);
   monitor_protocol::LogLoss loss_{};
   bool reported_losing_ = false;
+  int64_t reported_at_ns_ = 0;  // CLOCK_MONOTONIC
   const char* path_ = nullptr;
   const char* dir_ = nullptr;
   UniqueFd fd_;
