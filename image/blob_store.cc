@@ -1,9 +1,12 @@
-// Blobs live at blobs/sha256/<hex>; writes go to tmp/<hex>.<random> first (same filesystem, so
-// the final rename is atomic).
+// Blobs live at blobs/sha256/<hex>; writes go to tmp/<hex>.<random> first, resumable ones to
+// partial/<hex> (same filesystem, so the final rename is atomic). A partial is flock'ed by its
+// writer: a second pull of the same layer never appends to it at the same time. Its hash is taken
+// again from its bytes when it is resumed, so a partial cut anywhere (a killed helper) is sound.
 #include "blob_store.h"
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,7 +24,7 @@ static Status make_dir(const std::string& p) {
 }
 
 Result<std::unique_ptr<BlobStore>> BlobStore::open(const std::string& dir) {
-  for (const std::string& d : {dir, dir + "/blobs", dir + "/blobs/sha256", dir + "/tmp"})
+  for (const std::string& d : {dir, dir + "/blobs", dir + "/blobs/sha256", dir + "/tmp", dir + "/partial"})
     if (Status s = make_dir(d); !s.ok()) return s.context("open blob store");
   if (DIR* d = ::opendir((dir + "/tmp").c_str())) {
     while (dirent* e = ::readdir(d))
@@ -92,12 +95,22 @@ BlobStore::Writer::Writer(std::string temp, UniqueFd fd, std::string final_path,
       hash_(std::make_unique<Sha256>()) {}
 
 BlobStore::Writer::~Writer() {
-  if (!done_ && !temp_.empty()) ::unlink(temp_.c_str());
+  if (!done_ && !temp_.empty() && !keep_on_failure_) ::unlink(temp_.c_str());
+}
+
+Status BlobStore::Writer::restart() {
+  if (::ftruncate(fd_.get(), 0) != 0 || ::lseek(fd_.get(), 0, SEEK_SET) != 0)
+    return errno_status(errno, "restart blob " + digest_ + " at " + temp_);
+  hash_ = std::make_unique<Sha256>();
+  written_ = resumed_from_ = 0;
+  return ok_status();
 }
 
 Status BlobStore::Writer::write(const void* data, size_t len) {
-  if (expected_size_ >= 0 && written_ + len > static_cast<uint64_t>(expected_size_))
+  if (expected_size_ >= 0 && written_ + len > static_cast<uint64_t>(expected_size_)) {
+    keep_on_failure_ = false;
     return internal_error("blob " + digest_ + ": more than the expected " + std::to_string(expected_size_) + " bytes");
+  }
   const char* p = static_cast<const char*>(data);
   size_t left = len;
   while (left > 0) {
@@ -115,6 +128,9 @@ Status BlobStore::Writer::write(const void* data, size_t len) {
 }
 
 Status BlobStore::Writer::commit() {
+  // Whatever fails here, the bytes are known wrong or short of a whole blob that was delivered:
+  // nothing to continue from.
+  keep_on_failure_ = false;
   if (expected_size_ >= 0 && written_ != static_cast<uint64_t>(expected_size_))
     return internal_error("blob " + digest_ + ": size mismatch: got " + std::to_string(written_) + " bytes, expected " +
                           std::to_string(expected_size_));
@@ -127,8 +143,59 @@ Status BlobStore::Writer::commit() {
   return ok_status();
 }
 
-Result<std::unique_ptr<BlobStore::Writer>> BlobStore::begin(const std::string& digest, int64_t expected_size) {
+std::string BlobStore::partial_path(const std::string& digest) const { return dir_ + "/partial/" + digest.substr(7); }
+
+// The partial download of `digest`, locked for this writer and hashed up to its end; nullptr when
+// another writer holds it or it cannot be opened (the write goes to a temp file then).
+std::unique_ptr<BlobStore::Writer> BlobStore::resume_partial(const std::string& digest, int64_t expected_size) const {
+  const std::string partial = partial_path(digest);
+  UniqueFd fd(::open(partial.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) return nullptr;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return nullptr;
+  uint64_t have = static_cast<uint64_t>(st.st_size);
+  // A whole one would have been committed: start over.
+  if (have >= static_cast<uint64_t>(expected_size)) have = 0;
+  auto w = std::make_unique<Writer>(partial, std::move(fd), path(digest), digest, expected_size);
+  char buf[1 << 16];
+  uint64_t at = 0;
+  while (at < have) {
+    ssize_t n = ::pread(w->fd_.get(), buf, std::min<uint64_t>(sizeof buf, have - at), static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    w->hash_->update(buf, static_cast<size_t>(n));
+    at += static_cast<uint64_t>(n);
+  }
+  if (::ftruncate(w->fd_.get(), static_cast<off_t>(at)) != 0 ||
+      ::lseek(w->fd_.get(), static_cast<off_t>(at), SEEK_SET) < 0)
+    return nullptr;
+  w->written_ = w->resumed_from_ = at;
+  w->keep_on_failure_ = true;
+  // Its age is that of its last byte: garbage collection keeps recent ones.
+  ::futimens(w->fd_.get(), nullptr);
+  return w;
+}
+
+std::vector<BlobStore::Partial> BlobStore::partials() const {
+  std::vector<Partial> out;
+  if (DIR* d = ::opendir((dir_ + "/partial").c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      struct stat st {};
+      if (e->d_name[0] == '.' || ::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      std::string digest = std::string("sha256:") + e->d_name;
+      if (is_sha256_digest(digest))
+        out.push_back({digest, static_cast<uint64_t>(st.st_size), static_cast<int64_t>(st.st_mtim.tv_sec)});
+    }
+    ::closedir(d);
+  }
+  return out;
+}
+
+Result<std::unique_ptr<BlobStore::Writer>> BlobStore::begin(const std::string& digest, int64_t expected_size,
+                                                            bool resumable) {
   if (!is_sha256_digest(digest)) return invalid_argument("blob digest '" + digest + "' is not a sha256 digest");
+  if (resumable && expected_size > 0)
+    if (auto w = resume_partial(digest, expected_size)) return w;
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   std::string temp =
       dir_ + "/tmp/" + digest.substr(7) + "." + (temp_tag_.empty() ? "" : temp_tag_ + ".") + std::to_string(rng());

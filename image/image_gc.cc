@@ -4,6 +4,7 @@
 // deletion of a large layer), and removed from there by empty_trash, or at the next start.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <spdlog/spdlog.h>
 
@@ -26,6 +27,8 @@ std::vector<std::string> ImageManager::Impl::collect_garbage_locked() {
     live.insert(layers.begin(), layers.end());
   }
   for (const auto& [digest, n] : leased) live.insert(digest);  // layer_work's digests are leased too
+  const std::set<std::string> kept = kept_for_retry_locked();
+  live.insert(kept.begin(), kept.end());
   std::vector<std::string> trashed;
   auto to_trash = [&](const std::string& path, const std::string& what) {
     std::string dest = trash_dir() + "/" + std::to_string(trash_serial++);
@@ -51,6 +54,8 @@ std::vector<std::string> ImageManager::Impl::collect_garbage_locked() {
     }
     to_trash(blobs->path(digest), "blob");
   }
+  for (const auto& p : blobs->partials())
+    if (!live.count(p.digest)) to_trash(blobs->partial_path(p.digest), "partial download");
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(opt.dir + "/snapshots", ec)) {
     std::string name = e.path().filename();
@@ -59,6 +64,44 @@ std::vector<std::string> ImageManager::Impl::collect_garbage_locked() {
   }
   return trashed;
 }
+
+std::set<std::string> ImageManager::Impl::kept_for_retry_locked() {
+  struct Candidate {
+    std::string digest;
+    uint64_t bytes;
+    std::chrono::steady_clock::time_point failed;
+  };
+  std::vector<Candidate> candidates;
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = failed_pull_digests.begin(); it != failed_pull_digests.end();) {
+    if (now - it->second >= opt.keep_for_retry) {
+      it = failed_pull_digests.erase(it);
+      continue;
+    }
+    uint64_t bytes = 0;
+    for (const std::string& path : {blobs->path(it->first), blobs->partial_path(it->first)}) {
+      struct stat st {};
+      if (::stat(path.c_str(), &st) == 0) bytes += static_cast<uint64_t>(st.st_size);
+    }
+    candidates.push_back({it->first, bytes, it->second});
+    ++it;
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [](const Candidate& a, const Candidate& b) { return a.failed > b.failed; });
+  std::set<std::string> kept;
+  uint64_t total = 0;
+  for (const auto& c : candidates) {
+    if (total + c.bytes > opt.keep_for_retry_bytes) {
+      failed_pull_digests.erase(c.digest);
+      continue;
+    }
+    total += c.bytes;
+    kept.insert(c.digest);
+  }
+  return kept;
+}
+
+bool ImageManager::Impl::holds_for_retry_locked() const { return !failed_pull_digests.empty(); }
 
 void ImageManager::Impl::empty_trash(const std::vector<std::string>& paths) const {
   for (const auto& p : paths)

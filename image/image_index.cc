@@ -1,5 +1,5 @@
 // index.json: {"version":1,"images":[{id, repo_tags, repo_digests, size, layers, config, pinned,
-// removed}]}. The image config is stored as pulled; its summary is recomputed when loaded.
+// runtime_handlers, removed}]}. The image config is stored as pulled; its summary is recomputed when loaded.
 #include "image_index.h"
 
 #include <cerrno>
@@ -59,6 +59,8 @@ Status ImageIndex::load() {
     r.layers = e.strings("layers");
     r.config_json = e.string("config");
     r.pinned = e.boolean("pinned", false);
+    // Records older than the field were pulled for the default handler (CRI clients sent none).
+    r.runtime_handlers = e.has("runtime_handlers") ? e.strings("runtime_handlers") : std::vector<std::string>{""};
     bool is_removed = e.boolean("removed", false);
     // The index is berthd's own file: a record of the wrong shape means it is damaged, and
     // dropping the record could let garbage collection take layers containers still use.
@@ -81,9 +83,14 @@ Status ImageIndex::load() {
 Status ImageIndex::save() const {
   json arr = json::array();
   for (const auto& r : images_) {
-    json e{{"id", r.id},        {"repo_tags", r.repo_tags}, {"repo_digests", r.repo_digests},
-           {"size", r.size},    {"layers", r.layers},       {"config", r.config_json},
-           {"pinned", r.pinned}};
+    json e{{"id", r.id},
+           {"repo_tags", r.repo_tags},
+           {"repo_digests", r.repo_digests},
+           {"size", r.size},
+           {"layers", r.layers},
+           {"config", r.config_json},
+           {"pinned", r.pinned},
+           {"runtime_handlers", r.runtime_handlers}};
     if (is_removed(r.id)) e["removed"] = true;
     arr.push_back(std::move(e));
   }
@@ -141,10 +148,14 @@ bool ImageIndex::upsert(const ImageRecord& image) {
       r.repo_tags = image.repo_tags;
       r.repo_digests = image.repo_digests;
       r.pinned = image.pinned;
+      r.runtime_handlers = image.runtime_handlers;
       return true;
     }
     for (const auto& t : image.repo_tags) changed |= add_unique(r.repo_tags, t);
     for (const auto& d : image.repo_digests) changed |= add_unique(r.repo_digests, d);
+    // An image that serves every handler (no handler recorded) goes on serving them all.
+    if (!r.runtime_handlers.empty())
+      for (const auto& h : image.runtime_handlers) changed |= add_unique(r.runtime_handlers, h);
     changed |= image.pinned && !r.pinned;
     r.pinned = r.pinned || image.pinned;
     return changed;
@@ -164,6 +175,7 @@ void ImageIndex::mark_removed(const std::string& id) {
     r.repo_tags.clear();
     r.repo_digests.clear();
     r.pinned = false;
+    r.runtime_handlers.clear();
     removed_.insert(id);
   }
 }

@@ -53,12 +53,19 @@ Result<std::unique_ptr<ImageManager>> ImageManager::open(ImageManagerOptions opt
   auto blobs = BlobStore::open(impl->opt.dir);
   if (!blobs.ok()) return blobs.status();
   impl->blobs = std::move(*blobs);
+  impl->progress = std::make_unique<PullProgressBoard>(*impl->blobs, impl->opt.progress_log_interval);
   for (const auto& t : remove_atomic_write_leftovers(impl->opt.dir))
     spdlog::info("images: removed {}, an index write cut short", t);
   {
     MutexLock lock(impl->mu);  // not shared yet: taken for what it guards
     if (Status s = impl->index.load(); !s.ok()) return s;
     impl->unrecovered = impl->index.removed();
+    // Partial downloads from before the restart count as failed when they were last written.
+    const auto steady = std::chrono::steady_clock::now();
+    const int64_t wall_s =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    for (const auto& p : impl->blobs->partials())
+      impl->failed_pull_digests[p.digest] = steady - std::chrono::seconds(std::max<int64_t>(0, wall_s - p.mtime_s));
   }
   // Both trees can be large already: their first walk is the refresh thread's, not that of
   // kubelet's first ImageFsInfo.
@@ -95,23 +102,24 @@ Status ImageManager::pin(const std::string& id) {
   return impl_->pin_locked(id);
 }
 
-Status ImageManager::remove(const std::string& reference) {
+Status ImageManager::remove(const std::string& reference, const std::optional<std::string>& handler) {
   std::vector<std::string> trash;
-  Status saved = remove_locked(reference, &trash);
+  Status saved = remove_locked(reference, handler, &trash);
   impl_->empty_trash(trash);
   return saved;
 }
 
-Status ImageManager::remove_locked(const std::string& reference, std::vector<std::string>* trash) {
+Status ImageManager::remove_locked(const std::string& reference, const std::optional<std::string>& handler,
+                                   std::vector<std::string>* trash) {
   MutexLock lock(impl_->mu);
   const ImageRecord* found = impl_->index.find(reference);
   if (!found) return ok_status();
   ImageRecord* r = impl_->index.mutable_find_id(found->id);
-  auto ref = parse_image_reference(reference);
-  bool by_tag = ref.ok() && ref->digest.empty() &&
-                std::find(r->repo_tags.begin(), r->repo_tags.end(), ref->string()) != r->repo_tags.end();
-  if (by_tag && r->repo_tags.size() > 1) {
-    std::erase(r->repo_tags, ref->string());
+  if (handler && !r->runtime_handlers.empty()) {
+    if (!r->serves(*handler)) return ok_status();
+  }
+  if (handler && r->runtime_handlers.size() > 1) {
+    std::erase(r->runtime_handlers, *handler);
   } else {
     if (impl_->holds.count(r->id))
       impl_->index.mark_removed(r->id);
@@ -203,6 +211,8 @@ static Result<StoreUsage> usage_of(DiskUsageCache* cache, const std::string& dir
   ::clock_gettime(CLOCK_REALTIME, &ts);
   return StoreUsage{dir, u->bytes, u->inodes, static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec};
 }
+
+std::vector<PullProgress> ImageManager::pulls_in_progress() const { return impl_->progress->now(); }
 
 Result<StoreUsage> ImageManager::image_store_usage() const { return usage_of(impl_->opt.usage_cache, impl_->opt.dir); }
 Result<StoreUsage> ImageManager::container_layers_usage() const {

@@ -230,32 +230,49 @@ Status ImageManager::Impl::fetch_layers(PullSteps& own, const ImageReference& re
   return first_error;
 }
 
-// A failed pull takes back what it stored that nothing else uses: manifests, config, layer blobs
-// and the snapshots of the layers that did finish. Another pull's lease or an image keeps what it
-// shares with them.
+// A failed pull keeps what it stored (manifests, config, layer blobs, the snapshots of the layers
+// that did finish, partial downloads) for a retry within keep_for_retry; then garbage collection
+// takes what nothing else uses. Another pull's lease or an image keeps what it shares with them.
 Result<ImageRecord> ImageManager::Impl::pull_and_record(const ImageReference& ref, const RegistryCredentials& creds,
-                                                        bool pin, const StopCheck& stop) {
+                                                        bool pin, const std::optional<std::string>& handler,
+                                                        const StopCheck& stop) {
   PullLease lease(*this);
   Result<ImageRecord> r = internal_error("pull " + ref.string() + ": not done");
   try {
-    r = do_pull(ref, creds, pin, lease, stop);
+    r = do_pull(ref, creds, pin, handler, lease, stop);
   } catch (const std::exception& e) {
     r = internal_error("pull " + ref.string() + ": " + e.what());
   }
-  if (!r.ok()) {
-    std::vector<std::string> trash;
-    {
-      MutexLock lock(mu);
+  std::vector<std::string> trash;
+  {
+    MutexLock lock(mu);
+    if (!r.ok()) {
+      // What it fetched stays for the retry (kubelet's back-off) when the registry, the link or the
+      // caller failed it; not when its bytes were wrong or the disk full.
+      const Code c = r.status().code();
+      const bool retry = c == Code::unavailable || c == Code::deadline_exceeded || c == Code::cancelled;
+      auto now = std::chrono::steady_clock::now();
+      for (const auto& d : lease.digests()) {
+        if (retry && opt.keep_for_retry.count() > 0)
+          failed_pull_digests[d] = now;
+        else if (leased[d] == 1 && !failed_pull_digests.count(d))
+          ::unlink(blobs->partial_path(d).c_str());  // no other pull is writing it
+      }
       lease.end_locked(*this);
       trash = collect_garbage_locked();
+    } else if (holds_for_retry_locked()) {
+      for (const auto& d : r->layers) failed_pull_digests.erase(d);
+      failed_pull_digests.erase(r->id);
+      trash = collect_garbage_locked();  // what was kept and has expired
     }
-    empty_trash(trash);
   }
+  empty_trash(trash);
   return r;
 }
 
 Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const RegistryCredentials& creds, bool pin,
-                                                PullLease& lease, const StopCheck& stop) {
+                                                const std::optional<std::string>& handler, PullLease& lease,
+                                                const StopCheck& stop) {
   std::string what = "pull " + ref.string();
   auto opened = open_steps(ref, creds, stop);
   if (!opened.ok()) return opened.status().context(what);
@@ -287,6 +304,9 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
     return invalid_argument(what + ": config " + parsed->config.digest + " claims " +
                             std::to_string(parsed->config.size) + " bytes; an image config is at most " +
                             std::to_string(kMaxConfigBytes >> 20) + " MiB");
+  std::vector<Descriptor> blobs_of_image{parsed->config};
+  blobs_of_image.insert(blobs_of_image.end(), parsed->layers.begin(), parsed->layers.end());
+  auto listed = progress->add(ref.string(), std::move(blobs_of_image));
   lease.keep(image_manifest.digest);
   lease.keep(top->digest);
   lease.keep(parsed->config.digest);
@@ -319,6 +339,7 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
   r.config_json = *config;
   r.config = std::move(*summary);
   r.pinned = pin;
+  if (handler) r.runtime_handlers = {*handler};
   MutexLock lock(mu);
   bool changed = index.upsert(r);
   lease.end_locked(*this);  // the record keeps it all live from here
@@ -329,7 +350,8 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
 }
 
 Result<ImageRecord> ImageManager::pull(const std::string& reference, const RegistryCredentials& given, bool pin,
-                                       const std::function<bool()>& cancelled) {
+                                       const std::function<bool()>& cancelled,
+                                       const std::optional<std::string>& runtime_handler) {
   auto ref = parse_image_reference(reference);
   if (!ref.ok()) return ref.status();
   const std::string key = ref->string();
@@ -338,8 +360,17 @@ Result<ImageRecord> ImageManager::pull(const std::string& reference, const Regis
   // failed by another's lack of one.
   const bool theirs = credentials_are_for(given, *ref);
   if (!theirs) spdlog::debug("pull {}: the credentials given are for another registry; pulled without them", key);
-  const RegistryCredentials creds = theirs ? given : RegistryCredentials{};
-  const std::string job_key = key + "\n" + credentials_key(creds);
+  RegistryCredentials creds = theirs ? given : RegistryCredentials{};
+  if (creds.empty() && impl_->opt.node_credentials) {
+    auto node = impl_->opt.node_credentials->lookup(*ref);
+    if (!node.ok())
+      return Status(node.status().code(), "pull " + key + ": node credentials: " + node.status().message());
+    creds = std::move(*node);
+  }
+  // Callers for another runtime handler record another claim: their pull is theirs (it finds the
+  // blobs in the store).
+  const std::string job_key =
+      key + "\n" + credentials_key(creds) + "\n" + (runtime_handler ? "h:" + *runtime_handler : std::string("-"));
   std::promise<Result<ImageRecord>> mine;
   std::shared_ptr<PullJob> job;
   bool owner = false;
@@ -384,7 +415,7 @@ Result<ImageRecord> ImageManager::pull(const std::string& reference, const Regis
   Result<ImageRecord> r = internal_error("pull " + key + ": not done");
   {
     PromiseKeeper<Result<ImageRecord>> keeper(mine);
-    r = impl_->pull_and_record(*ref, creds, pin, [&]() -> Status {
+    r = impl_->pull_and_record(*ref, creds, pin, runtime_handler, [&]() -> Status {
       leave_if_cancelled();
       Status s = job->should_stop();
       if (s.code() == Code::deadline_exceeded)

@@ -22,6 +22,7 @@
 #include "blob_store.h"
 #include "image_index.h"
 #include "manifest.h"
+#include "pull_progress.h"
 #include "pull_steps.h"
 #include "registry_client.h"
 
@@ -41,6 +42,7 @@ struct PullJob {
 struct ImageManager::Impl {
   ImageManagerOptions opt;
   std::unique_ptr<BlobStore> blobs;
+  std::unique_ptr<PullProgressBoard> progress;  // made with blobs
   mutable Mutex mu;
   ImageIndex index BERTH_GUARDED_BY(mu);
   std::map<std::string, std::shared_ptr<PullJob>> pulls BERTH_GUARDED_BY(mu);  // by reference and credentials_key
@@ -52,6 +54,10 @@ struct ImageManager::Impl {
   // Removed records loaded at open whose holders may not have been recovered yet: kept until
   // finish_recovery even when their hold count drops to zero meanwhile.
   std::set<std::string> unrecovered BERTH_GUARDED_BY(mu);
+  // Digests a failed pull had fetched or unpacked, and when it failed (for a partial download found
+  // at open: when it was last written): spared by garbage collection within opt.keep_for_retry and
+  // opt.keep_for_retry_bytes (kept_for_retry_locked).
+  std::map<std::string, std::chrono::steady_clock::time_point> failed_pull_digests BERTH_GUARDED_BY(mu);
   std::counting_semaphore<64> fetch_slots;
   std::atomic<uint64_t> trash_serial{0};
 
@@ -83,9 +89,9 @@ struct ImageManager::Impl {
   Result<std::unique_ptr<PullSteps>> open_steps(const ImageReference& ref, const RegistryCredentials& creds,
                                                 const StopCheck& stop);
   Result<ImageRecord> pull_and_record(const ImageReference& ref, const RegistryCredentials& creds, bool pin,
-                                      const StopCheck& stop);
-  Result<ImageRecord> do_pull(const ImageReference& ref, const RegistryCredentials& creds, bool pin, PullLease& lease,
-                              const StopCheck& stop);
+                                      const std::optional<std::string>& handler, const StopCheck& stop);
+  Result<ImageRecord> do_pull(const ImageReference& ref, const RegistryCredentials& creds, bool pin,
+                              const std::optional<std::string>& handler, PullLease& lease, const StopCheck& stop);
   // `steps` serves this thread; the pool's other threads open their own (lazily, when a layer
   // needs fetching at all).
   Status fetch_layers(PullSteps& steps, const ImageReference& ref, const RegistryCredentials& creds,
@@ -97,6 +103,12 @@ struct ImageManager::Impl {
                            const StopCheck& stop);
   // With mu held: moves what no image, hold or lease uses into the trash; returns the paths there.
   std::vector<std::string> collect_garbage_locked() BERTH_REQUIRES(mu);
+  // Of what nothing else uses, what is kept for a retry: the failed pulls' digests (whole blobs,
+  // snapshots, partial downloads), newest first, while young enough and within the byte budget.
+  // Forgets the rest.
+  std::set<std::string> kept_for_retry_locked() BERTH_REQUIRES(mu);
+  // Whether a collection would find something kept for a retry to expire (cheap: no tree walk).
+  bool holds_for_retry_locked() const BERTH_REQUIRES(mu);
   // Without mu: deletes what collect_garbage_locked moved aside.
   void empty_trash(const std::vector<std::string>& paths) const;
   Status pin_locked(const std::string& id) BERTH_REQUIRES(mu);
@@ -117,6 +129,7 @@ class ImageManager::Impl::PullLease {
   PullLease(const PullLease&) = delete;
   PullLease& operator=(const PullLease&) = delete;
 
+  const std::vector<std::string>& digests() const { return digests_; }
   void keep(const std::string& digest) {
     MutexLock lock(impl_.mu);
     if (std::find(digests_.begin(), digests_.end(), digest) != digests_.end()) return;

@@ -1,6 +1,8 @@
 // The in-process PullSteps: RegistryClient, BlobStore's verifying writer and unpack_layer.
 #include "pull_steps.h"
 
+#include <spdlog/spdlog.h>
+
 #include "layer_unpack.h"
 
 namespace berth {
@@ -18,17 +20,11 @@ class InProcessPullSteps final : public PullSteps {
   }
 
   Status fetch_blob(const Descriptor& d, const std::string& what) override {
-    Status last;
-    for (int attempt = 0; attempt < 2; ++attempt) {  // a transfer cut midway restarts from scratch once
-      auto w = blobs_.begin(d.digest, d.size);
-      if (!w.ok()) return w.status();
-      Status s = client_.get_blob(d.digest, [&](const char* data, size_t n) { return (*w)->write(data, n); });
-      if (s.ok()) s = (*w)->commit();
-      if (s.ok()) return s;
-      last = s;
-      if (s.code() != Code::unavailable) break;  // a stop (cancelled, deadline) or a bad blob: no retry
-    }
-    return last.context(what);
+    return fetch_blob_resuming(blobs_, d, what, [&](BlobStore::Writer& w) {
+      return client_.get_blob(
+          d.digest, [&](const char* data, size_t n) { return w.write(data, n); }, w.written(),
+          [&] { return w.restart(); });
+    });
   }
 
   Status unpack(const std::string& blob_path, const std::string& dest, const std::string& what) override {
@@ -41,6 +37,23 @@ class InProcessPullSteps final : public PullSteps {
 };
 
 }  // namespace
+
+Status fetch_blob_resuming(BlobStore& blobs, const Descriptor& d, const std::string& what,
+                           const std::function<Status(BlobStore::Writer&)>& transfer) {
+  auto w = blobs.begin(d.digest, d.size, d.size >= kResumableBlobBytes);
+  if (!w.ok()) return w.status().context(what);
+  if ((*w)->resumed_from() > 0)
+    spdlog::info("{}: continuing a download cut short at {} of {} bytes", what, (*w)->resumed_from(), d.size);
+  Status last;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Status s = transfer(**w);
+    if (s.ok()) s = (*w)->commit();
+    if (s.ok()) return s;
+    last = s;
+    if (s.code() != Code::unavailable) break;  // a stop (cancelled, deadline) or a bad blob: no retry
+  }
+  return last.context(what);
+}
 
 std::unique_ptr<PullSteps> in_process_pull_steps(const RegistryOptions& registry, const ImageReference& ref,
                                                  const RegistryCredentials& creds, BlobStore& blobs,

@@ -31,6 +31,16 @@ class PullSteps {
 
 using PullStopCheck = std::function<Status()>;
 
+// Blobs this large are written resumably (BlobStore::begin): a pull that fails, or whose caller
+// gives up, leaves what it had for the next one to continue with an HTTP range request.
+constexpr int64_t kResumableBlobBytes = 1 << 20;
+
+// Fetches blob `d` into `blobs` through `transfer`, which streams the blob from the writer's
+// written() on into it; a transfer cut midway continues once from where it stopped. Shared by the
+// in-process steps and a berth-pull helper's.
+Status fetch_blob_resuming(BlobStore& blobs, const Descriptor& d, const std::string& what,
+                           const std::function<Status(BlobStore::Writer&)>& transfer);
+
 // The steps run in this process. `blobs` must outlive them; `stop` is asked during transfers.
 std::unique_ptr<PullSteps> in_process_pull_steps(const RegistryOptions& registry, const ImageReference& ref,
                                                  const RegistryCredentials& creds, BlobStore& blobs,

@@ -99,7 +99,10 @@ std::string encode_request(const Request& r) {
   json j;
   switch (r.op) {
     case Request::Op::manifest: j = {{"op", "manifest"}, {"ref", r.ref}}; break;
-    case Request::Op::blob: j = {{"op", "blob"}, {"digest", r.digest}, {"size", r.size}}; break;
+    case Request::Op::blob:
+      j = {{"op", "blob"}, {"digest", r.digest}, {"size", r.size}};
+      if (r.offset > 0) j["offset"] = r.offset;
+      break;
     case Request::Op::unpack: j = {{"op", "unpack"}, {"blob", r.blob_path}, {"dest", r.dest}}; break;
   }
   j["what"] = r.what;
@@ -120,6 +123,7 @@ Result<Request> decode_request(const std::string& payload) {
     r.op = Request::Op::blob;
     r.digest = f.required_string("digest");
     r.size = f.integer<int64_t>("size", -1);
+    r.offset = f.integer<uint64_t>("offset", 0);
   } else if (op == "unpack") {
     r.op = Request::Op::unpack;
     r.blob_path = f.required_string("blob");

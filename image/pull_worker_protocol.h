@@ -39,6 +39,7 @@ struct Request {
   std::string ref;  // manifest: tag or digest
   std::string digest;
   int64_t size = -1;            // blob
+  uint64_t offset = 0;          // blob: from this byte on (a download continued)
   std::string blob_path, dest;  // unpack
   std::string what;             // names the object in errors
 };

@@ -36,7 +36,7 @@ struct RegistryClient::Endpoint {
 
 struct RegistryClient::Response {
   long code = 0;
-  std::string content_type, docker_digest, www_authenticate, body;
+  std::string content_type, docker_digest, www_authenticate, content_range, body;
 };
 
 namespace {
@@ -118,12 +118,15 @@ struct Transfer {
   Status stop_status;
   bool stopped = false;
   bool error_body_cut = false;
+  const RegistryClient::BodyStart* body_start = nullptr;
+  bool body_started = false;
 };
 
 size_t on_header(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   t->received += size * n;
   std::string line(data, size * n);
+  if (line.rfind("HTTP/", 0) == 0) t->resp->content_range.clear();  // a new answer (after a redirect)
   size_t colon = line.find(':');
   if (colon != std::string::npos) {
     std::string key = line.substr(0, colon);
@@ -137,6 +140,8 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
       t->resp->docker_digest = value;
     else if (key == "www-authenticate")
       t->resp->www_authenticate = value;
+    else if (key == "content-range")
+      t->resp->content_range = value;
   }
   return size * n;
 }
@@ -148,11 +153,17 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
   size_t len = size * n;
   t->received += len;
   if (t->on_bytes && *t->on_bytes) (*t->on_bytes)(len);
-  if (code == 200 && t->sink) {
+  bool body = code == 200 || code == 206;
+  if (body && t->sink) {
+    if (!t->body_started && t->body_start && *t->body_start) {
+      t->body_started = true;
+      t->sink_status = (*t->body_start)(code, t->resp->content_range);
+      if (!t->sink_status.ok()) return 0;
+    }
     t->sink_status = (*t->sink)(data, len);
     return t->sink_status.ok() ? len : 0;  // 0 aborts the transfer
   }
-  if (code != 200) {
+  if (!body) {
     size_t room = kMaxErrorBodyBytes - std::min(kMaxErrorBodyBytes, t->resp->body.size());
     t->resp->body.append(data, std::min(room, len));
     if (len <= room) return len;
@@ -230,7 +241,8 @@ RegistryClient::~RegistryClient() = default;
 
 Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std::string& path,
                                                          const std::vector<std::string>& headers,
-                                                         const std::function<Status(const char*, size_t)>* sink) {
+                                                         const std::function<Status(const char*, size_t)>* sink,
+                                                         const BodyStart* body_start) {
   auto libs = pull_libraries();
   if (!libs.ok()) return libs.status();
   const CurlLibrary& api = (*libs)->curl;
@@ -255,6 +267,7 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
     t.tls = url.rfind("https://", 0) == 0;
     t.started = IdleWatch::Clock::now();
     t.stop = &stop_;
+    t.body_start = body_start;
     curl_slist* hdrs = nullptr;
     for (const auto& h : headers) hdrs = api.slist_append(hdrs, h.c_str());
     if (!auth.empty()) hdrs = api.slist_append(hdrs, ("Authorization: " + auth).c_str());
@@ -469,7 +482,8 @@ Result<FetchedManifest> RegistryClient::get_manifest(const std::string& tag_or_d
   return last;
 }
 
-Status RegistryClient::get_blob(const std::string& digest, const std::function<Status(const char*, size_t)>& sink) {
+Status RegistryClient::get_blob(const std::string& digest, const std::function<Status(const char*, size_t)>& sink,
+                                uint64_t from, const std::function<Status()>& restart) {
   Status last;
   for (auto& ep : endpoints_) {
     uint64_t delivered = 0;
@@ -477,13 +491,31 @@ Status RegistryClient::get_blob(const std::string& digest, const std::function<S
       delivered += n;
       return sink(d, n);
     };
-    auto resp = request(*ep, "/blobs/" + digest, {}, &counting);
+    const std::string asked = "bytes " + std::to_string(from) + "-";
+    BodyStart body_start = [&](long code, const std::string& range) -> Status {
+      if (from == 0) return ok_status();
+      if (code == 206) {
+        if (range.rfind(asked, 0) == 0) return ok_status();
+        return Status(Code::unavailable, "registry " + ep->host + ": blob " + digest + ": asked for " + asked +
+                                             ", answered with " + (range.empty() ? "no Content-Range" : range));
+      }
+      // The whole blob after all (no range support): the sink starts over.
+      from = 0;
+      return restart ? restart() : internal_error("blob " + digest + ": no way to start over");
+    };
+    std::vector<std::string> headers;
+    if (from > 0) headers.push_back("Range: bytes=" + std::to_string(from) + "-");
+    auto resp = request(*ep, "/blobs/" + digest, headers, &counting, &body_start);
     if (!resp.ok()) {
       last = resp.status();
-      if (delivered > 0 || stopped()) return last;  // partial data: the caller restarts the blob
+      if (delivered > 0 || stopped()) return last;  // partial data: the caller continues or restarts the blob
       continue;
     }
-    if (resp->code == 200) return ok_status();
+    if (resp->code == 200 || (resp->code == 206 && from > 0)) return ok_status();
+    if (resp->code == 416 && from > 0 && restart) {  // nothing past what the caller has: start over
+      if (Status s = restart(); !s.ok()) return s;
+      return get_blob(digest, sink, 0, restart);
+    }
     last = http_error(ep->host, "blob " + digest, resp->code, resp->body);
   }
   return last;

@@ -53,15 +53,22 @@ class RegistryClient {
 
   // tag or digest; a digest is verified against the body.
   Result<FetchedManifest> get_manifest(const std::string& tag_or_digest);
-  // Streams the blob into `sink`; the caller verifies the digest.
-  Status get_blob(const std::string& digest, const std::function<Status(const char*, size_t)>& sink);
+  // Streams the blob into `sink`; the caller verifies the digest. From byte `from` on (an HTTP
+  // range request, to continue a download cut short): a registry that sends the whole blob
+  // instead has `restart` called first, for the sink to start over from byte 0.
+  Status get_blob(const std::string& digest, const std::function<Status(const char*, size_t)>& sink, uint64_t from = 0,
+                  const std::function<Status()>& restart = {});
+
+  // Called once a sinked answer's body starts, with its status code and Content-Range.
+  using BodyStart = std::function<Status(long code, const std::string& content_range)>;
 
   struct Endpoint;
   struct Response;
 
  private:
   Result<Response> request(Endpoint& ep, const std::string& path, const std::vector<std::string>& headers,
-                           const std::function<Status(const char*, size_t)>* sink);
+                           const std::function<Status(const char*, size_t)>* sink,
+                           const BodyStart* body_start = nullptr);
   Status authorize(Endpoint& ep, const std::string& challenge);
   bool stopped() const { return stop_ && !stop_().ok(); }
 

@@ -92,6 +92,18 @@ void CallbackGauge::render(std::string& out) const {
   out += name_ + ' ' + format_number(read_()) + '\n';
 }
 
+CallbackGaugeFamily::CallbackGaugeFamily(std::string name, std::string help, std::vector<std::string> labels, Read read)
+    : name_(std::move(name)), help_(std::move(help)), labels_(std::move(labels)), read_(std::move(read)) {}
+
+void CallbackGaugeFamily::render(std::string& out) const {
+  append_header(out, name_, help_, "gauge");
+  for (const auto& [values, v] : read_()) {
+    out += name_;
+    append_labels(out, labels_, values);
+    out += ' ' + format_number(v) + '\n';
+  }
+}
+
 HistogramFamily::HistogramFamily(std::string name, std::string help, std::vector<std::string> labels,
                                  std::vector<double> upper_bounds)
     : name_(std::move(name)), help_(std::move(help)), labels_(std::move(labels)), bounds_(std::move(upper_bounds)) {}
@@ -154,6 +166,12 @@ HistogramFamily& MetricsRegistry::histogram(const std::string& name, const std::
 void MetricsRegistry::gauge(const std::string& name, const std::string& help, std::function<double()> read) {
   MutexLock lock(mu_);
   families_.push_back(std::make_unique<CallbackGauge>(name, help, std::move(read)));
+}
+
+void MetricsRegistry::gauges(const std::string& name, const std::string& help, std::vector<std::string> labels,
+                             CallbackGaugeFamily::Read read) {
+  MutexLock lock(mu_);
+  families_.push_back(std::make_unique<CallbackGaugeFamily>(name, help, std::move(labels), std::move(read)));
 }
 
 std::string MetricsRegistry::render() const {

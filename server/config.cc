@@ -179,6 +179,7 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
   r.str("socket", c.socket);
   r.str("root", c.root);
   r.str("state", c.state);
+  r.str("image_root", c.image_root);
   r.one_of("log_level", c.log_level, kLogLevels);
   r.one_of("cgroup_driver", c.cgroup_driver, {"cgroupfs", "systemd"});
   r.str("default_runtime", c.default_runtime);
@@ -192,6 +193,12 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
   r.integer("max_parallel_layer_fetches", c.max_parallel_layer_fetches, 1, 64);
   r.integer("image_pull_timeout_seconds", c.image_pull_timeout_seconds, 0, 86400);
   r.integer("max_image_layers", c.max_image_layers, 1, 500);
+  r.integer("image_pull_keep_for_retry_seconds", c.image_pull_keep_for_retry_seconds, 0, 7 * 86400);
+  r.integer("image_pull_keep_for_retry_mib", c.image_pull_keep_for_retry_mib, 0, 1 << 20);
+  r.integer("image_pull_progress_log_seconds", c.image_pull_progress_log_seconds, 0, 3600);
+  r.str("registry_auth_file", c.registry_auth_file);
+  r.integer("credential_helper_timeout_seconds", c.credential_helper_timeout_seconds, 1, 600);
+  r.integer("credential_helper_cache_seconds", c.credential_helper_cache_seconds, 0, 86400);
   r.integer("disk_usage_refresh_seconds", c.disk_usage_refresh_seconds, 1, 3600);
   r.integer("stats_collection_period_seconds", c.stats_collection_period_seconds, 0, 3600);
   r.integer("event_subscriber_backlog", c.event_subscriber_backlog, 1, 1000000);
@@ -290,6 +297,9 @@ std::optional<KeyError> find_key_error(const Config& c) {
   };
   for (auto [k, v] : {std::pair{"socket", &c.socket}, {"root", &c.root}, {"state", &c.state}})
     if (relative(*v)) return not_absolute(k, *v);
+  if (!c.image_root.empty() && relative(c.image_root)) return not_absolute("image_root", c.image_root);
+  if (!c.registry_auth_file.empty() && relative(c.registry_auth_file))
+    return not_absolute("registry_auth_file", c.registry_auth_file);
   if (!kLogLevels.count(c.log_level)) return KeyError{"log_level", "unknown level \"" + c.log_level + "\""};
   if (!c.runtimes.count(c.default_runtime)) {
     std::string known;
@@ -422,6 +432,7 @@ nlohmann::json config_to_json(const Config& c) {
           {"socket", c.socket},
           {"root", c.root},
           {"state", c.state},
+          {"image_root", c.image_root},
           {"log_level", c.log_level},
           {"cgroup_driver", c.cgroup_driver},
           {"default_runtime", c.default_runtime},
@@ -436,6 +447,12 @@ nlohmann::json config_to_json(const Config& c) {
           {"max_parallel_layer_fetches", c.max_parallel_layer_fetches},
           {"image_pull_timeout_seconds", c.image_pull_timeout_seconds},
           {"max_image_layers", c.max_image_layers},
+          {"image_pull_keep_for_retry_seconds", c.image_pull_keep_for_retry_seconds},
+          {"image_pull_keep_for_retry_mib", c.image_pull_keep_for_retry_mib},
+          {"image_pull_progress_log_seconds", c.image_pull_progress_log_seconds},
+          {"registry_auth_file", c.registry_auth_file},
+          {"credential_helper_timeout_seconds", c.credential_helper_timeout_seconds},
+          {"credential_helper_cache_seconds", c.credential_helper_cache_seconds},
           {"disk_usage_refresh_seconds", c.disk_usage_refresh_seconds},
           {"stats_collection_period_seconds", c.stats_collection_period_seconds},
           {"event_subscriber_backlog", c.event_subscriber_backlog},

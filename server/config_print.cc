@@ -85,6 +85,7 @@ std::string config_to_toml(const Config& c) {
   w.str("socket", c.socket);
   w.str("root", c.root);
   w.str("state", c.state);
+  w.str("image_root", c.image_root);
   w.str("log_level", c.log_level);
   w.str("cgroup_driver", c.cgroup_driver);
   w.str("default_runtime", c.default_runtime);
@@ -95,6 +96,12 @@ std::string config_to_toml(const Config& c) {
   w.integer("max_parallel_layer_fetches", c.max_parallel_layer_fetches);
   w.integer("image_pull_timeout_seconds", c.image_pull_timeout_seconds);
   w.integer("max_image_layers", c.max_image_layers);
+  w.integer("image_pull_keep_for_retry_seconds", c.image_pull_keep_for_retry_seconds);
+  w.integer("image_pull_keep_for_retry_mib", c.image_pull_keep_for_retry_mib);
+  w.integer("image_pull_progress_log_seconds", c.image_pull_progress_log_seconds);
+  w.str("registry_auth_file", c.registry_auth_file);
+  w.integer("credential_helper_timeout_seconds", c.credential_helper_timeout_seconds);
+  w.integer("credential_helper_cache_seconds", c.credential_helper_cache_seconds);
   w.integer("disk_usage_refresh_seconds", c.disk_usage_refresh_seconds);
   w.integer("stats_collection_period_seconds", c.stats_collection_period_seconds);
   w.integer("event_subscriber_backlog", c.event_subscriber_backlog);

@@ -122,13 +122,27 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   const DaemonMetrics families = register_daemon_metrics(metrics);
   // Writable layers and the image store, measured in the background (stats and ImageFsInfo).
   DiskUsageCache disk_usage({.refresh_interval = std::chrono::seconds(config.disk_usage_refresh_seconds)});
-  auto images = ImageManager::open(image_manager_options(config, families, disk_usage));
+  NodeCredentials node_credentials(node_credentials_options(config));
+  auto images = ImageManager::open(image_manager_options(config, families, disk_usage, node_credentials));
   if (!images.ok()) {
     spdlog::critical("berthd: {}", images.status().message());
     return 1;
   }
 
-  SandboxManagerOptions sandbox_options = sandbox_manager_options(config, probe_host(config.root));
+  // How far each running pull has come, read from the store when scraped.
+  auto pull_series = [&im = **images](bool done) {
+    std::vector<std::pair<LabelValues, double>> out;
+    for (const auto& p : im.pulls_in_progress())
+      out.push_back({{p.reference}, static_cast<double>(done ? p.done_bytes : p.total_bytes)});
+    return out;
+  };
+  metrics.gauges("berth_image_pull_progress_bytes",
+                 "Bytes of each running pull's blobs stored or streamed into their partial downloads so far.",
+                 {"image"}, [pull_series] { return pull_series(true); });
+  metrics.gauges("berth_image_pull_size_bytes", "Bytes of all the blobs of each running pull.", {"image"},
+                 [pull_series] { return pull_series(false); });
+
+  SandboxManagerOptions sandbox_options = sandbox_manager_options(config, probe_host(image_store_root(config)));
   log_runtime_handlers(sandbox_options.runtimes);
   CniManager cni(cni_options(config, families));
   CniSandboxNetwork sandbox_network(cni);

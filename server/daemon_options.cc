@@ -43,10 +43,16 @@ std::string helper_binary_path(const char* name) {
   return dir.substr(0, dir.rfind('/')) + "/" + name;
 }
 
+NodeCredentialsOptions node_credentials_options(const Config& config) {
+  return {.auth_file = config.registry_auth_file,
+          .helper_timeout = std::chrono::seconds(config.credential_helper_timeout_seconds),
+          .helper_cache = std::chrono::seconds(config.credential_helper_cache_seconds)};
+}
+
 ImageManagerOptions image_manager_options(const Config& config, const DaemonMetrics& metrics,
-                                          DiskUsageCache& disk_usage) {
+                                          DiskUsageCache& disk_usage, NodeCredentials& node_credentials) {
   CounterFamily& pull_bytes = metrics.pull_bytes;
-  return {.dir = config.root + "/images",
+  return {.dir = image_store_root(config) + "/images",
           .containers_dir = config.root + "/containers",
           .registry = {.hosts = config.registries,
                        .idle_timeout_seconds = config.image_pull_idle_timeout_seconds,
@@ -55,7 +61,11 @@ ImageManagerOptions image_manager_options(const Config& config, const DaemonMetr
           .max_parallel_layer_fetches = config.max_parallel_layer_fetches,
           .max_layers = config.max_image_layers,
           .pull_timeout = std::chrono::seconds(config.image_pull_timeout_seconds),
-          .usage_cache = &disk_usage};
+          .keep_for_retry = std::chrono::seconds(config.image_pull_keep_for_retry_seconds),
+          .keep_for_retry_bytes = static_cast<uint64_t>(config.image_pull_keep_for_retry_mib) << 20,
+          .progress_log_interval = std::chrono::seconds(config.image_pull_progress_log_seconds),
+          .usage_cache = &disk_usage,
+          .node_credentials = &node_credentials};
 }
 
 CniOptions cni_options(const Config& config, const DaemonMetrics& metrics) {

@@ -31,7 +31,8 @@ DaemonMetrics register_daemon_metrics(MetricsRegistry& metrics);
 std::string helper_binary_path(const char* name);
 
 ImageManagerOptions image_manager_options(const Config& config, const DaemonMetrics& metrics,
-                                          DiskUsageCache& disk_usage);
+                                          DiskUsageCache& disk_usage, NodeCredentials& node_credentials);
+NodeCredentialsOptions node_credentials_options(const Config& config);
 CniOptions cni_options(const Config& config, const DaemonMetrics& metrics);
 // Without the network and image hooks, which run_daemon sets once it has made them.
 SandboxManagerOptions sandbox_manager_options(const Config& config, const HostProbe& host);

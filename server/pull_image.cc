@@ -4,6 +4,7 @@
 
 #include "berth/heap_release.h"
 #include "berth/image_manager.h"
+#include "image_handler.h"
 #include "rpc_scope.h"
 #include "berth/tracer.h"
 #include "services.h"
@@ -40,13 +41,16 @@ grpc::Status ImageServiceImpl::PullImage(grpc::ServerContext* call, const v1::Pu
   auto memory = ctx_.memory_headroom.enter("PullImage", MemoryHeadroom::kPullCost);
   if (!memory.ok()) return scope.done(memory.status());
   if (req->image().image().empty()) return scope.done(invalid_argument("image.image: no image reference given"));
+  auto handler = image_handler_key(ctx_.runtimes, req->image().runtime_handler(), "image.runtime_handler", true);
+  if (!handler.ok()) return scope.done(handler.status());
   auto creds = credentials_of(req->auth());
   if (!creds.ok()) return scope.done(creds.status());
   auto started = std::chrono::steady_clock::now();
   // A client that gives up (kubelet's timeout, a ^C) takes its share of the pull with it.
   ScopedSpan pull("image pull");
   pull.attribute("image.reference", req->image().image());
-  auto r = ctx_.images.pull(req->image().image(), *creds, false, [call] { return call->IsCancelled(); });
+  auto r = ctx_.images.pull(
+      req->image().image(), *creds, false, [call] { return call->IsCancelled(); }, handler->value_or(""));
   if (!r.ok()) pull.fail(r.status().message());
   // A pull's buffers (manifests up to their cap, decompression, a registry's answers) go back to
   // malloc, which would keep them for later; a node pulls rarely, so they go back to the kernel.

@@ -11,7 +11,7 @@ namespace berth {
 HostProbe probe_host(const std::string& root_dir) {
   HostProbe probe;
   // Once at start: pods with user namespaces of their own need id-mapped overlay layers. Tried on
-  // the filesystem the layers live on (root), not on the state dir's: /run is a tmpfs on nodes,
+  // the filesystem the layers live on (image_root, else root), not on the state dir's: /run is a tmpfs on nodes,
   // which kernels before 6.3 cannot id-map, while the layers' ext4 or xfs can.
   probe.user_namespaces = probe_idmapped_overlay(root_dir + "/userns-probe");
   if (probe.user_namespaces.ok())

@@ -4,6 +4,7 @@
 #include <poll.h>
 
 #include "frame_io.h"
+#include "pull_steps.h"
 #include "layer_unpack.h"
 #include "pull_worker_protocol.h"
 #include "registry_client.h"
@@ -54,17 +55,7 @@ class FetchedPullSteps final : public PullSteps {
   }
 
   Status fetch_blob(const Descriptor& d, const std::string& what) override {
-    Status last;
-    for (int attempt = 0; attempt < 2; ++attempt) {  // a transfer cut midway restarts from scratch once
-      auto w = blobs_.begin(d.digest, d.size);
-      if (!w.ok()) return w.status();
-      Status s = stream_into(**w, d);
-      if (s.ok()) s = (*w)->commit();
-      if (s.ok()) return s;
-      last = s;
-      if (s.code() != Code::unavailable) break;  // a bad blob, or the fetcher gone: no retry
-    }
-    return last.context(what);
+    return fetch_blob_resuming(blobs_, d, what, [this, &d](BlobStore::Writer& w) { return stream_into(w, d); });
   }
 
   Status unpack(const std::string& blob_path, const std::string& dest, const std::string& what) override {
@@ -86,7 +77,11 @@ class FetchedPullSteps final : public PullSteps {
   // The blob's data frames into `w` up to the fetcher's reply, which is returned. A write that
   // fails (a full disk) is the answer once the reply came, so the two sides stay in step.
   Status stream_into(BlobStore::Writer& w, const Descriptor& d) {
-    if (!ask({.op = proto::Request::Op::blob, .digest = d.digest, .size = d.size, .what = "blob " + d.digest}))
+    if (!ask({.op = proto::Request::Op::blob,
+              .digest = d.digest,
+              .size = d.size,
+              .offset = w.written(),
+              .what = "blob " + d.digest}))
       return kFetcherGone;
     Status written;
     for (;;) {
@@ -95,6 +90,10 @@ class FetchedPullSteps final : public PullSteps {
       if ((*f)[0] == 'D') {
         received_ += f->size() - 1;
         if (written.ok()) written = w.write(f->data() + 1, f->size() - 1);
+        continue;
+      }
+      if ((*f)[0] == 'Z') {
+        if (written.ok()) written = w.restart();
         continue;
       }
       if ((*f)[0] != 'R') return internal_error("berth-pull: its fetcher sent an unknown frame");
@@ -135,9 +134,10 @@ int serve_fetcher(int fd, const RegistryOptions& registry, const ImageReference&
       }
       reply.status = m.status();
     } else if (req->op == proto::Request::Op::blob) {
-      reply.status = client.get_blob(req->digest, [fd](const char* data, size_t n) {
-        return send_tagged(fd, 'D', data, n) ? ok_status() : kFetcherGone;
-      });
+      reply.status = client.get_blob(
+          req->digest,
+          [fd](const char* data, size_t n) { return send_tagged(fd, 'D', data, n) ? ok_status() : kFetcherGone; },
+          req->offset, [fd] { return send_tagged(fd, 'Z', "", 0) ? ok_status() : kFetcherGone; });
     } else {
       reply.status = internal_error("berth-pull: the fetcher does not unpack");
     }

@@ -5,7 +5,9 @@
 // capabilities unpacking needs but has no network: it writes what the fetcher sends into the store
 // through the verifying writer, so a blob is stored, and later unpacked, only once its digest and
 // size are checked by the process that holds them. The fetcher's messages are pull protocol frames
-// whose first byte says what they hold: 'R' a reply, 'B' a manifest body, 'D' blob data.
+// whose first byte says what they hold: 'R' a reply, 'B' a manifest body, 'D' blob data, 'Z' the
+// blob's data starts over from byte 0 (a registry that ignored the range a continued download
+// asked for).
 #pragma once
 
 #include <atomic>

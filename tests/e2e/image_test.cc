@@ -649,7 +649,9 @@ TEST_F(Images, ConcurrentPullsShareTheWork) {
   EXPECT_EQ(count_files(d.root() + "/images/tmp"), 0u);
 }
 
-TEST_F(Images, RemoveUntagsThenFreesWhatNothingUses) {
+// RemoveImage of one tag removes the image with all its tags (the CRI's rule since 1.36), and then
+// what nothing else uses.
+TEST_F(Images, RemoveOfOneTagRemovesTheImageWithAllItsTags) {
   DaemonProcess d;
   ASSERT_TRUE(d.start()) << d.log();
   const json& bb = (*digests_)["busybox"];
@@ -658,12 +660,8 @@ TEST_F(Images, RemoveUntagsThenFreesWhatNothingUses) {
   pull_ok(d, ref("test/layered:v1"));
   EXPECT_EQ(status(d, bb["config"]).image().repo_tags_size(), 2);
   EXPECT_TRUE(remove(d, ref("test/busybox:latest")).ok());
-  auto st = status(d, bb["config"]);
-  ASSERT_TRUE(st.has_image());
-  EXPECT_EQ(st.image().repo_tags_size(), 1);
-  EXPECT_EQ(st.image().repo_tags(0), ref("test/busybox:other"));
-  EXPECT_TRUE(remove(d, ref("test/busybox:other")).ok());
   EXPECT_FALSE(status(d, bb["config"]).has_image());
+  EXPECT_FALSE(status(d, ref("test/busybox:other")).has_image());
   // The shared base layer stays for test/layered; busybox's config blob is gone.
   EXPECT_TRUE(fs::exists(snapshot(d, bb["layers"][0])));
   EXPECT_FALSE(fs::exists(d.root() + "/images/blobs/sha256/" + bb["config"].get<std::string>().substr(7)));
@@ -673,6 +671,374 @@ TEST_F(Images, RemoveUntagsThenFreesWhatNothingUses) {
   EXPECT_EQ(count_files(d.root() + "/images/blobs"), 0u);
   EXPECT_TRUE(remove(d, ref("test/never:pulled")).ok());  // unknown: fine
   EXPECT_EQ(remove(d, "").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+// ImageSpec.runtime_handler (kubelet's RuntimeClassInImageCriAPI): a pull records the handler it
+// was for, a status or list naming a handler sees only what was pulled for it, a removal naming one
+// drops that handler's claim alone, and a handler berthd does not know is refused by every rpc.
+TEST_F(Images, RuntimeHandlersAreRecordedPerImage) {
+  DaemonOptions o;
+  o.config_toml = "[runtimes.runc]\npath = \"runc\"\n[runtimes.other]\npath = \"runc\"\n";
+  DaemonProcess d(o);
+  ASSERT_TRUE(d.start()) << d.log();
+  const std::string image = ref("test/busybox:latest");
+  auto call = [&](const std::string& handler, auto rpc) {
+    grpc::ClientContext ctx;
+    return rpc(ctx, handler);
+  };
+  auto pull_for = [&](const std::string& handler) {
+    return call(handler, [&](grpc::ClientContext& ctx, const std::string& h) {
+      v1::PullImageRequest req;
+      req.mutable_image()->set_image(image);
+      req.mutable_image()->set_runtime_handler(h);
+      v1::PullImageResponse resp;
+      return d.images()->PullImage(&ctx, req, &resp);
+    });
+  };
+  auto status_for = [&](const std::string& handler, v1::ImageStatusResponse* resp) {
+    return call(handler, [&](grpc::ClientContext& ctx, const std::string& h) {
+      v1::ImageStatusRequest req;
+      req.mutable_image()->set_image(image);
+      req.mutable_image()->set_runtime_handler(h);
+      return d.images()->ImageStatus(&ctx, req, resp);
+    });
+  };
+  auto list_for = [&](const std::string& handler, v1::ListImagesResponse* resp) {
+    return call(handler, [&](grpc::ClientContext& ctx, const std::string& h) {
+      v1::ListImagesRequest req;
+      req.mutable_filter()->mutable_image()->set_runtime_handler(h);
+      return d.images()->ListImages(&ctx, req, resp);
+    });
+  };
+  auto remove_for = [&](const std::string& handler) {
+    return call(handler, [&](grpc::ClientContext& ctx, const std::string& h) {
+      v1::RemoveImageRequest req;
+      req.mutable_image()->set_image(image);
+      req.mutable_image()->set_runtime_handler(h);
+      v1::RemoveImageResponse resp;
+      return d.images()->RemoveImage(&ctx, req, &resp);
+    });
+  };
+
+  grpc::Status unknown = pull_for("nosuch");
+  EXPECT_EQ(unknown.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(unknown.error_message().find("image.runtime_handler: unknown runtime handler 'nosuch'"), std::string::npos)
+      << unknown.error_message();
+  EXPECT_TRUE(list(d).empty()) << "a refused pull fetched nothing";
+
+  ASSERT_TRUE(pull_for("other").ok());
+  v1::ImageStatusResponse st;
+  ASSERT_TRUE(status_for("other", &st).ok());
+  ASSERT_TRUE(st.has_image());
+  EXPECT_EQ(st.image().spec().runtime_handler(), "other");
+  st.Clear();
+  ASSERT_TRUE(status_for("runc", &st).ok());  // the default, by name
+  EXPECT_FALSE(st.has_image()) << "never pulled for the default handler";
+  st.Clear();
+  ASSERT_TRUE(status_for("", &st).ok());  // no handler named: any
+  ASSERT_TRUE(st.has_image());
+  EXPECT_EQ(st.image().spec().runtime_handler(), "other");
+  EXPECT_EQ(status_for("nosuch", &st).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  v1::ListImagesResponse l;
+  ASSERT_TRUE(list_for("runc", &l).ok());
+  EXPECT_EQ(l.images_size(), 0);
+  l.Clear();
+  ASSERT_TRUE(list_for("other", &l).ok());
+  EXPECT_EQ(l.images_size(), 1);
+  grpc::Status bad_filter = list_for("nosuch", &l);
+  EXPECT_EQ(bad_filter.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(bad_filter.error_message().find("filter.image.runtime_handler"), std::string::npos);
+
+  ASSERT_TRUE(pull_for("").ok());  // now the default handler's too
+  st.Clear();
+  ASSERT_TRUE(status_for("runc", &st).ok());
+  EXPECT_TRUE(st.has_image());
+  EXPECT_EQ(remove_for("nosuch").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  ASSERT_TRUE(remove_for("other").ok());  // the other handler's claim alone
+  st.Clear();
+  ASSERT_TRUE(status_for("other", &st).ok());
+  EXPECT_FALSE(st.has_image());
+  st.Clear();
+  ASSERT_TRUE(status_for("", &st).ok());
+  ASSERT_TRUE(st.has_image());
+  EXPECT_EQ(st.image().spec().runtime_handler(), "");
+
+  // Recorded on disk: a restarted berthd knows it.
+  ASSERT_EQ(d.stop(), 0);
+  ASSERT_TRUE(d.start()) << d.log();
+  st.Clear();
+  ASSERT_TRUE(status_for("other", &st).ok());
+  EXPECT_FALSE(st.has_image());
+  ASSERT_TRUE(remove_for("other").ok());  // not pulled for it: nothing happens
+  EXPECT_EQ(list(d).size(), 1u);
+  ASSERT_TRUE(remove_for("runc").ok());  // its last handler: the image goes
+  EXPECT_TRUE(list(d).empty());
+}
+
+// The node's own credentials (registry_auth_file, docker's config.json format) serve pulls that
+// bring none: the file is re-read when it changes, the longest auths key wins, a pull secret the
+// caller passes still wins over the node's, and no secret reaches the log.
+TEST_F(Images, NodeCredentialsFromAnAuthFile) {
+  RegistryProcess reg("berth", "s3cret-pw");
+  push_test_images(reg.url(), {"--user", "berth", "--password", "s3cret-pw", "--only", "busybox"});
+  TempDir dir("berth-auth");
+  const std::string auth = dir / "auth.json";
+  const std::string good = "YmVydGg6czNjcmV0LXB3", wrong = "YmVydGg6d3JvbmctcHc=";  // berth:s3cret-pw, berth:wrong-pw
+  auto auths = [&](const std::string& key, const std::string& value) {
+    return "\"" + key + "\": {\"auth\": \"" + value + "\"}";
+  };
+  write_file(auth, "{\"auths\": {" + auths(reg.host(), wrong) + "}}");
+  DaemonOptions o;
+  o.config_toml = "registry_auth_file = \"" + auth + "\"\n";
+  DaemonProcess d(o);
+  ASSERT_TRUE(d.start()) << d.log();
+  v1::PullImageResponse resp;
+  grpc::Status s = pull(d, reg.host() + "/test/busybox:latest", &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
+
+  // Re-read once it changes; the scheme and docker's "/v1/" suffix do not matter.
+  write_file(auth, "{\"auths\": {" + auths("https://" + reg.host() + "/v1/", good) + "}}");
+  s = pull(d, reg.host() + "/test/busybox:latest", &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+
+  // A caller's own credentials win, even wrong ones.
+  v1::AuthConfig theirs;
+  theirs.set_username("berth");
+  theirs.set_password("wrong-pw");
+  EXPECT_EQ(pull(d, reg.host() + "/test/busybox:other", &resp, &theirs).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+
+  // The longest key: the repository's entry over the host's.
+  write_file(auth,
+             "{\"auths\": {" + auths(reg.host(), wrong) + ", " + auths(reg.host() + "/test/busybox", good) + "}}");
+  s = pull(d, reg.host() + "/test/busybox:other", &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+
+  // A broken file gives no credentials (and says so), rather than failing every pull.
+  write_file(auth, "{\"auths\": ");
+  EXPECT_EQ(pull(d, reg.host() + "/test/busybox:latest", &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_TRUE(pull(d, ref("test/busybox:latest"), &resp).ok()) << "an open registry needs none";
+  EXPECT_NE(d.log().find("registry_auth_file " + auth + ": not a JSON object"), std::string::npos) << d.log();
+
+  for (const std::string& secret : {std::string("s3cret-pw"), std::string("wrong-pw"), good, wrong})
+    EXPECT_EQ(d.log().find(secret), std::string::npos) << secret;
+}
+
+// Credential helpers the auth file names (credHelpers per host, credsStore for the rest), run as
+// docker runs them (docker-credential-<name> get, the server URL on stdin, JSON out): the answer
+// serves the pull and is cached; "credentials not found" is an anonymous pull; a helper that hangs
+// is killed after credential_helper_timeout_seconds and the pull fails naming it.
+TEST_F(Images, NodeCredentialsFromAHelper) {
+  RegistryProcess reg("berth", "s3cret-pw");
+  push_test_images(reg.url(), {"--user", "berth", "--password", "s3cret-pw", "--only", "busybox"});
+  TempDir dir("berth-helper");
+  fs::create_directories(dir / "bin");
+  const std::string helper = dir / "bin/docker-credential-berthtest";
+  write_file(helper,
+             "#!/bin/sh\n"
+             "read url\n"
+             "[ \"$1\" = get ] || exit 3\n"
+             "echo \"$url\" >> " +
+                 (dir / "asked") +
+                 "\n"
+                 "if [ -e " +
+                 (dir / "hang") +
+                 " ]; then sleep 1000; fi\n"
+                 "if [ \"$url\" = \"" +
+                 reg.host() +
+                 "\" ]; then\n"
+                 "  printf '{\"ServerURL\":\"%s\",\"Username\":\"berth\",\"Secret\":\"s3cret-pw\"}' \"$url\"\n"
+                 "else\n"
+                 "  echo 'credentials not found in native keychain'; exit 1\n"
+                 "fi\n");
+  ASSERT_EQ(::chmod(helper.c_str(), 0755), 0);
+  const std::string auth = dir / "auth.json";
+  write_file(auth, "{\"credHelpers\": {\"" + reg.host() + "\": \"berthtest\"}, \"credsStore\": \"berthtest\"}");
+  DaemonOptions o;
+  o.config_toml = "registry_auth_file = \"" + auth + "\"\ncredential_helper_timeout_seconds = 2\n";
+  o.env = {"PATH=" + (dir / "bin") + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"};
+  DaemonProcess d(o);
+  ASSERT_TRUE(d.start()) << d.log();
+  v1::PullImageResponse resp;
+  grpc::Status s = pull(d, reg.host() + "/test/busybox:latest", &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  s = pull(d, reg.host() + "/test/busybox:other", &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(read_file(dir / "asked"), reg.host() + "\n") << "asked once, then cached";
+  // credsStore for every other registry: it has nothing for this one, so the pull goes anonymous.
+  s = pull(d, ref("test/busybox:latest"), &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(read_file(dir / "asked"), reg.host() + "\n" + registry_->host() + "\n");
+
+  // A helper that hangs: a new version of the file drops the cached answers.
+  write_file(dir / "hang", "");
+  write_file(auth, "{\"credHelpers\": {\"" + reg.host() + "\": \"berthtest\"}}");
+  ASSERT_TRUE(remove(d, reg.host() + "/test/busybox:latest").ok());
+  auto started = std::chrono::steady_clock::now();
+  s = pull(d, reg.host() + "/test/busybox:latest", &resp);
+  auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_NE(s.error_message().find("credential helper docker-credential-berthtest for " + reg.host()),
+            std::string::npos)
+      << s.error_message();
+  EXPECT_NE(s.error_message().find("killed"), std::string::npos) << s.error_message();
+  EXPECT_LT(took, std::chrono::seconds(20));
+  // (The pattern's brackets keep pgrep's own shell from matching it.)
+  EXPECT_TRUE(eventually([&] { return shell("pgrep -f '[d]ocker-credential-berthtest get' || true").empty(); }))
+      << "the helper was killed";
+  EXPECT_FALSE(status(d, reg.host() + "/test/busybox:latest").has_image());
+  EXPECT_EQ(d.log().find("s3cret-pw"), std::string::npos);
+}
+
+// A pull cut midway keeps what it had: kubelet's retry continues the cut layer with a range
+// request, so the registry serves each blob's bytes once in all (counted by the proxy); every
+// blob is still verified whole. A registry without range support gets the whole layer again.
+class ResumedPulls : public Images, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(ResumedPulls, ARetryAfterACutAt60PercentFetchesOnlyTheRest) {
+  const bool ranges = GetParam();
+  RegistryProcess reg;
+  json big = json::parse(push_test_images(reg.url(), {"--only", "big", "--big", "32"}))["big"];
+  int port = free_loopback_port();
+  // Two cuts: the layer's first GET at 60%, then the pull's own retry of it right away, so the
+  // pull fails and the next one (kubelet's) has to continue it.
+  std::vector<std::string> args{std::to_string(port), reg.url(), "-", "-", "--cut-blobs-at", "0.6", "--cuts", "2",
+                                "--cut-min-size",     "4000000"};
+  if (!ranges) args.push_back("--no-range");
+  ScriptServer proxy("token-proxy.py", args, port);
+  DaemonOptions o;
+  o.config_toml = "max_parallel_layer_fetches = 1\n";  // the layers one after another: the first big one is cut
+  DaemonProcess d(o);
+  ASSERT_TRUE(d.start()) << d.log();
+  const std::string image = "127.0.0.1:" + std::to_string(port) + "/test/big:v1";
+  v1::PullImageResponse resp;
+  grpc::Status first = pull(d, image, &resp);
+  ASSERT_EQ(first.error_code(), grpc::StatusCode::UNAVAILABLE) << first.error_message();
+  const std::string cut_layer = big["layers"][1];
+  const std::string partial = d.root() + "/images/partial/" + cut_layer.substr(7);
+  ASSERT_TRUE(fs::exists(partial)) << "the cut layer's bytes are kept";
+  const uint64_t kept = fs::file_size(partial);
+  EXPECT_GT(kept, 0u);
+  EXPECT_TRUE(fs::exists(d.root() + "/images/blobs/sha256/" + big["config"].get<std::string>().substr(7)))
+      << "whole blobs of the failed pull are kept";
+
+  ASSERT_TRUE(pull(d, image, &resp).ok()) << d.log();
+  EXPECT_EQ(resp.image_ref(), big["config"]);
+  EXPECT_FALSE(fs::exists(partial));
+  json stats = json::parse(shell("curl -sf http://127.0.0.1:" + std::to_string(port) + "/_stats"));
+  ASSERT_EQ(stats["cuts_left"], 0) << stats.dump();
+  uint64_t stored_total = 0, served_total = 0;
+  for (const auto& l : big["layers"]) {
+    std::string digest = l;
+    uint64_t size = fs::file_size(d.root() + "/images/blobs/sha256/" + digest.substr(7));
+    stored_total += size;
+    uint64_t served = stats["served"].value("/v2/test/big/blobs/" + digest, uint64_t{0});
+    served_total += served;
+    if (digest == cut_layer) {
+      EXPECT_NEAR(static_cast<double>(kept), static_cast<double>(size) * 0.6, 1.0) << "cut at 60%";
+      // With ranges: 60% before the cut, nothing in the pull's own retry (cut where it starts),
+      // 40% after. Without: 60% twice (the retry starts over), then the whole of it again.
+      EXPECT_EQ(served, ranges ? size : size + 2 * kept) << digest;
+      std::printf("cut layer: %llu bytes; served %llu in all (%.0f%%) %s range requests\n",
+                  static_cast<unsigned long long>(size), static_cast<unsigned long long>(served),
+                  100.0 * static_cast<double>(served) / static_cast<double>(size), ranges ? "with" : "without");
+    } else {
+      EXPECT_EQ(served, size) << digest << " was served once";
+    }
+  }
+  EXPECT_NE(d.log().find("continuing a download cut short at " + std::to_string(kept)), std::string::npos);
+  // The layers are whole: a container could stand on them (their snapshots are unpacked).
+  for (const auto& l : big["layers"]) EXPECT_TRUE(fs::exists(snapshot(d, l))) << l;
+}
+
+// What a failed pull keeps is bounded: by bytes (the newest first) and by time, after which the
+// next collection takes it (here: the one a later pull makes while something is kept).
+TEST_F(Images, WhatAFailedPullKeepsIsBoundedInBytesAndTime) {
+  RegistryProcess reg;
+  json big = json::parse(push_test_images(reg.url(), {"--only", "big", "--big", "32"}))["big"];
+  const std::string cut_layer = big["layers"][1];
+  const std::string config = big["config"];
+  for (bool by_bytes : {true, false}) {
+    SCOPED_TRACE(by_bytes ? "4 MiB at most" : "2 seconds at most");
+    int port = free_loopback_port();
+    ScriptServer proxy("token-proxy.py",
+                       {std::to_string(port), reg.url(), "-", "-", "--cut-blobs-at", "0.6", "--cuts", "2",
+                        "--cut-min-size", "4000000"},
+                       port);
+    DaemonOptions o;
+    o.config_toml = std::string("max_parallel_layer_fetches = 1\n") +
+                    (by_bytes ? "image_pull_keep_for_retry_mib = 4\n" : "image_pull_keep_for_retry_seconds = 2\n");
+    DaemonProcess d(o);
+    ASSERT_TRUE(d.start()) << d.log();
+    v1::PullImageResponse resp;
+    ASSERT_EQ(pull(d, "127.0.0.1:" + std::to_string(port) + "/test/big:v1", &resp).error_code(),
+              grpc::StatusCode::UNAVAILABLE);
+    const std::string partial = d.root() + "/images/partial/" + cut_layer.substr(7);
+    const std::string config_blob = d.root() + "/images/blobs/sha256/" + config.substr(7);
+    if (by_bytes) {
+      EXPECT_FALSE(fs::exists(partial)) << "5 MiB of a cut layer is over the budget";
+      EXPECT_TRUE(fs::exists(config_blob)) << "the small blobs fit";
+      continue;
+    }
+    EXPECT_TRUE(fs::exists(partial));
+    // Each pull that ends while something is kept collects what has expired.
+    EXPECT_TRUE(eventually(
+        [&] {
+          pull_ok(d, ref("test/busybox:latest"));
+          return !fs::exists(partial);
+        },
+        std::chrono::seconds(15)))
+        << "expired";
+    EXPECT_FALSE(fs::exists(config_blob)) << "expired";
+    EXPECT_EQ(count_files(d.root() + "/images/partial"), 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(RangeSupport, ResumedPulls, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "WithRanges" : "WithoutRanges"; });
+
+// A running pull shows how far it has come, in /metrics by image and in a log line at a steady
+// interval, so that a stuck pull can be told from a slow one; it is gone from both once done.
+TEST_F(Images, ARunningPullShowsItsProgress) {
+  const json& layered = (*digests_)["layered"];
+  const std::string held_layer = layered["layers"][layered["layers"].size() - 1];
+  Proxy proxy({"--hold", held_layer});
+  const int metrics_port = free_loopback_port();
+  DaemonOptions o;
+  o.config_toml =
+      "image_pull_progress_log_seconds = 1\nmetrics_address = \"127.0.0.1:" + std::to_string(metrics_port) + "\"\n";
+  DaemonProcess d(o);
+  ASSERT_TRUE(d.start()) << d.log();
+  const std::string image = proxy.host() + "/test/layered:v1";
+  auto pulled = std::async(std::launch::async, [&] {
+    v1::PullImageResponse r;
+    return pull(d, image, &r);
+  });
+  ASSERT_TRUE(eventually([&] { return proxy.held() == 1; }));
+  auto metric = [&](const std::string& name) -> double {
+    std::string text = shell("curl -sf http://127.0.0.1:" + std::to_string(metrics_port) + "/metrics");
+    std::string key = name + "{image=\"" + image + "\"} ";
+    size_t at = text.find(key);
+    return at == std::string::npos ? -1 : std::stod(text.substr(at + key.size()));
+  };
+  double size = -1, done = -1;
+  ASSERT_TRUE(eventually([&] {
+    size = metric("berth_image_pull_size_bytes");
+    done = metric("berth_image_pull_progress_bytes");
+    return size > 0 && done > 0;  // the layers before the held one are in
+  }));
+  EXPECT_LT(done, size) << "the held layer is not";
+  ASSERT_TRUE(eventually([&] {
+    std::string log = d.log();
+    size_t at = log.find("pull " + image + ": ");
+    return at != std::string::npos &&
+           log.find(" of " + std::to_string(static_cast<uint64_t>(size)) + " bytes (", at) != std::string::npos;
+  })) << d.log();
+  proxy.release();
+  grpc::Status s = pulled.get();
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(metric("berth_image_pull_size_bytes"), -1) << "no longer running";
 }
 
 TEST_F(Images, HeldLayersOutliveTheImageRecord) {

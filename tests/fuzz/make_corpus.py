@@ -481,6 +481,26 @@ def traceparent():
     write("traceparent", "bytes", b"\xff\x00-\x80 not utf-8")
 
 
+def registry_auth():
+    # fuzz_registry_auth: a mode byte (0 auth file, 1 helper answer, 2 JWT, 3 auths key), then the bytes.
+    auth_file = json.dumps({
+        "auths": {
+            "https://index.docker.io/v1/": {"auth": "dXNlcjpwYXNzd29yZA=="},
+            "registry.example:5000": {"username": "u", "password": "p"},
+            "quay.io/org/repo": {"identitytoken": "refresh"},
+            "helper.example": {},
+        },
+        "credHelpers": {"gcr.io": "gcloud", "https://ecr.example/": "ecr-login"},
+        "credsStore": "secretservice",
+    })
+    write("registry_auth", "auth_file", b"\x00" + auth_file.encode())
+    write("registry_auth", "bad_auth", b"\x00" + b'{"auths":{"h":{"auth":"bm8tY29sb24="}}}')
+    write("registry_auth", "helper_answer", b"\x01" + b'{"ServerURL":"h","Username":"u","Secret":"s"}')
+    write("registry_auth", "helper_token", b"\x01" + b'{"ServerURL":"h","Username":"<token>","Secret":"t"}')
+    write("registry_auth", "jwt", b"\x02" + b"eyJhbGciOiJub25lIn0.eyJleHAiOjE5MDAwMDAwMDB9.")
+    write("registry_auth", "key", b"\x03" + b"https://registry-1.docker.io/v2/library/")
+
+
 def main():
     spdy()
     ws()
@@ -494,6 +514,7 @@ def main():
     pull_worker()
     exec_request()
     traceparent()
+    registry_auth()
 
 
 if __name__ == "__main__":

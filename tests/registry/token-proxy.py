@@ -12,13 +12,19 @@ Test controls (the proxy stands in for a registry misbehaving or slow on cue):
   --redirect-blobs URL  every blob GET is answered with a redirect to URL
   --deny             every /v2/ request is answered 401 with a Basic challenge (a mirror that
                      wants credentials)
+  --cut-blobs-at F --cuts N [--cut-min-size B]  the first N GETs of blobs of at least B bytes
+                     send their headers and the blob's bytes up to the fraction F of the whole blob
+                     (counted from its start, also in a range answer), then drop the connection
+Range headers go to the backend and its Content-Range comes back, unless --no-range (a registry
+that always answers with the whole blob).
 GET /_stats answers {"requests": {"GET /v2/...": count, ...}, "held": requests waiting now,
-"authorization": [every Authorization header a /v2/ request carried]}. With user "-" a request's
+"authorization": [every Authorization header a /v2/ request carried], "served": {blob path: body
+bytes sent}, "cuts_left": N}. With user "-" a request's
 Authorization goes on to the backend, and its WWW-Authenticate comes back.
 
 Usage: token-proxy.py <listen port> <backend base URL> <user> <password> [options]
 """
-import argparse, base64, http.client, http.server, json, secrets, threading, urllib.parse
+import argparse, base64, http.client, http.server, json, re, secrets, socket, threading, urllib.parse
 
 ap = argparse.ArgumentParser()
 ap.add_argument("port", type=int)
@@ -30,6 +36,10 @@ ap.add_argument("--serve-instead", action="append", default=[])
 ap.add_argument("--realm", default="")
 ap.add_argument("--redirect-blobs", default="")
 ap.add_argument("--deny", action="store_true")
+ap.add_argument("--cut-blobs-at", type=float, default=0.0)
+ap.add_argument("--cuts", type=int, default=0)
+ap.add_argument("--cut-min-size", type=int, default=0)
+ap.add_argument("--no-range", action="store_true")
 ARGS = ap.parse_args()
 PORT, BACKEND, USER, PASSWORD = ARGS.port, ARGS.backend, ARGS.user, ARGS.password
 INSTEAD = dict(s.split("=", 1) for s in ARGS.serve_instead)
@@ -37,6 +47,8 @@ TOKENS = set()
 LOCK = threading.Lock()
 COUNTS = {}
 HELD = [0]
+SERVED = {}
+CUTS = [ARGS.cuts]
 AUTHORIZATION = []
 RELEASED = threading.Event()
 
@@ -79,7 +91,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         url = urllib.parse.urlparse(self.path)
         if url.path == "/_stats":
             with LOCK:
-                body = json.dumps({"requests": COUNTS, "held": HELD[0], "authorization": AUTHORIZATION}).encode()
+                body = json.dumps({"requests": COUNTS, "held": HELD[0], "authorization": AUTHORIZATION,
+                                   "served": SERVED, "cuts_left": CUTS[0]}).encode()
             return self.reply(200, body, {"Content-Type": "application/json"})
         if url.path == "/_release":
             RELEASED.set()
@@ -124,13 +137,44 @@ class Handler(http.server.BaseHTTPRequestHandler):
             path = INSTEAD[url.path.rsplit("/", 1)[1]]
         backend = urllib.parse.urlparse(BACKEND)
         conn = http.client.HTTPConnection(backend.hostname, backend.port, timeout=60)
-        forwarded = ("accept", "authorization") if USER == "-" else ("accept",)
+        forwarded = ("accept", "authorization", "range") if USER == "-" else ("accept", "range")
+        if ARGS.no_range:
+            forwarded = tuple(h for h in forwarded if h != "range")
         headers = {k: v for k, v in self.headers.items() if k.lower() in forwarded}
         conn.request(self.command, path, headers=headers)
         resp = conn.getresponse()
         body = resp.read()
         keep = {k: v for k, v in resp.getheaders()
-                if k.lower() in ("content-type", "docker-content-digest", "location", "www-authenticate")}
+                if k.lower() in ("content-type", "docker-content-digest", "location", "www-authenticate",
+                                 "content-range")}
+        if self.command == "GET" and "/blobs/" in url.path and resp.status in (200, 206):
+            # The blob's place in the whole: a range answer says where it starts and the total.
+            start, total = 0, len(body)
+            m = re.match(r"bytes (\d+)-\d+/(\d+)", resp.getheader("Content-Range") or "")
+            if resp.status == 206 and m:
+                start, total = int(m.group(1)), int(m.group(2))
+            with LOCK:
+                cut = CUTS[0] > 0 and total >= max(1, ARGS.cut_min_size)
+                if cut:
+                    CUTS[0] -= 1
+            if cut:
+                # Headers for the whole answer, then the bytes up to the cut, then the connection
+                # drops: a link that broke midway.
+                n = max(0, min(len(body), int(total * ARGS.cut_blobs_at) - start))
+                self.send_response(resp.status)
+                for k, v in keep.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body[:n])
+                self.wfile.flush()
+                with LOCK:
+                    SERVED[url.path] = SERVED.get(url.path, 0) + n
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            with LOCK:
+                SERVED[url.path] = SERVED.get(url.path, 0) + len(body)
         self.reply(resp.status, body, keep)
 
 

@@ -37,13 +37,17 @@ TEST(PullProtocol, AnOversizedFrameIsRefusedBeforeItIsRead) {
 }
 
 TEST(PullProtocol, RequestsHelloAndRepliesRoundTrip) {
-  proto::Request blob{
-      .op = proto::Request::Op::blob, .digest = "sha256:" + std::string(64, 'a'), .size = 4096, .what = "layer x"};
+  proto::Request blob{.op = proto::Request::Op::blob,
+                      .digest = "sha256:" + std::string(64, 'a'),
+                      .size = 4096,
+                      .offset = 1024,
+                      .what = "layer x"};
   auto r = proto::decode_request(proto::encode_request(blob));
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->op, proto::Request::Op::blob);
   EXPECT_EQ(r->digest, blob.digest);
   EXPECT_EQ(r->size, 4096);
+  EXPECT_EQ(r->offset, 1024u);  // a download continued
   EXPECT_EQ(r->what, "layer x");
 
   proto::Hello hello{.store = "/var/lib/berth/images", .reference = "registry.example/app:v1"};

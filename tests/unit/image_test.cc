@@ -10,10 +10,13 @@
 
 #include "berth/image_manager.h"
 #include "../../image/bearer_realm.h"
+#include "../../image/blob_store.h"
+#include "../../image/sha256.h"
 #include "../../image/image_index.h"
 #include "../../image/manifest.h"
 #include "../../image/registry_client.h"
 #include "berth/image_reference.h"
+#include "berth/node_credentials.h"
 
 namespace berth {
 namespace {
@@ -381,6 +384,143 @@ TEST(ImageManager, OpeningStartsBothTreesFirstWalksInTheBackground) {
     ASSERT_TRUE((*images)->image_store_usage().ok());
     EXPECT_EQ(usage.background_walks(), 2u) << "a call walked again instead of answering from memory";
   }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(NodeCredentials, AuthFileKeysAreHostsOrRepositoryPrefixes) {
+  EXPECT_EQ(auth_file_key("https://index.docker.io/v1/"), "docker.io");
+  EXPECT_EQ(auth_file_key("registry-1.docker.io"), "docker.io");
+  EXPECT_EQ(auth_file_key("http://127.0.0.1:5000/v2/"), "127.0.0.1:5000");
+  EXPECT_EQ(auth_file_key("quay.io/org/repo/"), "quay.io/org/repo");
+  EXPECT_EQ(auth_file_key("docker.io/library/busybox"), "docker.io/library/busybox");
+}
+
+TEST(NodeCredentials, AuthFileInDockersFormat) {
+  auto f = parse_auth_file(R"({"auths": {
+      "https://index.docker.io/v1/": {"auth": "dXNlcjpwYTpzcw=="},
+      "registry.example": {"username": "u", "password": "p"},
+      "quay.io/org": {"identitytoken": "refresh"},
+      "helped.example": {}},
+    "credHelpers": {"gcr.io": "gcloud"}, "credsStore": "secretservice", "HttpHeaders": {"X": "y"}})");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  ASSERT_EQ(f->auths.size(), 3u);
+  EXPECT_EQ(f->auths["docker.io"].username, "user");
+  EXPECT_EQ(f->auths["docker.io"].password, "pa:ss");  // split at the first colon
+  EXPECT_EQ(f->auths["registry.example"].password, "p");
+  EXPECT_EQ(f->auths["quay.io/org"].identity_token, "refresh");
+  EXPECT_EQ(f->cred_helpers["gcr.io"], "gcloud");
+  EXPECT_EQ(f->creds_store, "secretservice");
+
+  // Errors name the entry, never its value.
+  auto bad = parse_auth_file(R"({"auths": {"h": {"auth": "bm8tY29sb24="}}})");  // "no-colon"
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "auths[\"h\"].auth: not a base64 'user:password' pair");
+  auto path = parse_auth_file(R"({"credHelpers": {"h": "../../bin/sh"}})");
+  ASSERT_FALSE(path.ok());
+  EXPECT_EQ(path.status().message(), "credHelpers[\"h\"]: not a helper name");
+  EXPECT_FALSE(parse_auth_file("[]").ok());
+  EXPECT_FALSE(parse_auth_file(R"({"auths": {"h": {"password": 3}}})").ok());
+}
+
+TEST(NodeCredentials, HelperAnswers) {
+  auto c = parse_helper_answer(R"({"ServerURL": "h", "Username": "u", "Secret": "s"})");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->username, "u");
+  EXPECT_EQ(c->password, "s");
+  auto t = parse_helper_answer(R"({"ServerURL": "h", "Username": "<token>", "Secret": "refresh"})");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->identity_token, "refresh");
+  EXPECT_TRUE(t->username.empty());
+  EXPECT_FALSE(parse_helper_answer(R"({"Username": "u"})").ok());
+  EXPECT_FALSE(parse_helper_answer("credentials not found in native keychain").ok());
+}
+
+TEST(NodeCredentials, JwtExpiry) {
+  // {"alg":"none"} . {"exp":1900000000,"sub":"x"} . (no signature): base64url without padding.
+  EXPECT_EQ(jwt_expiry("eyJhbGciOiJub25lIn0.eyJleHAiOjE5MDAwMDAwMDAsInN1YiI6IngifQ."), 1900000000);
+  EXPECT_EQ(jwt_expiry("eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0."), std::nullopt);  // no exp
+  EXPECT_EQ(jwt_expiry("plain-password"), std::nullopt);
+  EXPECT_EQ(jwt_expiry("a.!!!.b"), std::nullopt);
+}
+
+// Without an auth file there are no node credentials, whatever the reference.
+TEST(NodeCredentials, NoneWithoutAFile) {
+  NodeCredentials none({});
+  auto c = none.lookup(*parse_image_reference("registry.example/a/b:c"));
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->empty());
+  testing::internal::CaptureStderr();
+  NodeCredentials missing({.auth_file = "/nonexistent/berth-auth.json"});
+  c = missing.lookup(*parse_image_reference("registry.example/a/b:c"));
+  testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->empty());
+}
+
+// A resumable write keeps its bytes when it fails, the next one continues from them (hashing
+// them again), a writer holding the partial keeps a second one off it, and bytes found wrong at
+// the commit are not kept.
+TEST(BlobStore, PartialDownloadsAreContinuedAndVerifiedWhole) {
+  const std::string dir = testing::TempDir() + "blob_partial_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  auto store = BlobStore::open(dir);
+  ASSERT_TRUE(store.ok());
+  std::string blob(3 << 20, 'x');
+  for (size_t i = 0; i < blob.size(); ++i) blob[i] = static_cast<char>(i * 7919 % 251);
+  const std::string digest = Sha256::of(blob);
+  const int64_t size = static_cast<int64_t>(blob.size());
+  {
+    auto w = (*store)->begin(digest, size, true);
+    ASSERT_TRUE(w.ok());
+    EXPECT_EQ((*w)->resumed_from(), 0u);
+    ASSERT_TRUE((*w)->write(blob.data(), 1 << 20).ok());
+    // A second writer while the first holds it: a plain temp write, the partial left alone.
+    auto other = (*store)->begin(digest, size, true);
+    ASSERT_TRUE(other.ok());
+    EXPECT_EQ((*other)->resumed_from(), 0u);
+  }  // failed: kept
+  ASSERT_EQ((*store)->partials().size(), 1u);
+  EXPECT_EQ((*store)->partials()[0].bytes, 1u << 20);
+  {
+    auto w = (*store)->begin(digest, size, true);
+    ASSERT_TRUE(w.ok());
+    EXPECT_EQ((*w)->resumed_from(), 1u << 20);
+    ASSERT_TRUE((*w)->write(blob.data() + (1 << 20), blob.size() - (1 << 20)).ok());
+    ASSERT_TRUE((*w)->commit().ok());
+  }
+  EXPECT_TRUE((*store)->has(digest));
+  EXPECT_TRUE((*store)->partials().empty());
+  auto read = (*store)->read(digest, blob.size());
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(*read, blob);
+
+  // A partial whose bytes are wrong: the commit refuses the whole, and nothing is kept.
+  ASSERT_TRUE((*store)->remove(digest).ok());
+  {
+    auto w = (*store)->begin(digest, size, true);
+    std::string wrong(1 << 20, 'w');
+    ASSERT_TRUE((*w)->write(wrong.data(), wrong.size()).ok());
+  }
+  {
+    auto w = (*store)->begin(digest, size, true);
+    EXPECT_EQ((*w)->resumed_from(), 1u << 20);
+    ASSERT_TRUE((*w)->write(blob.data() + (1 << 20), blob.size() - (1 << 20)).ok());
+    Status s = (*w)->commit();
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("digest mismatch"), std::string::npos) << s.message();
+  }
+  EXPECT_FALSE((*store)->has(digest));
+  EXPECT_TRUE((*store)->partials().empty());
+
+  // A restart (a server without ranges) starts over from byte 0.
+  {
+    auto w = (*store)->begin(digest, size, true);
+    ASSERT_TRUE((*w)->write("junk", 4).ok());
+    ASSERT_TRUE((*w)->restart().ok());
+    ASSERT_TRUE((*w)->write(blob.data(), blob.size()).ok());
+    ASSERT_TRUE((*w)->commit().ok());
+  }
+  EXPECT_TRUE((*store)->has(digest));
   std::filesystem::remove_all(dir);
 }
 

@@ -125,6 +125,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"log_level = \"loud\"\n", "key 'log_level': must be one of"},
         BadCase{"cgroup_driver = \"cgroupv3\"\n", "key 'cgroup_driver': must be one of cgroupfs, systemd"},
         BadCase{"root = \"relative/dir\"\n", "key 'root': must be an absolute path"},
+        BadCase{"image_root = \"relative/images\"\n", "key 'image_root': must be an absolute path"},
         BadCase{"default_runtime = \"kata\"\n",
                 "key 'default_runtime': \"kata\" is not a configured runtime (known: runc)"},
         BadCase{"runtimes = 3\n", "key 'runtimes': expected a table"},

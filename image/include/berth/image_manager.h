@@ -3,6 +3,7 @@
 // the image records (persisted under <root>/images, reloaded at start).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "berth/disk_usage_cache.h"
+#include "berth/node_credentials.h"
 #include "berth/status.h"
 #include "berth/registry_settings.h"
 
@@ -29,9 +31,18 @@ struct ImageManagerOptions {
   int max_parallel_layer_fetches = 3;       // node-wide, and threads per pull at most
   int max_layers = 128;                     // images with more are refused before any fetch
   std::chrono::seconds pull_timeout{1800};  // a pull is given up after this long; 0: never
+  // What a failed or abandoned pull fetched (whole blobs, unpacked layers, partial downloads) is
+  // kept this long and up to this many bytes (the newest first), for the retry to continue from;
+  // garbage collection takes it after that. 0 seconds: nothing is kept.
+  std::chrono::seconds keep_for_retry{3600};
+  uint64_t keep_for_retry_bytes = 2ull << 30;
+  std::chrono::seconds progress_log_interval{10};  // a running pull logs how far it has come; 0: never
   // Where image_store_usage and container_layers_usage read their figures (open() starts both
   // trees' first walks on its refresh thread); null: walked per call.
   DiskUsageCache* usage_cache = nullptr;
+  // The node's own credentials (registry_auth_file and its helpers), for pulls that bring none for
+  // the image's registry; null: none.
+  NodeCredentials* node_credentials = nullptr;
 };
 
 // The parts of the image config containers need.
@@ -50,6 +61,22 @@ struct ImageRecord {
   ImageConfigSummary config;
   std::string config_json;  // the image config as pulled
   bool pinned = false;
+  // The runtime handlers (ImageSpec.runtime_handler) it was pulled for, "" the default one; empty
+  // when berth pulled it for itself (the sandbox image): then it serves every handler. Every
+  // handler shares one store and this machine's platform, so this says who asked, not what is kept.
+  std::vector<std::string> runtime_handlers;
+  bool serves(const std::string& handler) const {
+    return runtime_handlers.empty() ||
+           std::find(runtime_handlers.begin(), runtime_handlers.end(), handler) != runtime_handlers.end();
+  }
+};
+
+// A pull running now: its reference, the bytes of its blobs already in the store (or streamed into
+// their partial downloads so far) and the bytes of all of them, and how long it has run.
+struct PullProgress {
+  std::string reference;
+  uint64_t done_bytes = 0, total_bytes = 0;
+  double seconds = 0;
 };
 
 struct StoreUsage {
@@ -89,11 +116,14 @@ class ImageManager {
   ~ImageManager();
 
   // Pulls (or finds complete in the store) and records the image; concurrent pulls of one
-  // reference share the work. `pin` marks it pinned (the sandbox image). `cancelled` (when set)
-  // tells whether this caller's client went away: the caller returns CANCELLED at once, and the
-  // shared work stops once no caller waits for it any more.
+  // reference for one runtime handler share the work. `pin` marks it pinned (the sandbox image).
+  // `cancelled` (when set) tells whether this caller's client went away: the caller returns
+  // CANCELLED at once, and the shared work stops once no caller waits for it any more.
+  // `runtime_handler` ("" the default) is recorded as one the image was pulled for; without one,
+  // an image recorded now serves every handler.
   Result<ImageRecord> pull(const std::string& reference, const RegistryCredentials& creds, bool pin = false,
-                           const std::function<bool()>& cancelled = {});
+                           const std::function<bool()>& cancelled = {},
+                           const std::optional<std::string>& runtime_handler = std::nullopt);
 
   // By id ("sha256:…" or its hex), a unique id prefix, a tag or digest reference.
   std::optional<ImageRecord> find(const std::string& reference) const;
@@ -102,9 +132,11 @@ class ImageManager {
   // Marks the image (by exact id) pinned and persists that; not_found when there is no such image.
   Status pin(const std::string& id);
 
-  // Untags when `reference` is one of several tags; otherwise removes the image. What no image
-  // and no held image still uses is deleted. An unknown reference is OK (CRI's rule).
-  Status remove(const std::string& reference);
+  // Removes the image the reference names with all its tags (the CRI's rule since 1.36). With a
+  // handler, only that handler's claim goes while others have pulled it too, and an image never
+  // pulled for that handler is left alone. What no image and no held image still uses is deleted.
+  // An unknown reference is OK (CRI's rule).
+  Status remove(const std::string& reference, const std::optional<std::string>& handler = std::nullopt);
 
   // Snapshot directories of the image's layers, lowest first, for an overlayfs lowerdir.
   std::vector<std::string> snapshot_dirs(const ImageRecord& image) const;
@@ -126,6 +158,9 @@ class ImageManager {
   // on (berthd's config reload); pulls already running finish with the settings they began with.
   void set_registry_hosts(std::map<std::string, RegistryHostSettings> hosts);
 
+  // The pulls running now (one per reference, however many callers wait for it).
+  std::vector<PullProgress> pulls_in_progress() const;
+
   Result<StoreUsage> image_store_usage() const;
   Result<StoreUsage> container_layers_usage() const;
 
@@ -133,7 +168,8 @@ class ImageManager {
 
  private:
   explicit ImageManager(std::unique_ptr<Impl> impl);
-  Status remove_locked(const std::string& reference, std::vector<std::string>* trash);
+  Status remove_locked(const std::string& reference, const std::optional<std::string>& handler,
+                       std::vector<std::string>* trash);
   Status finish_recovery_locked(std::vector<std::string>* trash);
   std::unique_ptr<Impl> impl_;
 };

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,20 @@ class CallbackGauge final : public MetricFamily {
   std::function<double()> read_;
 };
 
+// Gauges with labels, every series read when scraped (the pulls running now): a series the read
+// no longer returns is gone from the output.
+class CallbackGaugeFamily final : public MetricFamily {
+ public:
+  using Read = std::function<std::vector<std::pair<LabelValues, double>>()>;
+  CallbackGaugeFamily(std::string name, std::string help, std::vector<std::string> labels, Read read);
+  void render(std::string& out) const override;
+
+ private:
+  std::string name_, help_;
+  std::vector<std::string> labels_;
+  Read read_;
+};
+
 class HistogramFamily final : public MetricFamily {
  public:
   HistogramFamily(std::string name, std::string help, std::vector<std::string> labels,
@@ -75,6 +90,8 @@ class MetricsRegistry {
   HistogramFamily& histogram(const std::string& name, const std::string& help, std::vector<std::string> labels,
                              std::vector<double> upper_bounds);
   void gauge(const std::string& name, const std::string& help, std::function<double()> read);
+  void gauges(const std::string& name, const std::string& help, std::vector<std::string> labels,
+              CallbackGaugeFamily::Read read);
   std::string render() const;
 
   // Latency buckets in seconds suited to rpcs and plugin execs (0.5 ms .. 60 s).

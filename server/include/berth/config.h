@@ -47,6 +47,9 @@ struct Config {
   std::string socket = "/run/berth/berth.sock";
   std::string root = "/var/lib/berth";  // durable state
   std::string state = "/run/berth";     // runtime state, gone after a reboot
+  // Image layers and content on a filesystem of their own (KEP-4191's split image filesystem);
+  // containers' writable layers stay under root. Empty: root.
+  std::string image_root;
   std::string log_level = "info";
   std::string cgroup_driver = "cgroupfs";
   std::string default_runtime = "runc";
@@ -61,9 +64,17 @@ struct Config {
   int max_parallel_layer_fetches = 3;             // layer downloads at once, over all pulls
   int image_pull_timeout_seconds = 1800;          // a pull still running this long is given up; 0: never
   int max_image_layers = 128;                     // images with more layers are refused before any fetch
-  int disk_usage_refresh_seconds = 10;            // writable layers and the image store are re-measured this often
-  int stats_collection_period_seconds = 10;       // cgroup figures sampled in the background this often; 0: per call
-  int event_subscriber_backlog = 1000;            // GetContainerEvents: a subscriber this far behind is dropped
+  int image_pull_keep_for_retry_seconds = 3600;   // a failed pull's blobs and partial downloads are kept this long
+  int image_pull_keep_for_retry_mib = 2048;       // and up to this much, the newest first
+  int image_pull_progress_log_seconds = 10;       // a running pull logs how far it has come this often; 0: never
+  // The node's registry credentials (auths, credHelpers, credsStore: docker's config.json and
+  // containers-auth.json format), for pulls that bring none; empty: none.
+  std::string registry_auth_file;
+  int credential_helper_timeout_seconds = 10;  // a docker-credential-<name> still running is killed
+  int credential_helper_cache_seconds = 300;   // a helper's answer is reused this long (less for a JWT's exp)
+  int disk_usage_refresh_seconds = 10;         // writable layers and the image store are re-measured this often
+  int stats_collection_period_seconds = 10;    // cgroup figures sampled in the background this often; 0: per call
+  int event_subscriber_backlog = 1000;         // GetContainerEvents: a subscriber this far behind is dropped
   std::map<std::string, RegistryHostSettings> registries;
   std::string cni_conf_dir = "/etc/cni/net.d";
   std::vector<std::string> cni_plugin_dirs{"/opt/cni/bin", "/usr/lib/cni"};
@@ -83,6 +94,9 @@ struct Config {
   std::string sandbox_image;  // empty: the embedded berth-pause; else pulled, pinned and used  // by registry host:
                               // mirrors, insecure, ca_file
 };
+
+// Where the image store lives: image_root, or root when it is not set.
+inline std::string image_store_root(const Config& c) { return c.image_root.empty() ? c.root : c.image_root; }
 
 // Reads `path` over the defaults, then every *.toml of config_drop_in_dir(path) in lexical order:
 // a later file's key wins, tables merge key by key, arrays are replaced whole. An empty path means
