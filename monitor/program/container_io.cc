@@ -97,7 +97,7 @@ void ContainerIo::emit_record(void* ctx, bool partial, const char* data, size_t 
   auto* o = static_cast<Output*>(ctx);
   o->io->log_->write_record(o->name, partial, data, len);
   monitor_protocol::LogLoss loss;
-  if (o->io->log_->take_loss_change(&loss)) o->io->sessions_->report_log_loss(loss);
+  if (o->io->log_->take_loss_change(&loss) && !o->io->sessions_->report_log_loss(loss)) o->io->log_->report_again();
 }
 
 bool ContainerIo::read_once(Stream s) {

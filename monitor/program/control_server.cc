@@ -270,10 +270,15 @@ void ControlServer::report_exit(const ExitRecord& r) {
   }
 }
 
-void ControlServer::report_log_loss(const proto::LogLoss& loss) {
-  for (auto& c : conns_)
-    if (c.sock && c.subscribed)
-      proto::send_packet(c.sock.get(), proto::Type::log_lost, &loss, sizeof loss, nullptr, 0, nullptr, 0, MSG_DONTWAIT);
+bool ControlServer::report_log_loss(const proto::LogLoss& loss) {
+  bool delivered = true;
+  for (auto& c : conns_) {
+    if (!c.sock || !c.subscribed) continue;
+    int err = proto::send_packet(c.sock.get(), proto::Type::log_lost, &loss, sizeof loss, nullptr, 0, nullptr, 0,
+                                 MSG_DONTWAIT);
+    if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) delivered = false;
+  }
+  return delivered;
 }
 
 }  // namespace berth::monitor

@@ -35,7 +35,8 @@ class ControlServer {
   // an `exited` message.
   void report_exit(const ExitRecord& r);
   // The log file stopped or started again taking records: every subscriber (berthd) is told.
-  void report_log_loss(const monitor_protocol::LogLoss& loss);
+  // False when a subscriber's socket had no room for it (to be sent again later).
+  bool report_log_loss(const monitor_protocol::LogLoss& loss);
 
  private:
   struct Connection {

@@ -102,11 +102,21 @@ bool LogFile::take_loss_change(monitor_protocol::LogLoss* out) {
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
   const int64_t now_ns = static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
-  if (losing == reported_losing_ && !(losing && now_ns - reported_at_ns_ >= 1000000000)) return false;
+  if (!losing && reported_losing_) loss_ended_at_ns_ = now_ns;
+  // The state is told again once a second while records are lost, and for 3 s after they are not.
+  const bool repeat = (losing || (loss_ended_at_ns_ >= 0 && now_ns - loss_ended_at_ns_ < 3000000000)) &&
+                      now_ns - reported_at_ns_ >= 1000000000;
+  if (losing == reported_losing_ && !repeat) return false;
+  reported_losing_before_ = reported_losing_;
   reported_losing_ = losing;
   reported_at_ns_ = now_ns;
   *out = loss_;
   return true;
+}
+
+void LogFile::report_again() {
+  reported_losing_ = reported_losing_before_;
+  reported_at_ns_ = 0;
 }
 
 }  // namespace berth::monitor

@@ -23,15 +23,20 @@ class LogFile {
   int reopen();
   void write_record(const char* stream, bool partial, const char* data, size_t len);
   // True each time records start being lost and each time the file takes them again, and again
-  // once a second while they are being lost (a report is sent without waiting, so one may be
-  // dropped, or precede berthd's subscription); *out then holds the totals so far.
+  // once a second while they are being lost and for a few seconds after (a report is sent without
+  // waiting, so one may be dropped, or precede berthd's subscription); *out then holds the totals
+  // so far.
   bool take_loss_change(monitor_protocol::LogLoss* out);
+  // The report take_loss_change asked for could not be sent: the next record asks again.
+  void report_again();
 
  private:
   void lost(size_t len, int err);
   monitor_protocol::LogLoss loss_{};
   bool reported_losing_ = false;
-  int64_t reported_at_ns_ = 0;  // CLOCK_MONOTONIC
+  bool reported_losing_before_ = false;  // before the last take_loss_change, for report_again
+  int64_t reported_at_ns_ = 0;           // CLOCK_MONOTONIC
+  int64_t loss_ended_at_ns_ = -1;        // when the file last took records again; -1: never lost
   const char* path_ = nullptr;
   const char* dir_ = nullptr;
   UniqueFd fd_;
