@@ -54,6 +54,12 @@ add_compile_definitions(SPDLOG_FMT_EXTERNAL SPDLOG_COMPILED_LIB)
 pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)
 add_library(berth_nettle INTERFACE)
 target_link_libraries(berth_nettle INTERFACE PkgConfig::NETTLE)
+# Signature checks (ECDSA P-256, Ed25519) from nettle's public-key half, hogweed, and the GMP it
+# computes with: the same project's library rather than OpenSSL's, for the reason above.
+pkg_check_modules(HOGWEED REQUIRED IMPORTED_TARGET hogweed)
+find_library(BERTH_GMP_LIBRARY gmp REQUIRED)
+add_library(berth_hogweed INTERFACE)
+target_link_libraries(berth_hogweed INTERFACE PkgConfig::HOGWEED ${BERTH_GMP_LIBRARY} berth_nettle)
 
 # toml++ header-only (its default; Debian's .pc asks for the shared build).
 find_path(TOMLPP_INCLUDE_DIR toml++/toml.h REQUIRED)

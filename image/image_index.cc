@@ -59,6 +59,7 @@ Status ImageIndex::load() {
     r.layers = e.strings("layers");
     r.config_json = e.string("config");
     r.pinned = e.boolean("pinned", false);
+    r.accepted_by = e.string("accepted_by");
     // Records older than the field were pulled for the default handler (CRI clients sent none).
     r.runtime_handlers = e.has("runtime_handlers") ? e.strings("runtime_handlers") : std::vector<std::string>{""};
     bool is_removed = e.boolean("removed", false);
@@ -91,6 +92,7 @@ Status ImageIndex::save() const {
            {"config", r.config_json},
            {"pinned", r.pinned},
            {"runtime_handlers", r.runtime_handlers}};
+    if (!r.accepted_by.empty()) e["accepted_by"] = r.accepted_by;
     if (is_removed(r.id)) e["removed"] = true;
     arr.push_back(std::move(e));
   }
@@ -149,6 +151,7 @@ bool ImageIndex::upsert(const ImageRecord& image) {
       r.repo_digests = image.repo_digests;
       r.pinned = image.pinned;
       r.runtime_handlers = image.runtime_handlers;
+      r.accepted_by = image.accepted_by;
       return true;
     }
     for (const auto& t : image.repo_tags) changed |= add_unique(r.repo_tags, t);
@@ -157,6 +160,8 @@ bool ImageIndex::upsert(const ImageRecord& image) {
     if (!r.runtime_handlers.empty())
       for (const auto& h : image.runtime_handlers) changed |= add_unique(r.runtime_handlers, h);
     changed |= image.pinned && !r.pinned;
+    changed |= image.accepted_by != r.accepted_by;
+    r.accepted_by = image.accepted_by;
     r.pinned = r.pinned || image.pinned;
     return changed;
   }

@@ -260,10 +260,11 @@ Result<ImageRecord> ImageManager::Impl::pull_and_record(const ImageReference& re
       }
       lease.end_locked(*this);
       trash = collect_garbage_locked();
-    } else if (holds_for_retry_locked()) {
+    } else if (holds_for_retry_locked() || lease.collect_after) {
       for (const auto& d : r->layers) failed_pull_digests.erase(d);
       failed_pull_digests.erase(r->id);
-      trash = collect_garbage_locked();  // what was kept and has expired
+      lease.end_locked(*this);
+      trash = collect_garbage_locked();  // what was kept and has expired, signature payloads
     }
   }
   empty_trash(trash);
@@ -281,6 +282,9 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
   if (!top.ok()) return top.status().context(what);
   auto parsed = parse_manifest(top->body, top->media_type, "manifest " + top->digest);
   if (!parsed.ok()) return parsed.status().context(what);
+  // Before anything of the image is stored: a refused image leaves nothing.
+  auto accepted_by = check_signatures(client, ref, top->digest, lease);
+  if (!accepted_by.ok()) return accepted_by.status().context(what);
   FetchedManifest image_manifest = *top;
   if (parsed->is_index) {
     auto pick = select_platform(*parsed, host_platform(), "index " + top->digest);
@@ -340,6 +344,7 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
   r.config = std::move(*summary);
   r.pinned = pin;
   if (handler) r.runtime_handlers = {*handler};
+  r.accepted_by = *accepted_by;
   MutexLock lock(mu);
   bool changed = index.upsert(r);
   lease.end_locked(*this);  // the record keeps it all live from here

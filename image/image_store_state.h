@@ -97,6 +97,10 @@ struct ImageManager::Impl {
   Status fetch_layers(PullSteps& steps, const ImageReference& ref, const RegistryCredentials& creds,
                       const std::vector<Descriptor>& layers, const StopCheck& stop);
   Status fetch_blob(PullSteps& steps, const Descriptor& d, const std::string& what);
+  // The signature policy's verdict on the manifest `digest` of `ref`: the rule that accepted it,
+  // or FAILED_PRECONDITION. The signature payloads it fetches are leased, never recorded.
+  Result<std::string> check_signatures(PullSteps& steps, const ImageReference& ref, const std::string& digest,
+                                       PullLease& lease);
   using StepsSource = std::function<Result<PullSteps*>()>;
   Status ensure_layer(const StepsSource& steps, const Descriptor& d, const std::string& what, const StopCheck& stop);
   Status ensure_layer_once(const StepsSource& steps, const Descriptor& d, const std::string& what,
@@ -130,6 +134,8 @@ class ImageManager::Impl::PullLease {
   PullLease& operator=(const PullLease&) = delete;
 
   const std::vector<std::string>& digests() const { return digests_; }
+  // Set when the pull stored blobs no image will name (signature payloads): collected after it.
+  bool collect_after = false;
   void keep(const std::string& digest) {
     MutexLock lock(impl_.mu);
     if (std::find(digests_.begin(), digests_.end(), digest) != digests_.end()) return;

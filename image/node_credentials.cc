@@ -4,8 +4,6 @@
 // server URL for helper_cache, or until the secret's own JWT expiry when it is sooner.
 #include "berth/node_credentials.h"
 
-#include <nettle/base64.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -13,6 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base64_bytes.h"
 #include "berth/command.h"
 #include "berth/file_identity.h"
 #include "berth/file_text.h"
@@ -24,21 +23,6 @@ namespace berth {
 using nlohmann::json;
 
 namespace {
-
-std::optional<std::string> decode_base64_text(const std::string& in, bool url) {
-  std::string out(BASE64_DECODE_LENGTH(in.size()) + 1, '\0');
-  size_t n = 0;
-  base64_decode_ctx ctx;
-  if (url)
-    base64url_decode_init(&ctx);
-  else
-    base64_decode_init(&ctx);
-  if (!base64_decode_update(&ctx, &n, reinterpret_cast<uint8_t*>(out.data()), in.size(), in.data()) ||
-      !base64_decode_final(&ctx))
-    return std::nullopt;
-  out.resize(n);
-  return out;
-}
 
 bool names_docker_hub(const std::string& host) {
   return host == "docker.io" || host == "index.docker.io" || host == "registry-1.docker.io";
@@ -101,7 +85,7 @@ Result<AuthFile> parse_auth_file(const std::string& text) {
     c.registry_token = e.string("registrytoken");
     if (!e.ok()) return top.status();
     if (!auth.empty()) {
-      auto pair = decode_base64_text(auth, false);
+      auto pair = decode_base64_bytes(auth);
       size_t colon = pair ? pair->find(':') : std::string::npos;
       if (colon == std::string::npos) return invalid_argument(where + ".auth: not a base64 'user:password' pair");
       c.username = pair->substr(0, colon);
@@ -135,9 +119,7 @@ std::optional<int64_t> jwt_expiry(const std::string& secret) {
   size_t a = secret.find('.');
   size_t b = a == std::string::npos ? a : secret.find('.', a + 1);
   if (b == std::string::npos || b - a - 1 > 8192) return std::nullopt;
-  std::string payload = secret.substr(a + 1, b - a - 1);
-  while (payload.size() % 4) payload += '=';
-  auto text = decode_base64_text(payload, true);
+  auto text = decode_base64_bytes(secret.substr(a + 1, b - a - 1), true);
   if (!text) return std::nullopt;
   auto j = json::parse(*text, nullptr, false);
   if (!j.is_object() || !j.contains("exp") || !j["exp"].is_number()) return std::nullopt;

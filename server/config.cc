@@ -33,6 +33,7 @@
 #include <toml++/toml.h>
 
 #include "berth/file_text.h"
+#include "berth/image_reference.h"
 #include "pinned_images.h"
 
 namespace berth {
@@ -230,6 +231,35 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
       c.registries[key] = h;
     }
   }
+  if (const toml::table* policy = r.table("signature_policy")) {
+    static const std::set<std::string> kRules{"insecureAcceptAnything", "reject", "signedBy"};
+    TableReader pr(*policy, "signature_policy.", source, err, c.origins);
+    pr.one_of("default", c.signature_policy_default, {"insecureAcceptAnything", "reject"});
+    if (const toml::table* scopes = pr.table("scopes")) {
+      for (const auto& [name, node] : *scopes) {
+        std::string scope(name.str());
+        const std::string key = "signature_policy.scopes." + scope;
+        if (!node.is_table()) {
+          r.fail(key, "expected a table ([signature_policy.scopes.\"" + scope + "\"])");
+          break;
+        }
+        SignatureScopeConfig s;
+        TableReader sr(*node.as_table(), key + ".", source, err, c.origins);
+        sr.one_of("type", s.type, kRules);
+        sr.strings("keys", s.keys);
+        sr.finish();
+        auto ref = parse_image_reference(scope);
+        if (scope.empty() || scope.find_first_of(" @") != std::string::npos || !ref.ok() ||
+            (scope.find('/') != std::string::npos && ref->name() != scope))
+          r.fail(key, "a scope is a registry host or host/repository (no tag or digest), got \"" + scope + "\"");
+        if (s.type == "signedBy" && s.keys.empty()) sr.fail("keys", "signedBy needs at least one public key file");
+        for (const auto& k : s.keys)
+          if (k.empty() || k[0] != '/') sr.fail("keys", "\"" + k + "\" must be an absolute path");
+        c.signature_policy_scopes[scope] = s;
+      }
+    }
+    pr.finish();
+  }
   if (const toml::table* limits = r.table("default_ulimits")) {
     const auto& names = ulimit_names();
     for (const auto& [name, node] : *limits) {
@@ -426,6 +456,9 @@ nlohmann::json config_to_json(const Config& c) {
                         {"ca_file", h.ca_file},
                         {"mirror_credentials", h.mirror_credentials}};
   nlohmann::json ulimits = nlohmann::json::object();
+  nlohmann::json scopes = nlohmann::json::object();
+  for (const auto& [scope, s] : c.signature_policy_scopes) scopes[scope] = {{"type", s.type}, {"keys", s.keys}};
+  nlohmann::json signature_policy = {{"default", c.signature_policy_default}, {"scopes", scopes}};
   for (const auto& [name, u] : c.default_ulimits) ulimits[name] = {{"soft", u.soft}, {"hard", u.hard}};
   return {{"source", c.source},
           {"files", c.files},
@@ -464,6 +497,7 @@ nlohmann::json config_to_json(const Config& c) {
           {"cdi_spec_dirs", c.cdi_spec_dirs},
           {"default_ulimits", ulimits},
           {"device_ownership_from_security_context", c.device_ownership_from_security_context},
+          {"signature_policy", signature_policy},
           {"tracing_endpoint", c.tracing_endpoint},
           {"pinned_images", c.pinned_images}};
 }

@@ -128,6 +128,14 @@ std::string config_to_toml(const Config& c) {
     w.boolean(p + "insecure", "insecure", h.insecure);
     w.str(p + "ca_file", "ca_file", h.ca_file);
   }
+  out << "\n[signature_policy]\n";
+  w.str("signature_policy.default", "default", c.signature_policy_default);
+  for (const auto& [scope, s] : c.signature_policy_scopes) {
+    out << "\n[signature_policy.scopes." << key_text(scope) << "]\n";
+    std::string p = "signature_policy.scopes." + scope + ".";
+    w.str(p + "type", "type", s.type);
+    w.strings(p + "keys", "keys", s.keys);
+  }
   for (const auto& [name, h] : c.runtimes) {
     out << "\n[runtimes." << key_text(name) << "]\n";
     std::string p = "runtimes." + name + ".";

@@ -123,7 +123,14 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   // Writable layers and the image store, measured in the background (stats and ImageFsInfo).
   DiskUsageCache disk_usage({.refresh_interval = std::chrono::seconds(config.disk_usage_refresh_seconds)});
   NodeCredentials node_credentials(node_credentials_options(config));
-  auto images = ImageManager::open(image_manager_options(config, families, disk_usage, node_credentials));
+  auto signature_policy = signature_policy_from_config(config);
+  if (!signature_policy.ok()) {
+    spdlog::critical("config {}: key 'signature_policy': {}", config_key_origin(config, "signature_policy"),
+                     signature_policy.status().message());
+    return 2;
+  }
+  auto images = ImageManager::open(
+      image_manager_options(config, families, disk_usage, node_credentials, std::move(*signature_policy)));
   if (!images.ok()) {
     spdlog::critical("berthd: {}", images.status().message());
     return 1;

@@ -49,8 +49,23 @@ NodeCredentialsOptions node_credentials_options(const Config& config) {
           .helper_cache = std::chrono::seconds(config.credential_helper_cache_seconds)};
 }
 
+Result<std::shared_ptr<const SignaturePolicy>> signature_policy_from_config(const Config& config) {
+  if (config.signature_policy_default == "insecureAcceptAnything" && config.signature_policy_scopes.empty())
+    return std::shared_ptr<const SignaturePolicy>();
+  auto rule = [](const std::string& type, const std::vector<std::string>& keys) {
+    PolicyRule r{PolicyRule::Kind::signed_by, keys};
+    if (type == "insecureAcceptAnything") r.kind = PolicyRule::Kind::accept_anything;
+    if (type == "reject") r.kind = PolicyRule::Kind::reject;
+    return r;
+  };
+  std::map<std::string, PolicyRule> scopes;
+  for (const auto& [scope, s] : config.signature_policy_scopes) scopes[scope] = rule(s.type, s.keys);
+  return SignaturePolicy::load(rule(config.signature_policy_default, {}), scopes);
+}
+
 ImageManagerOptions image_manager_options(const Config& config, const DaemonMetrics& metrics,
-                                          DiskUsageCache& disk_usage, NodeCredentials& node_credentials) {
+                                          DiskUsageCache& disk_usage, NodeCredentials& node_credentials,
+                                          std::shared_ptr<const SignaturePolicy> signature_policy) {
   CounterFamily& pull_bytes = metrics.pull_bytes;
   return {.dir = image_store_root(config) + "/images",
           .containers_dir = config.root + "/containers",
@@ -65,7 +80,8 @@ ImageManagerOptions image_manager_options(const Config& config, const DaemonMetr
           .keep_for_retry_bytes = static_cast<uint64_t>(config.image_pull_keep_for_retry_mib) << 20,
           .progress_log_interval = std::chrono::seconds(config.image_pull_progress_log_seconds),
           .usage_cache = &disk_usage,
-          .node_credentials = &node_credentials};
+          .node_credentials = &node_credentials,
+          .signature_policy = std::move(signature_policy)};
 }
 
 CniOptions cni_options(const Config& config, const DaemonMetrics& metrics) {

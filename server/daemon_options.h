@@ -31,8 +31,11 @@ DaemonMetrics register_daemon_metrics(MetricsRegistry& metrics);
 std::string helper_binary_path(const char* name);
 
 ImageManagerOptions image_manager_options(const Config& config, const DaemonMetrics& metrics,
-                                          DiskUsageCache& disk_usage, NodeCredentials& node_credentials);
+                                          DiskUsageCache& disk_usage, NodeCredentials& node_credentials,
+                                          std::shared_ptr<const SignaturePolicy> signature_policy);
 NodeCredentialsOptions node_credentials_options(const Config& config);
+// null when every image is accepted (the default); an error names the scope and the key file.
+Result<std::shared_ptr<const SignaturePolicy>> signature_policy_from_config(const Config& config);
 CniOptions cni_options(const Config& config, const DaemonMetrics& metrics);
 // Without the network and image hooks, which run_daemon sets once it has made them.
 SandboxManagerOptions sandbox_manager_options(const Config& config, const HostProbe& host);

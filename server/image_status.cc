@@ -1,5 +1,6 @@
 // ImageStatus: an unknown image is an empty answer, not an error (CRI's rule), and so is one never
-// pulled for the runtime handler named; verbose adds the image config as pulled.
+// pulled for the runtime handler named; verbose adds the image config as pulled and which rule of
+// the signature policy accepted the image.
 #include "image_handler.h"
 #include "image_to_cri.h"
 #include "rpc_scope.h"
@@ -18,7 +19,10 @@ grpc::Status ImageServiceImpl::ImageStatus(grpc::ServerContext*, const v1::Image
   auto r = ctx_.images.find(req->image().image());
   if (!r || (*handler && !r->serves(**handler))) return scope.done(ok_status());
   image_to_cri(*r, ctx_.pinned_images, resp->mutable_image(), asked);
-  if (req->verbose()) (*resp->mutable_info())["info"] = r->config_json;
+  if (req->verbose()) {
+    (*resp->mutable_info())["info"] = r->config_json;
+    if (!r->accepted_by.empty()) (*resp->mutable_info())["signature_policy"] = r->accepted_by;
+  }
   return scope.done(ok_status());
 }
 

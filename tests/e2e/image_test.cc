@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "berth/image_manager.h"
+#include "berth/image_reference.h"
 #include "berth/test/daemon_process.h"
 #include "berth/test/helper_process.h"
 
@@ -1039,6 +1040,109 @@ TEST_F(Images, ARunningPullShowsItsProgress) {
   grpc::Status s = pulled.get();
   ASSERT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(metric("berth_image_pull_size_bytes"), -1) << "no longer running";
+}
+
+// The signature policy, with keys the test makes (openssl) and signatures stored as cosign stores
+// them (tests/registry/push-signature.py): a scope signedBy an ECDSA P-256 and an Ed25519 key takes
+// an image either signed, and says by which; unsigned, signed by another key, a signature for
+// another digest or another repository, or an altered payload are refused with FAILED_PRECONDITION
+// naming the scope and the reason, and leave nothing in the store; a reject scope refuses all, and
+// what no scope covers goes by the default.
+TEST_F(Images, SignaturePolicyAcceptsOnlyWhatItsKeysSigned) {
+  RegistryProcess reg;
+  push_test_images(reg.url(), {"--only", "busybox"});
+  TempDir keys("berth-keys");
+  shell("openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out " + (keys / "ec.key") +
+        " && openssl genpkey -algorithm ed25519 -out " + (keys / "ed.key") +
+        " && openssl genpkey -algorithm ed25519 -out " + (keys / "other.key") + " && openssl pkey -in " +
+        (keys / "ec.key") + " -pubout -out " + (keys / "ec.pub") + " && openssl pkey -in " + (keys / "ed.key") +
+        " -pubout -out " + (keys / "ed.pub"));
+  ASSERT_TRUE(fs::exists(keys / "ec.pub") && fs::exists(keys / "ed.pub"));
+  const std::string script = std::string(BERTH_SOURCE_DIR) + "/tests/registry/push-signature.py ";
+  auto copy = [&](const std::string& repo) {
+    std::string out = shell(script + "copy " + reg.url() + " test/busybox:latest " + repo);
+    return out.substr(0, out.find('\n'));
+  };
+  const std::string digest = copy("signed/ec");
+  ASSERT_TRUE(is_sha256_digest(digest)) << digest;
+  auto sign = [&](const std::string& repo, const std::string& key, const std::string& extra = "") {
+    copy(repo);
+    shell(script + "sign " + reg.url() + " " + repo + " " + digest + " " + (keys / key) + extra);
+  };
+  sign("signed/ec", "ec.key");
+  sign("signed/ed", "ed.key");
+  copy("signed/none");
+  sign("signed/other-key", "other.key");
+  const std::string another = "sha256:" + std::string(64, 'b');
+  sign("signed/other-digest", "ec.key", " --signs " + another);
+  sign("signed/other-repo", "ec.key", " --identity " + reg.host() + "/signed/ec");
+  sign("signed/tampered", "ed.key", " --tamper");
+
+  const std::string signed_scope = reg.host() + "/signed";
+  DaemonOptions o;
+  o.config_toml = "[signature_policy]\ndefault = \"insecureAcceptAnything\"\n[signature_policy.scopes.\"" +
+                  signed_scope + "\"]\ntype = \"signedBy\"\nkeys = [\"" + (keys / "ec.pub") + "\", \"" +
+                  (keys / "ed.pub") + "\"]\n[signature_policy.scopes.\"" + reg.host() + "/test\"]\ntype = \"reject\"\n";
+  DaemonProcess d(o);
+  ASSERT_TRUE(d.start()) << d.log();
+  for (const auto& [repo, key] :
+       {std::pair<std::string, std::string>{"signed/ec", "ec.pub"}, {"signed/ed", "ed.pub"}}) {
+    const std::string image = reg.host() + "/" + repo + ":latest";
+    v1::PullImageResponse resp;
+    grpc::Status s = pull(d, image, &resp);
+    ASSERT_TRUE(s.ok()) << image << ": " << s.error_message();
+    auto st = status(d, image, true);
+    ASSERT_EQ(st.info().count("signature_policy"), 1u);
+    EXPECT_EQ(st.info().at("signature_policy"), "signedBy " + (keys / key) + " (scope \"" + signed_scope + "\")");
+  }
+  const std::set<std::string> blobs_before = entries(d.root() + "/images/blobs/sha256");
+  const std::set<std::string> snapshots_before = entries(d.root() + "/images/snapshots");
+  struct Refused {
+    std::string image, why;
+  };
+  const std::string where = "signature policy scope \"" + signed_scope + "\"";
+  for (const Refused& r : {
+           Refused{"signed/none", where + " requires a signature by " + (keys / "ec.pub") + ", " + (keys / "ed.pub") +
+                                      "; " + reg.host() + "/signed/none@" + digest + " has none"},
+           Refused{"signed/other-key", where + " refused " + reg.host() + "/signed/other-key@" + digest +
+                                           ": signature 1: made by none of the policy's keys"},
+           Refused{"signed/other-digest", "signature 1: signs " + another + ", not " + digest},
+           Refused{"signed/other-repo", "signature 1: signs the identity " + reg.host() + "/signed/ec, not " +
+                                            reg.host() + "/signed/other-repo"},
+           Refused{"signed/tampered", "signature 1: made by none of the policy's keys (or its payload was altered)"},
+           Refused{"test/busybox", "signature policy scope \"" + reg.host() + "/test\" rejects every image"},
+       }) {
+    const std::string image = reg.host() + "/" + r.image + ":latest";
+    v1::PullImageResponse resp;
+    grpc::Status s = pull(d, image, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << image << ": " << s.error_message();
+    EXPECT_NE(s.error_message().find(r.why), std::string::npos) << s.error_message();
+    EXPECT_FALSE(status(d, image).has_image()) << image;
+    EXPECT_EQ(entries(d.root() + "/images/blobs/sha256"), blobs_before) << image << " left blobs";
+    EXPECT_EQ(entries(d.root() + "/images/snapshots"), snapshots_before) << image;
+    EXPECT_EQ(count_files(d.root() + "/images/partial"), 0u) << image;
+  }
+  // No scope covers the suite's registry: the default takes it.
+  pull_ok(d, ref("test/busybox:latest"));
+  auto st = status(d, ref("test/busybox:latest"), true);
+  ASSERT_EQ(st.info().count("signature_policy"), 1u);
+  EXPECT_EQ(st.info().at("signature_policy"), "insecureAcceptAnything (scope \"default\")");
+}
+
+// A policy that cannot be loaded stops berthd at start, naming the key and the file.
+TEST_F(Images, ASignaturePolicyWithAnUnreadableKeyStopsTheStart) {
+  TempDir dir("berth-keys");
+  write_file(dir / "bad.pub", "-----BEGIN PUBLIC KEY-----\nbm90IGEga2V5\n-----END PUBLIC KEY-----\n");
+  DaemonOptions o;
+  o.wait_ready = false;
+  o.config_toml = "[signature_policy.scopes.\"registry.example\"]\nkeys = [\"" + (dir / "bad.pub") + "\"]\n";
+  DaemonProcess d(o);
+  d.start();
+  EXPECT_EQ(d.wait_exit(std::chrono::seconds(20)), 2) << d.log();
+  EXPECT_NE(d.log().find("key 'signature_policy': signature policy scope registry.example: key " + (dir / "bad.pub") +
+                         ": PEM public key: neither an ECDSA P-256"),
+            std::string::npos)
+      << d.log();
 }
 
 TEST_F(Images, HeldLayersOutliveTheImageRecord) {

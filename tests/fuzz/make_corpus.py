@@ -501,6 +501,25 @@ def registry_auth():
     write("registry_auth", "key", b"\x03" + b"https://registry-1.docker.io/v2/library/")
 
 
+def image_signature():
+    # fuzz_image_signature: a mode byte (0 signature manifest, 1 payload, 2 PEM key, 3 payload+signature).
+    digest = "sha256:" + "ab" * 32
+    manifest = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                           "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "size": 2,
+                                      "digest": "sha256:" + "44" * 32},
+                           "layers": [{"mediaType": "application/vnd.dev.cosign.simplesigning.v1+json",
+                                       "size": 230, "digest": digest,
+                                       "annotations": {"dev.cosignproject.cosign/signature": "MEUCIQ=="}}]})
+    payload = json.dumps({"critical": {"identity": {"docker-reference": "registry.example/app"},
+                                       "image": {"docker-manifest-digest": digest},
+                                       "type": "cosign container image signature"}, "optional": None})
+    write("image_signature", "manifest", b"\x00" + manifest.encode())
+    write("image_signature", "payload", b"\x01" + payload.encode())
+    write("image_signature", "ed25519_key", b"\x02-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n")
+    write("image_signature", "p256_key", b"\x02-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEEVs/o5+uQbTjL3chynL4wXgUg2R9\nq9UU8I5mEovUf86QZ7kOBIjJwqnzD1omageEHWwHdBO6B+dFabmdT9POxg==\n-----END PUBLIC KEY-----\n")
+    write("image_signature", "signed", b"\x03" + payload.encode() + b"0E\x02\x21\x00" + b"\x11" * 32 + b"\x02\x20" + b"\x22" * 32)
+
+
 def main():
     spdy()
     ws()
@@ -515,6 +534,7 @@ def main():
     exec_request()
     traceparent()
     registry_auth()
+    image_signature()
 
 
 if __name__ == "__main__":

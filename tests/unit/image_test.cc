@@ -17,6 +17,7 @@
 #include "../../image/registry_client.h"
 #include "berth/image_reference.h"
 #include "berth/node_credentials.h"
+#include "berth/signature_policy.h"
 
 namespace berth {
 namespace {
@@ -522,6 +523,125 @@ TEST(BlobStore, PartialDownloadsAreContinuedAndVerifiedWhole) {
   }
   EXPECT_TRUE((*store)->has(digest));
   std::filesystem::remove_all(dir);
+}
+
+// Fixed vectors: RFC 8032's first Ed25519 test (empty message), and a P-256 key and signature made
+// with openssl over a simple-signing payload.
+const char kEd25519Pem[] =
+    "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=\n-----END PUBLIC "
+    "KEY-----\n";
+const char kEd25519SignatureHex[] =
+    "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe2465"
+    "5141438e7a100b";
+const char kP256Pem[] =
+    "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAENq6K05/axg/EFqAFp8iszjlxy2gh\n"
+    "RwiA+/wnKARSTB+xXjBpFkWKAU4VqQdvlVFfN2D1v55GVNM1scnCx9avmQ==\n-----END PUBLIC KEY-----\n";
+const char kP256SignatureBase64[] =
+    "MEYCIQDom4BKws3SWhLs1ihGuzW1McTkaXGedeuD0jsLlSsWTAIhALbutQjSo/EFPUbwaRQi+EF7sDgrWhMEx9ETXsYZY5wf";
+
+std::string signed_payload() {
+  return R"({"critical":{"identity":{"docker-reference":"registry.example/app"},"image":{"docker-manifest-digest":"sha256:)" +
+         std::string(64, 'a') + R"("},"type":"cosign container image signature"},"optional":null})";
+}
+
+std::string from_hex(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  return out;
+}
+
+std::string from_base64(const std::string& b64) {
+  std::string out;
+  int val = 0, bits = -8;
+  for (char c : b64) {
+    auto p = std::string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/").find(c);
+    if (p == std::string::npos) break;
+    val = (val << 6) + static_cast<int>(p);
+    bits += 6;
+    if (bits >= 0) {
+      out += static_cast<char>((val >> bits) & 0xff);
+      bits -= 8;
+    }
+  }
+  return out;
+}
+
+TEST(SignaturePolicy, KeysOfBothKindsVerifyTheirSignaturesAndNothingElse) {
+  auto ed = parse_public_key_pem(kEd25519Pem);
+  ASSERT_TRUE(ed.ok()) << ed.status().message();
+  EXPECT_EQ(ed->kind, PublicKey::Kind::ed25519);
+  EXPECT_TRUE(signature_verifies(*ed, "", from_hex(kEd25519SignatureHex)));
+  EXPECT_FALSE(signature_verifies(*ed, "x", from_hex(kEd25519SignatureHex)));
+  auto ec = parse_public_key_pem(kP256Pem);
+  ASSERT_TRUE(ec.ok()) << ec.status().message();
+  EXPECT_EQ(ec->kind, PublicKey::Kind::ecdsa_p256);
+  const std::string sig = from_base64(kP256SignatureBase64);
+  EXPECT_TRUE(signature_verifies(*ec, signed_payload(), sig));
+  std::string altered = signed_payload();
+  altered[10] = 'X';
+  EXPECT_FALSE(signature_verifies(*ec, altered, sig));
+  EXPECT_FALSE(signature_verifies(*ed, signed_payload(), sig));
+  std::string cut = sig;
+  cut.pop_back();
+  EXPECT_FALSE(signature_verifies(*ec, signed_payload(), cut));
+  EXPECT_FALSE(parse_public_key_pem("-----BEGIN PUBLIC KEY-----\nbm90IGEga2V5\n-----END PUBLIC KEY-----\n").ok());
+  EXPECT_FALSE(parse_public_key_pem("ssh-ed25519 AAAA").ok());
+}
+
+TEST(SignaturePolicy, JudgesDigestIdentityAndKey) {
+  auto ec = parse_public_key_pem(kP256Pem);
+  ASSERT_TRUE(ec.ok());
+  ec->file = "/keys/ec.pub";
+  SignaturePolicy::Requirement req{"registry.example", PolicyRule::Kind::signed_by, {*ec}};
+  auto ref = parse_image_reference("registry.example/app:v1");
+  const std::string digest = "sha256:" + std::string(64, 'a');
+  const FetchedSignature good{signed_payload(), from_base64(kP256SignatureBase64), ""};
+  auto verdict = judge_signatures(req, *ref, digest, {good});
+  ASSERT_TRUE(verdict.ok()) << verdict.status().message();
+  EXPECT_EQ(*verdict, "signedBy /keys/ec.pub (scope \"registry.example\")");
+  // Another digest, another repository, none at all: refused, naming the scope and why.
+  auto other = judge_signatures(req, *ref, "sha256:" + std::string(64, 'b'), {good});
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().code(), Code::failed_precondition);
+  EXPECT_NE(other.status().message().find("signs " + digest + ", not sha256:bbbb"), std::string::npos);
+  auto elsewhere = judge_signatures(req, *parse_image_reference("registry.example/other"), digest, {good});
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_NE(elsewhere.status().message().find("signs the identity registry.example/app, not registry.example/other"),
+            std::string::npos);
+  auto none = judge_signatures(req, *ref, digest, {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(
+      none.status().message().find("signature policy scope \"registry.example\" requires a signature by /keys/ec.pub"),
+      std::string::npos);
+}
+
+TEST(SignaturePolicy, TheLongestScopeWins) {
+  auto policy = SignaturePolicy::load({PolicyRule::Kind::reject, {}},
+                                      {{"registry.example", {PolicyRule::Kind::accept_anything, {}}},
+                                       {"registry.example/team", {PolicyRule::Kind::reject, {}}}});
+  ASSERT_TRUE(policy.ok()) << policy.status().message();
+  EXPECT_EQ((*policy)->for_reference(*parse_image_reference("registry.example/team/app")).scope,
+            "registry.example/team");
+  EXPECT_EQ((*policy)->for_reference(*parse_image_reference("registry.example/teamwork")).scope, "registry.example");
+  EXPECT_EQ((*policy)->for_reference(*parse_image_reference("other.example/app")).scope, "default");
+  auto missing = SignaturePolicy::load({PolicyRule::Kind::accept_anything, {}},
+                                       {{"registry.example", {PolicyRule::Kind::signed_by, {"/nonexistent/k.pub"}}}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("signature policy scope registry.example"), std::string::npos);
+}
+
+TEST(SignaturePolicy, CosignManifestLayersAndTag) {
+  EXPECT_EQ(cosign_signature_tag("sha256:" + std::string(64, 'c')), "sha256-" + std::string(64, 'c') + ".sig");
+  auto layers =
+      parse_cosign_manifest(R"({"schemaVersion":2,"layers":[
+      {"mediaType":"application/vnd.dev.cosign.simplesigning.v1+json","size":230,"digest":"sha256:)" +
+                            std::string(64, 'd') + R"(","annotations":{"dev.cosignproject.cosign/signature":"MEUC"}},
+      {"mediaType":"application/octet-stream","size":1,"digest":"sha256:)" +
+                            std::string(64, 'e') + R"("}]})");
+  ASSERT_TRUE(layers.ok()) << layers.status().message();
+  ASSERT_EQ(layers->size(), 1u);
+  EXPECT_EQ((*layers)[0].signature_base64, "MEUC");
+  EXPECT_FALSE(parse_cosign_manifest(R"({"layers":[{"digest":"md5:x"}]})").ok());
 }
 
 }  // namespace

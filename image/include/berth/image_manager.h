@@ -16,6 +16,7 @@
 
 #include "berth/disk_usage_cache.h"
 #include "berth/node_credentials.h"
+#include "berth/signature_policy.h"
 #include "berth/status.h"
 #include "berth/registry_settings.h"
 
@@ -43,6 +44,9 @@ struct ImageManagerOptions {
   // The node's own credentials (registry_auth_file and its helpers), for pulls that bring none for
   // the image's registry; null: none.
   NodeCredentials* node_credentials = nullptr;
+  // Which images a pull may record (signatures checked before anything of the image is stored);
+  // null: every image.
+  std::shared_ptr<const SignaturePolicy> signature_policy;
 };
 
 // The parts of the image config containers need.
@@ -65,6 +69,9 @@ struct ImageRecord {
   // when berth pulled it for itself (the sandbox image): then it serves every handler. Every
   // handler shares one store and this machine's platform, so this says who asked, not what is kept.
   std::vector<std::string> runtime_handlers;
+  // Which rule of the signature policy let it in when it was last pulled ("signedBy <key file>
+  // (scope ...)", "insecureAcceptAnything (scope ...)"); empty: pulled with no policy.
+  std::string accepted_by;
   bool serves(const std::string& handler) const {
     return runtime_handlers.empty() ||
            std::find(runtime_handlers.begin(), runtime_handlers.end(), handler) != runtime_handlers.end();

@@ -37,6 +37,13 @@ struct UlimitConfig {
   bool operator==(const UlimitConfig&) const = default;
 };
 
+// One scope of the image signature policy: insecureAcceptAnything, reject or signedBy (with keys).
+struct SignatureScopeConfig {
+  std::string type = "signedBy";
+  std::vector<std::string> keys;  // PEM public keys (ECDSA P-256, Ed25519): absolute paths
+  bool operator==(const SignatureScopeConfig&) const = default;
+};
+
 // The names default_ulimits takes: setrlimit(2)'s resources, lowercase, without RLIMIT_.
 const std::vector<std::string>& ulimit_names();
 
@@ -89,6 +96,10 @@ struct Config {
   bool device_ownership_from_security_context = false;
   // Image references (or ids) kubelet's image GC must spare: reported pinned, refused by RemoveImage.
   std::vector<std::string> pinned_images;
+  // Which images a pull may record: the rule of the longest matching scope ("host",
+  // "host/repository" or a prefix of it), else the default one.
+  std::string signature_policy_default = "insecureAcceptAnything";
+  std::map<std::string, SignatureScopeConfig> signature_policy_scopes;
   // OTLP/HTTP endpoint ("http://host:port/v1/traces") spans of traced calls are sent to; empty: off.
   std::string tracing_endpoint;
   std::string sandbox_image;  // empty: the embedded berth-pause; else pulled, pinned and used  // by registry host:
