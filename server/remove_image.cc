@@ -2,6 +2,7 @@
 // that handler's claim on it; unknown images succeed; an image pinned by berth.toml's
 // pinned_images is refused.
 #include "image_handler.h"
+#include "pinned_images.h"
 #include "rpc_scope.h"
 #include "services.h"
 #include "berth/image_manager.h"
