@@ -45,11 +45,17 @@ std::string auth_file_key(const std::string& key) {
   std::string k = key;
   for (const char* scheme : {"https://", "http://"})
     if (k.rfind(scheme, 0) == 0) k = k.substr(std::string(scheme).size());
-  for (const char* suffix : {"/v1/", "/v2/", "/v1", "/v2"}) {
-    std::string s(suffix);
-    if (k.size() > s.size() && k.compare(k.size() - s.size(), s.size(), s) == 0) k.resize(k.size() - s.size());
+  // Trailing slashes and docker's API suffixes, until none is left (so that a key normalised once
+  // is normalised: "h/v2//" is "h", not "h/v2").
+  for (bool again = true; again;) {
+    again = false;
+    while (!k.empty() && k.back() == '/') k.pop_back();
+    for (const std::string s : {"/v1", "/v2"})
+      if (k.size() > s.size() && k.compare(k.size() - s.size(), s.size(), s) == 0) {
+        k.resize(k.size() - s.size());
+        again = true;
+      }
   }
-  while (!k.empty() && k.back() == '/') k.pop_back();
   size_t slash = k.find('/');
   std::string host = k.substr(0, slash);
   if (names_docker_hub(host)) k = "docker.io" + (slash == std::string::npos ? "" : k.substr(slash));
