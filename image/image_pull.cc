@@ -255,7 +255,7 @@ Result<ImageRecord> ImageManager::Impl::pull_and_record(const ImageReference& re
       for (const auto& d : lease.digests()) {
         if (retry && opt.keep_for_retry.count() > 0)
           failed_pull_digests[d] = now;
-        else if (leased[d] == 1 && !failed_pull_digests.count(d))
+        else if (auto it = leased.find(d); it != leased.end() && it->second == 1 && !failed_pull_digests.count(d))
           ::unlink(blobs->partial_path(d).c_str());  // no other pull is writing it
       }
       lease.end_locked(*this);
