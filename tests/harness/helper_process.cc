@@ -6,27 +6,77 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <random>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 namespace berth::test {
 
-int free_loopback_port() {
+// Ports are taken below the kernel's ephemeral range, so no outgoing connection and no bind to
+// port 0 anywhere on the machine can take one between our choice and the server's bind. Test
+// processes run in parallel; each claims its ports with an abstract unix socket named after the
+// port, held until the process exits, so two of them never choose the same one. (Handing out a
+// port the kernel chose and then closing it let a concurrent test's registry take it first.)
+static std::pair<int, int> reservable_port_range() {
+  int ephemeral_low = 32768;
+  if (FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+    if (std::fscanf(f, "%d", &ephemeral_low) != 1) ephemeral_low = 32768;
+    std::fclose(f);
+  }
+  int high = std::min(ephemeral_low, 65536);
+  return {std::max(1024, high - 12000), high};
+}
+
+static bool claim_port(int port) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un u{};
+  u.sun_family = AF_UNIX;
+  std::string name = "berth-test-port-" + std::to_string(port);
+  std::memcpy(u.sun_path + 1, name.data(), name.size());
+  socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&u), len) != 0) {
+    ::close(fd);
+    return false;
+  }
+  return true;  // the descriptor stays open for the life of the test process: that is the claim
+}
+
+static bool loopback_port_bindable(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in a{};
   a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
   ::close(fd);
-  return ntohs(a.sin_port);
+  return ok;
+}
+
+int free_loopback_port() {
+  static std::mutex mu;
+  std::lock_guard lock(mu);
+  auto [low, high] = reservable_port_range();
+  std::mt19937 pick(std::random_device{}());
+  std::uniform_int_distribution<int> in_range(low, high - 1);
+  for (int tries = 0; tries < 1000; ++tries) {
+    int port = in_range(pick);
+    if (claim_port(port) && loopback_port_bindable(port)) return port;
+  }
+  throw std::runtime_error("no free loopback port below the ephemeral range");
 }
 
 std::string shell(const std::string& cmd) {
