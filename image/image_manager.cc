@@ -214,6 +214,8 @@ static Result<StoreUsage> usage_of(DiskUsageCache* cache, const std::string& dir
 
 std::vector<PullProgress> ImageManager::pulls_in_progress() const { return impl_->progress->now(); }
 
+size_t ImageManager::end_idle_pull_helpers() { return impl_->helpers ? impl_->helpers->end_idle() : 0; }
+
 Result<StoreUsage> ImageManager::image_store_usage() const { return usage_of(impl_->opt.usage_cache, impl_->opt.dir); }
 Result<StoreUsage> ImageManager::container_layers_usage() const {
   return usage_of(impl_->opt.usage_cache, impl_->opt.containers_dir);

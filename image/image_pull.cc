@@ -5,7 +5,7 @@
 // for it any more or its deadline passes; every path that ends it, an exception included,
 // completes its shared result, so a later pull of the same reference never waits on a dead one.
 // The registry transfers and the unpacks are PullSteps: in berthd a berth-pull helper per pull
-// and per layer thread (pull_worker.h); everything else stays here.
+// and per layer thread, kept between pulls (pull_helper_pool.h); everything else stays here.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,7 +19,6 @@
 #include "berth/mutex.h"
 #include "image_store_state.h"
 #include "pull_libraries.h"
-#include "pull_worker.h"
 #include "registry_credentials.h"
 
 namespace berth {
@@ -94,12 +93,8 @@ Result<std::unique_ptr<PullSteps>> ImageManager::Impl::open_steps(const ImageRef
     return std::unique_ptr<PullSteps>(std::make_unique<RegistryHeldSteps>(registry(), ref, creds, *blobs, stop));
   }
   auto registry_options = registry();
-  auto w = PullWorker::start(
-      opt.pull_helper,
-      {.store = opt.dir, .reference = ref.string(), .registry = *registry_options, .credentials = creds},
-      registry_options->on_bytes, stop);
-  if (!w.ok()) return w.status();
-  return std::unique_ptr<PullSteps>(std::move(*w));
+  auto on_bytes = registry_options->on_bytes;
+  return helpers->acquire(std::move(registry_options), ref, creds, std::move(on_bytes), stop);
 }
 
 Status ImageManager::Impl::fetch_blob(PullSteps& steps, const Descriptor& d, const std::string& what) {

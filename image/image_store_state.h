@@ -22,6 +22,7 @@
 #include "blob_store.h"
 #include "image_index.h"
 #include "manifest.h"
+#include "pull_helper_pool.h"
 #include "pull_progress.h"
 #include "pull_steps.h"
 #include "registry_client.h"
@@ -60,6 +61,7 @@ struct ImageManager::Impl {
   std::map<std::string, std::chrono::steady_clock::time_point> failed_pull_digests BERTH_GUARDED_BY(mu);
   std::counting_semaphore<64> fetch_slots;
   std::atomic<uint64_t> trash_serial{0};
+  std::unique_ptr<PullHelperPool> helpers;  // when opt.pull_helper is set
 
   // The registry settings pulls start with (opt.registry until set_registry_hosts replaces them at a
   // config reload); a running pull keeps the ones it started with.
@@ -70,7 +72,15 @@ struct ImageManager::Impl {
       : opt(std::move(o)),
         index(opt.dir + "/index.json"),
         fetch_slots(std::clamp(opt.max_parallel_layer_fetches, 1, 64)),
-        registry_now(std::make_shared<const RegistryOptions>(opt.registry)) {}
+        registry_now(std::make_shared<const RegistryOptions>(opt.registry)) {
+    if (!opt.pull_helper.empty())
+      // A pull uses a helper per layer thread: as many are kept as one pull uses, and one more.
+      helpers = std::make_unique<PullHelperPool>(PullHelperPool::Options{
+          .binary = opt.pull_helper,
+          .store = opt.dir,
+          .idle = opt.pull_helper_idle,
+          .max_idle = static_cast<size_t>(std::clamp(opt.max_parallel_layer_fetches, 1, 64)) + 1});
+  }
   std::shared_ptr<const RegistryOptions> registry() const {
     MutexLock lock(registry_mu);
     return registry_now;

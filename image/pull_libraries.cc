@@ -32,6 +32,9 @@ std::string load_curl(CurlLibrary& c) {
   b.bind(c.easy_strerror, "curl_easy_strerror");
   b.bind(c.slist_append, "curl_slist_append");
   b.bind(c.slist_free_all, "curl_slist_free_all");
+  b.bind(c.share_init, "curl_share_init");
+  b.bind(c.share_setopt, "curl_share_setopt");
+  b.bind(c.share_cleanup, "curl_share_cleanup");
   std::string error = b.finish();
   if (error.empty() && global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) error = "curl_global_init failed";
   return error;

@@ -19,6 +19,9 @@ struct CurlLibrary {
   decltype(&curl_easy_strerror) easy_strerror;
   decltype(&curl_slist_append) slist_append;
   decltype(&curl_slist_free_all) slist_free_all;
+  decltype(&curl_share_init) share_init;
+  decltype(&curl_share_setopt) share_setopt;
+  decltype(&curl_share_cleanup) share_cleanup;
 };
 
 struct ArchiveLibrary {

@@ -9,11 +9,17 @@ namespace berth {
 
 namespace {
 
+// The pull's requests reuse each other's connections; none when curl cannot share them.
+std::shared_ptr<RegistryConnections> own_connections() {
+  auto c = RegistryConnections::make();
+  return c.ok() ? *c : nullptr;
+}
+
 class InProcessPullSteps final : public PullSteps {
  public:
   InProcessPullSteps(const RegistryOptions& registry, const ImageReference& ref, const RegistryCredentials& creds,
                      BlobStore& blobs, PullStopCheck stop)
-      : client_(registry, ref, creds, std::move(stop)), blobs_(blobs) {}
+      : client_(registry, ref, creds, std::move(stop), own_connections()), blobs_(blobs) {}
 
   Result<FetchedManifest> get_manifest(const std::string& tag_or_digest) override {
     return client_.get_manifest(tag_or_digest);

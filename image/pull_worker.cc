@@ -45,8 +45,7 @@ Status send_all(int fd, const std::string& bytes) {
 
 }  // namespace
 
-Result<std::unique_ptr<PullWorker>> PullWorker::start(const std::string& binary, const proto::Hello& hello,
-                                                      std::function<void(size_t)> on_bytes, PullStopCheck stop) {
+Result<std::unique_ptr<PullWorker>> PullWorker::start(const std::string& binary, const proto::Hello& hello) {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     return errno_status(errno, "start berth-pull: socketpair");
@@ -56,8 +55,7 @@ Result<std::unique_ptr<PullWorker>> PullWorker::start(const std::string& binary,
       spawn_process({.argv = {binary}, .stdio = {theirs.get(), STDERR_FILENO, STDERR_FILENO}, .die_with_parent = true});
   if (!pid.ok()) return pid.status().context("start " + binary);
   theirs.reset();
-  std::unique_ptr<PullWorker> w(
-      new PullWorker(*pid, std::move(mine), hello.store, std::move(on_bytes), std::move(stop)));
+  std::unique_ptr<PullWorker> w(new PullWorker(*pid, std::move(mine), hello.store));
   if (Status s = send_all(w->sock_.get(), proto::frame(proto::encode_hello(hello))); !s.ok()) {
     std::string how = w->end(true);
     return Status(Code::internal, "start " + binary + ": " + s.message() + " (" + how + ")");
@@ -65,13 +63,28 @@ Result<std::unique_ptr<PullWorker>> PullWorker::start(const std::string& binary,
   return w;
 }
 
-PullWorker::PullWorker(pid_t pid, UniqueFd sock, std::string store, std::function<void(size_t)> on_bytes,
-                       PullStopCheck stop)
-    : pid_(pid),
-      sock_(std::move(sock)),
-      store_(std::move(store)),
-      on_bytes_(std::move(on_bytes)),
-      stop_(std::move(stop)) {}
+PullWorker::PullWorker(pid_t pid, UniqueFd sock, std::string store)
+    : pid_(pid), sock_(std::move(sock)), store_(std::move(store)) {}
+
+Status PullWorker::begin(const std::string& reference, const RegistryCredentials& creds,
+                         std::function<void(size_t)> on_bytes, PullStopCheck stop) {
+  on_bytes_ = std::move(on_bytes);
+  stop_ = std::move(stop);
+  auto r =
+      call({.op = proto::Request::Op::begin, .reference = reference, .credentials = creds, .what = reference}, nullptr);
+  if (!r.ok()) return r.status();
+  return r->status;
+}
+
+Status PullWorker::end_pull() {
+  on_bytes_ = nullptr;
+  stop_ = nullptr;
+  auto r = call({.op = proto::Request::Op::end}, nullptr);
+  Status s = r.ok() ? r->status : r.status();
+  // Nothing is in flight between pulls: a temp file of the helper's is a transfer it gave up.
+  if (s.ok()) BlobStore::attach(store_, "")->remove_temp_files("p" + std::to_string(pid_));
+  return s;
+}
 
 PullWorker::~PullWorker() {
   if (!reaped_) {

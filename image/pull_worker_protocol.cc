@@ -55,16 +55,8 @@ std::string encode_hello(const Hello& h) {
                      {"insecure", s.insecure},
                      {"ca_file", s.ca_file},
                      {"mirror_credentials", s.mirror_credentials}};
-  return json{{"store", h.store},
-              {"reference", h.reference},
-              {"idle_timeout_seconds", h.registry.idle_timeout_seconds},
-              {"hosts", hosts},
-              {"credentials",
-               {{"username", h.credentials.username},
-                {"password", h.credentials.password},
-                {"identity_token", h.credentials.identity_token},
-                {"registry_token", h.credentials.registry_token}}}}
-      .dump(-1, ' ', false, json::error_handler_t::replace);
+  return json{{"store", h.store}, {"idle_timeout_seconds", h.registry.idle_timeout_seconds}, {"hosts", hosts}}.dump(
+      -1, ' ', false, json::error_handler_t::replace);
 }
 
 Result<Hello> decode_hello(const std::string& payload) {
@@ -73,7 +65,6 @@ Result<Hello> decode_hello(const std::string& payload) {
   JsonFields f(*j);
   Hello h;
   h.store = f.required_string("store");
-  h.reference = f.required_string("reference");
   h.registry.idle_timeout_seconds = f.integer<int>("idle_timeout_seconds", 60);
   if (const json* hosts = f.object("hosts")) {
     for (const auto& [domain, v] : hosts->items()) {
@@ -86,11 +77,6 @@ Result<Hello> decode_hello(const std::string& payload) {
       h.registry.hosts[domain] = std::move(s);
     }
   }
-  if (const json* c = f.object("credentials")) {
-    JsonFields cf = f.nested(*c, "credentials");
-    h.credentials = {cf.string("username"), cf.string("password"), cf.string("identity_token"),
-                     cf.string("registry_token")};
-  }
   if (Status s = fields_status(f, "hello"); !s.ok()) return s;
   return h;
 }
@@ -98,6 +84,16 @@ Result<Hello> decode_hello(const std::string& payload) {
 std::string encode_request(const Request& r) {
   json j;
   switch (r.op) {
+    case Request::Op::begin:
+      j = {{"op", "begin"},
+           {"reference", r.reference},
+           {"credentials",
+            {{"username", r.credentials.username},
+             {"password", r.credentials.password},
+             {"identity_token", r.credentials.identity_token},
+             {"registry_token", r.credentials.registry_token}}}};
+      break;
+    case Request::Op::end: j = {{"op", "end"}}; break;
     case Request::Op::manifest: j = {{"op", "manifest"}, {"ref", r.ref}}; break;
     case Request::Op::blob:
       j = {{"op", "blob"}, {"digest", r.digest}, {"size", r.size}};
@@ -116,7 +112,17 @@ Result<Request> decode_request(const std::string& payload) {
   Request r;
   std::string op = f.required_string("op");
   r.what = f.string("what");
-  if (op == "manifest") {
+  if (op == "begin") {
+    r.op = Request::Op::begin;
+    r.reference = f.required_string("reference");
+    if (const json* c = f.object("credentials")) {
+      JsonFields cf = f.nested(*c, "credentials");
+      r.credentials = {cf.string("username"), cf.string("password"), cf.string("identity_token"),
+                       cf.string("registry_token")};
+    }
+  } else if (op == "end") {
+    r.op = Request::Op::end;
+  } else if (op == "manifest") {
     r.op = Request::Op::manifest;
     r.ref = f.required_string("ref");
   } else if (op == "blob") {

@@ -1,8 +1,10 @@
 // The pipe protocol between berthd (PullWorker) and a berth-pull helper. Every message is a frame:
-// a 4-byte little-endian length, then that many bytes. berthd sends a hello (the store, the
-// reference, the registry settings and the credentials: over the pipe, never in argv or the
-// environment) and then one request at a time; the helper answers each with a reply frame, and a
-// manifest reply with one more frame holding the body. Requests and replies are JSON objects.
+// a 4-byte little-endian length, then that many bytes. berthd sends a hello (the store and the
+// registry settings) and then one request at a time; the helper answers each with a reply frame,
+// and a manifest reply with one more frame holding the body. A helper serves pulls one after
+// another: each begins with a `begin` request naming its reference and credentials (over the pipe,
+// never in argv or the environment) and ends with `end`, which drops them. Requests and replies
+// are JSON objects.
 // berthd reads the helper's frames as outside bytes: a helper that a hostile archive took over
 // gets no more than a clear error out of berthd (fuzz_pull_worker_reply).
 #pragma once
@@ -27,16 +29,16 @@ Result<std::optional<std::string>> take_frame(std::string& buffer);
 
 struct Hello {
   std::string store;         // the blob store's directory
-  std::string reference;     // the image reference being pulled
   RegistryOptions registry;  // on_bytes is not sent
-  RegistryCredentials credentials;
 };
 std::string encode_hello(const Hello& hello);
 Result<Hello> decode_hello(const std::string& payload);
 
 struct Request {
-  enum class Op { manifest, blob, unpack } op = Op::manifest;
-  std::string ref;  // manifest: tag or digest
+  enum class Op { begin, manifest, blob, unpack, end } op = Op::manifest;
+  std::string reference;            // begin: the image reference being pulled
+  RegistryCredentials credentials;  // begin
+  std::string ref;                  // manifest: tag or digest
   std::string digest;
   int64_t size = -1;            // blob
   uint64_t offset = 0;          // blob: from this byte on (a download continued)

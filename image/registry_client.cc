@@ -213,8 +213,12 @@ bool IdleWatch::stalled(bool connected, uint64_t received, Clock::time_point now
 }
 
 RegistryClient::RegistryClient(const RegistryOptions& options, ImageReference ref, RegistryCredentials creds,
-                               std::function<Status()> stop)
-    : options_(options), ref_(std::move(ref)), creds_(std::move(creds)), stop_(std::move(stop)) {
+                               std::function<Status()> stop, std::shared_ptr<RegistryConnections> connections)
+    : options_(options),
+      ref_(std::move(ref)),
+      creds_(std::move(creds)),
+      stop_(std::move(stop)),
+      connections_(std::move(connections)) {
   auto it = options_.hosts.find(ref_.domain);
   const RegistryHostSettings settings = it == options_.hosts.end() ? RegistryHostSettings{} : it->second;
   for (std::string m : settings.mirrors) {
@@ -232,6 +236,10 @@ RegistryClient::RegistryClient(const RegistryOptions& options, ImageReference re
   up->host = ref_.api_host();
   up->base = (settings.insecure ? "http://" : "https://") + up->host;
   up->may_fall_back_to_http = !settings.insecure && is_loopback_host(up->host);
+  if (up->may_fall_back_to_http && connections_ && connections_->speaks_plain_http(up->host)) {
+    up->base = "http://" + up->host;  // an earlier pull of this process found out
+    up->may_fall_back_to_http = false;
+  }
   up->ca_file = settings.ca_file;
   up->ca_pem = settings.ca_pem;
   endpoints_.push_back(std::move(up));
@@ -289,6 +297,7 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
     api.easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
     api.easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
     trust_ca_file(api, curl, ep);
+    if (connections_) api.easy_setopt(curl, CURLOPT_SHARE, connections_->share());
     api.easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
     api.easy_setopt(curl, CURLOPT_HEADERDATA, &t);
     api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
@@ -322,6 +331,7 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
         if (ep.may_fall_back_to_http || ep.base.rfind("http://", 0) == 0) {
           ep.base = "http://" + ep.host;
           ep.may_fall_back_to_http = false;
+          if (connections_) connections_->remember_plain_http(ep.host);
           continue;
         }
       }
@@ -406,6 +416,7 @@ Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
   api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutSeconds);
   api.easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
   trust_ca_file(api, curl, ep);
+  if (connections_) api.easy_setopt(curl, CURLOPT_SHARE, connections_->share());
   api.easy_setopt(
       curl, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* u) -> size_t {
         auto* b = static_cast<std::string*>(u);

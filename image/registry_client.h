@@ -16,6 +16,7 @@
 #include "berth/mutex.h"
 #include "berth/registry_settings.h"
 #include "berth/status.h"
+#include "registry_connections.h"
 
 namespace berth {
 
@@ -47,8 +48,10 @@ class RegistryClient {
  public:
   // `stop`, when set, is asked about once a second during every transfer: a status other than OK
   // (the pull was cancelled or ran out of time) aborts the transfer and is what the call returns.
+  // `connections`, when set, is where requests reuse connections (and the clients before this one
+  // left them); without it every request connects anew.
   RegistryClient(const RegistryOptions& options, ImageReference ref, RegistryCredentials creds,
-                 std::function<Status()> stop = {});
+                 std::function<Status()> stop = {}, std::shared_ptr<RegistryConnections> connections = nullptr);
   ~RegistryClient();
 
   // tag or digest; a digest is verified against the body.
@@ -76,6 +79,7 @@ class RegistryClient {
   ImageReference ref_;
   RegistryCredentials creds_;
   std::function<Status()> stop_;
+  std::shared_ptr<RegistryConnections> connections_;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;  // mirrors then upstream
 };
 

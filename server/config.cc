@@ -197,6 +197,7 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
   r.integer("image_pull_keep_for_retry_seconds", c.image_pull_keep_for_retry_seconds, 0, 7 * 86400);
   r.integer("image_pull_keep_for_retry_mib", c.image_pull_keep_for_retry_mib, 0, 1 << 20);
   r.integer("image_pull_progress_log_seconds", c.image_pull_progress_log_seconds, 0, 3600);
+  r.integer("image_pull_helper_idle_seconds", c.image_pull_helper_idle_seconds, 0, 3600);
   r.str("registry_auth_file", c.registry_auth_file);
   r.integer("credential_helper_timeout_seconds", c.credential_helper_timeout_seconds, 1, 600);
   r.integer("credential_helper_cache_seconds", c.credential_helper_cache_seconds, 0, 86400);
@@ -483,6 +484,7 @@ nlohmann::json config_to_json(const Config& c) {
           {"image_pull_keep_for_retry_seconds", c.image_pull_keep_for_retry_seconds},
           {"image_pull_keep_for_retry_mib", c.image_pull_keep_for_retry_mib},
           {"image_pull_progress_log_seconds", c.image_pull_progress_log_seconds},
+          {"image_pull_helper_idle_seconds", c.image_pull_helper_idle_seconds},
           {"registry_auth_file", c.registry_auth_file},
           {"credential_helper_timeout_seconds", c.credential_helper_timeout_seconds},
           {"credential_helper_cache_seconds", c.credential_helper_cache_seconds},

@@ -215,6 +215,10 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
                            }});
   CallLimits call_limits(config.max_concurrent_rpcs);
   std::unique_ptr<MemoryHeadroom> memory_headroom(MemoryHeadroom::of_this_process());
+  memory_headroom->set_shed([&images] {
+    if (size_t n = (*images)->end_idle_pull_helpers(); n > 0)
+      spdlog::info("berthd: near its memory limit: ended {} idle berth-pull helpers", n);
+  });
   if (auto m = memory_headroom->read())
     spdlog::info("berthd: its cgroup's memory limit is {} MiB; new work is refused within {} MiB of it", m->limit >> 20,
                  MemoryHeadroom::reserve_for(m->limit) >> 20);

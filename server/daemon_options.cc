@@ -73,6 +73,7 @@ ImageManagerOptions image_manager_options(const Config& config, const DaemonMetr
                        .idle_timeout_seconds = config.image_pull_idle_timeout_seconds,
                        .on_bytes = [&pull_bytes](size_t n) { pull_bytes.add({}, static_cast<double>(n)); }},
           .pull_helper = helper_binary_path("berth-pull"),
+          .pull_helper_idle = std::chrono::seconds(config.image_pull_helper_idle_seconds),
           .max_parallel_layer_fetches = config.max_parallel_layer_fetches,
           .max_layers = config.max_image_layers,
           .pull_timeout = std::chrono::seconds(config.image_pull_timeout_seconds),

@@ -99,6 +99,7 @@ Result<MemoryHeadroom::Ticket> MemoryHeadroom::enter(const std::string& what, ui
                                                      std::chrono::milliseconds wait) {
   if (dir_.empty()) return Ticket();
   const auto deadline = std::chrono::steady_clock::now() + wait;
+  bool shed = false;
   MutexLock lock(mu_);
   for (;;) {
     auto now = std::chrono::steady_clock::now();
@@ -107,6 +108,14 @@ Result<MemoryHeadroom::Ticket> MemoryHeadroom::enter(const std::string& what, ui
     if (r->working_set + in_flight_ + cost + reserve_for(r->limit) <= r->limit) {
       in_flight_ += cost;
       return Ticket(this, cost);
+    }
+    if (!shed && shed_) {
+      shed = true;
+      lock.unlock();
+      shed_();
+      lock.lock();
+      checked_ = {};  // read the cgroup again: what was let go is no longer charged
+      continue;
     }
     if (now >= deadline) {
       std::string why = what + ": berthd's memory is near its cgroup's limit (working set " +

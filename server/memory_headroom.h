@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -63,6 +64,9 @@ class MemoryHeadroom {
                        std::chrono::milliseconds wait = std::chrono::seconds(10));
   // What stays free for work already running: an eighth of the limit, at least 8 MiB.
   static uint64_t reserve_for(uint64_t limit);
+  // Run (without the lock) when a call finds too little room, before it waits or is refused:
+  // what berthd keeps only to go faster (idle pull helpers) is let go first. Set before calls come.
+  void set_shed(std::function<void()> shed) { shed_ = std::move(shed); }
 
  private:
   void release(uint64_t cost);
@@ -76,6 +80,7 @@ class MemoryHeadroom {
   std::chrono::steady_clock::time_point checked_ BERTH_GUARDED_BY(mu_);
   std::optional<Reading> last_ BERTH_GUARDED_BY(mu_);
   std::chrono::steady_clock::time_point logged_ BERTH_GUARDED_BY(mu_);
+  std::function<void()> shed_;
 };
 
 }  // namespace berth

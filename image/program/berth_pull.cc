@@ -1,10 +1,10 @@
-// berth-pull: the helper berthd starts for each pull (and each layer thread of one) so that
-// registry I/O and layer unpacking (libcurl, libarchive, TLS, decompressors) never run in berthd:
-// it reads its hello and requests from the socket on fd 0 (pull_worker_protocol.h), forks its
-// fetcher, confines both (fetch_channel.h, pull_confinement.h), and answers each request: the
-// registry's part through the fetcher, the store's and the unpacking itself. It exits when berthd
-// closes the connection, and is killed with berthd (PR_SET_PDEATHSIG, set at spawn); the fetcher
-// goes with it.
+// berth-pull: the helper berthd runs pulls (and layer threads of pulls) in, so that registry I/O
+// and layer unpacking (libcurl, libarchive, TLS, decompressors) never run in berthd: it reads its
+// hello and requests from the socket on fd 0 (pull_worker_protocol.h), forks its fetcher,
+// confines both (fetch_channel.h, pull_confinement.h), and answers each request: the registry's
+// part through the fetcher, the store's and the unpacking itself. It serves one pull after another
+// for as long as berthd keeps it (image/pull_helper_pool.h), exits when berthd closes the
+// connection, and is killed with berthd (PR_SET_PDEATHSIG, set at spawn); the fetcher goes with it.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -17,7 +17,6 @@
 #include <spdlog/spdlog.h>
 
 #include "berth/file_text.h"
-#include "berth/image_reference.h"
 #include "berth/inherited_fds.h"
 #include "berth/unique_fd.h"
 #include "blob_store.h"
@@ -50,13 +49,13 @@ int refuse(std::string& buffer, const Status& why) {
 // of the socket, seen between requests and about once a second during a transfer (a parent-death
 // signal would not do: the kernel clears it when the ids change, and the helper, which has no
 // CAP_KILL, could not send it to another uid anyway).
-[[noreturn]] void run_fetcher(int channel, const proto::Hello& hello, const berth::ImageReference& ref, pid_t helper) {
+[[noreturn]] void run_fetcher(int channel, const proto::Hello& hello, pid_t helper) {
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != helper) _exit(1);  // until the ids change
   int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   if (devnull < 0 || ::dup2(devnull, kConnection) < 0) _exit(1);
   if (Status s = berth::confine_fetcher(); !s.ok())
     _exit(berth::pull_fetch::refuse_requests(channel, Status(s.code(), "berth-pull fetcher: " + s.message())));
-  _exit(berth::pull_fetch::serve_fetcher(channel, hello.registry, ref, hello.credentials));
+  _exit(berth::pull_fetch::serve_fetcher(channel, hello.registry));
 }
 
 }  // namespace
@@ -75,11 +74,6 @@ int main() {
     spdlog::error("{}", hello.status().message());
     return 1;
   }
-  auto ref = berth::parse_image_reference(hello->reference);
-  if (!ref.ok()) {
-    spdlog::error("{}", ref.status().message());
-    return 1;
-  }
   // Loaded before the confinement: the libraries' constructors and curl's global init run
   // unconfined by nothing they need, and no registry byte has been read yet.
   auto libs = berth::pull_libraries();
@@ -96,7 +90,7 @@ int main() {
   if (fetcher < 0) return refuse(buffer, berth::errno_status(errno, "fork the fetcher"));
   if (fetcher == 0) {
     channel.reset();
-    run_fetcher(theirs.get(), *hello, *ref, helper);
+    run_fetcher(theirs.get(), *hello, helper);
   }
   theirs.reset();
   if (Status s = berth::confine_unpacker(); !s.ok()) return refuse(buffer, s);
@@ -111,6 +105,10 @@ int main() {
     auto req = proto::decode_request(*payload);
     if (!req.ok()) {
       reply.status = req.status();
+    } else if (req->op == proto::Request::Op::begin) {
+      reply.status = steps->begin(req->reference, req->credentials);
+    } else if (req->op == proto::Request::Op::end) {
+      reply.status = steps->end();
     } else if (req->op == proto::Request::Op::manifest) {
       auto m = steps->get_manifest(req->ref);
       if (m.ok()) {

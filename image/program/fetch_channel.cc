@@ -3,11 +3,14 @@
 
 #include <poll.h>
 
+#include "berth/image_reference.h"
+
 #include "frame_io.h"
 #include "pull_steps.h"
 #include "layer_unpack.h"
 #include "pull_worker_protocol.h"
 #include "registry_client.h"
+#include "registry_connections.h"
 #include "sha256.h"
 
 namespace berth::pull_fetch {
@@ -30,10 +33,16 @@ bool send_reply(int fd, const proto::Reply& reply) {
 
 const Status kFetcherGone(Code::internal, "berth-pull: its fetcher ended");
 
-class FetchedPullSteps final : public PullSteps {
+class FetcherLink final : public FetchedPullSteps {
  public:
-  FetchedPullSteps(int fd, BlobStore& blobs, std::atomic<uint64_t>& received)
+  FetcherLink(int fd, BlobStore& blobs, std::atomic<uint64_t>& received)
       : fd_(fd), blobs_(blobs), received_(received) {}
+
+  Status begin(const std::string& reference, const RegistryCredentials& creds) override {
+    return call({.op = proto::Request::Op::begin, .reference = reference, .credentials = creds});
+  }
+
+  Status end() override { return call({.op = proto::Request::Op::end}); }
 
   Result<FetchedManifest> get_manifest(const std::string& tag_or_digest) override {
     if (!ask({.op = proto::Request::Op::manifest, .ref = tag_or_digest, .what = "manifest " + tag_or_digest}))
@@ -64,6 +73,15 @@ class FetchedPullSteps final : public PullSteps {
 
  private:
   bool ask(const proto::Request& request) { return proto::send_frame(fd_, proto::encode_request(request)); }
+
+  // A request whose answer is a reply alone.
+  Status call(const proto::Request& request) {
+    if (!ask(request)) return kFetcherGone;
+    auto reply = next('R');
+    if (!reply.ok()) return reply.status();
+    auto decoded = proto::decode_reply(*reply);
+    return decoded.ok() ? decoded->status : decoded.status();
+  }
 
   // The next frame, which must carry `tag`; its bytes after the tag.
   Result<std::string> next(char tag) {
@@ -111,22 +129,38 @@ class FetchedPullSteps final : public PullSteps {
 
 }  // namespace
 
-int serve_fetcher(int fd, const RegistryOptions& registry, const ImageReference& ref,
-                  const RegistryCredentials& creds) {
+int serve_fetcher(int fd, const RegistryOptions& registry) {
   // A transfer under way stops once the helper is gone (its end of the socket hung up).
-  RegistryClient client(registry, ref, creds, [fd]() -> Status {
+  auto helper_gone = [fd]() -> Status {
     pollfd p{fd, POLLRDHUP, 0};
     if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) return kFetcherGone;
     return ok_status();
-  });
+  };
+  // Without a share (curl could not make one) every request connects anew, as it would anyway.
+  auto made = RegistryConnections::make();
+  std::shared_ptr<RegistryConnections> connections = made.ok() ? *made : nullptr;
+  std::unique_ptr<RegistryClient> client;  // the pull begun, with its credentials
+  const Status kNoPull(Code::internal, "berth-pull: a request of no pull (no begin before it)");
   std::string buffer;
   while (auto payload = proto::read_frame(fd, buffer)) {
     auto req = proto::decode_request(*payload);
     proto::Reply reply;
     if (!req.ok()) {
       reply.status = req.status();
+    } else if (req->op == proto::Request::Op::begin) {
+      client.reset();
+      auto ref = parse_image_reference(req->reference);
+      if (ref.ok())
+        client = std::make_unique<RegistryClient>(registry, std::move(*ref), std::move(req->credentials), helper_gone,
+                                                  connections);
+      else
+        reply.status = ref.status();
+    } else if (req->op == proto::Request::Op::end) {
+      client.reset();
+    } else if (!client) {
+      reply.status = kNoPull;
     } else if (req->op == proto::Request::Op::manifest) {
-      auto m = client.get_manifest(req->ref);
+      auto m = client->get_manifest(req->ref);
       if (m.ok()) {
         reply.media_type = m->media_type;
         if (!send_reply(fd, reply) || !send_tagged(fd, 'B', m->body.data(), m->body.size())) return 1;
@@ -134,7 +168,7 @@ int serve_fetcher(int fd, const RegistryOptions& registry, const ImageReference&
       }
       reply.status = m.status();
     } else if (req->op == proto::Request::Op::blob) {
-      reply.status = client.get_blob(
+      reply.status = client->get_blob(
           req->digest,
           [fd](const char* data, size_t n) { return send_tagged(fd, 'D', data, n) ? ok_status() : kFetcherGone; },
           req->offset, [fd] { return send_tagged(fd, 'Z', "", 0) ? ok_status() : kFetcherGone; });
@@ -156,8 +190,8 @@ int refuse_requests(int fd, const Status& why) {
   return 1;
 }
 
-std::unique_ptr<PullSteps> fetched_pull_steps(int fd, BlobStore& blobs, std::atomic<uint64_t>& received) {
-  return std::make_unique<FetchedPullSteps>(fd, blobs, received);
+std::unique_ptr<FetchedPullSteps> fetched_pull_steps(int fd, BlobStore& blobs, std::atomic<uint64_t>& received) {
+  return std::make_unique<FetcherLink>(fd, blobs, received);
 }
 
 }  // namespace berth::pull_fetch

@@ -14,21 +14,30 @@
 #include <cstdint>
 #include <memory>
 
-#include "berth/image_reference.h"
 #include "berth/registry_settings.h"
 #include "blob_store.h"
 #include "pull_steps.h"
 
 namespace berth::pull_fetch {
 
-// The fetcher's side: answers the requests read from `fd` until it closes; the exit code.
-int serve_fetcher(int fd, const RegistryOptions& registry, const ImageReference& ref, const RegistryCredentials& creds);
+// The fetcher's side: answers the requests read from `fd` until it closes; the exit code. It
+// serves the helper's pulls one after another, each between a begin (its reference and
+// credentials) and an end, and keeps its connections to registries open from one to the next.
+int serve_fetcher(int fd, const RegistryOptions& registry);
 
 // A fetcher that could not confine itself: every request gets `why`; the exit code.
 int refuse_requests(int fd, const Status& why);
 
-// The helper's side: the pull steps whose registry I/O the fetcher on `fd` does. Bytes received
-// from registries are added to `received`.
-std::unique_ptr<PullSteps> fetched_pull_steps(int fd, BlobStore& blobs, std::atomic<uint64_t>& received);
+// The helper's side: the pull steps whose registry I/O the fetcher does.
+class FetchedPullSteps : public PullSteps {
+ public:
+  // A pull of `reference` with `creds` from now on; its first manifest or blob request follows.
+  virtual Status begin(const std::string& reference, const RegistryCredentials& creds) = 0;
+  // The pull is over: the fetcher forgets its credentials and tokens.
+  virtual Status end() = 0;
+};
+
+// Those steps over `fd`. Bytes received from registries are added to `received`.
+std::unique_ptr<FetchedPullSteps> fetched_pull_steps(int fd, BlobStore& blobs, std::atomic<uint64_t>& received);
 
 }  // namespace berth::pull_fetch

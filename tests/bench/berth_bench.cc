@@ -46,6 +46,10 @@ int main(int argc, char** argv) {
   app.add_option("--calls", calls, "calls per round-trip measurement");
   app.add_option("--pull", pull_ref, "also measure PullImage of this image, cold store (removed before each run)");
   app.add_option("--pull-runs", pull_runs, "PullImage runs (the median is reported)");
+  std::string retried_ref;
+  size_t pull_attempts = 20;
+  app.add_option("--pull-until-ok", retried_ref, "pull this image again after each failure until it is pulled");
+  app.add_option("--pull-attempts", pull_attempts, "--pull-until-ok gives up after this many attempts");
   app.add_option(
       "--pull-stored", stored_refs,
       "pull these images, then the first again (already stored) --pull-runs times; prints RSS after each step");
@@ -140,6 +144,7 @@ int main(int argc, char** argv) {
   if (!stats_image.empty())
     run_stats_bench(*rt, *images, {stats_image, runtime_pid, stats_calls, stats_pods, stats_per_pod});
   if (!pull_ref.empty()) run_pull_bench(*images, pull_ref, pull_runs, runtime_pid);
+  if (!retried_ref.empty()) run_pull_until_ok(*images, retried_ref, pull_attempts);
   if (!stored_refs.empty()) run_stored_pull_bench(*images, stored_refs, pull_runs, runtime_pid);
   RuntimeProcs procs(procs_o);
   lifecycle_o.image = steady_o.image = density_o.image = pod_image;

@@ -61,7 +61,8 @@ ctd_fetch() {
   ctd_bin="$deb_dir/root/usr/bin"
 }
 
-# ctd_start <sandbox image>: sets ctd_pid; the socket is $ctd_sock.
+# ctd_start <sandbox image>: sets ctd_pid; the socket is $ctd_sock. Registries at the hosts in
+# $ctd_extra_http_hosts (space-separated host:port) are spoken to over plain http too.
 ctd_start() {
   local restrict=false
   # Without CAP_SYS_RESOURCE (bit 24) a container's oom_score_adj cannot go below containerd's own.
@@ -96,6 +97,11 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   [plugins."io.containerd.grpc.v1.cri".registry.mirrors."$registry"]
     endpoint = ["http://$registry"]
 EOC
+  local h
+  for h in ${ctd_extra_http_hosts:-}; do
+    printf '  [plugins."io.containerd.grpc.v1.cri".registry.mirrors."%s"]\n    endpoint = ["http://%s"]\n' "$h" "$h" \
+      >> "$ctd_dir/config.toml"
+  done
   mkdir -p "$ctd_dir/tmp"
   ctd_fetch
   # Its shim is looked up in PATH.

@@ -6,7 +6,9 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -61,6 +63,24 @@ bool eventually(P pred, std::chrono::seconds timeout = 20s) {
 
 bool dir_is_empty(const std::string& dir) { return fs::is_empty(dir); }
 
+// A field of token-proxy.py's /_stats; -1 when it did not answer.
+int proxy_stat(int port, const std::string& field) {
+  std::string answer = http_get(port, "/_stats");
+  size_t body = answer.find("\r\n\r\n");
+  auto j = nlohmann::json::parse(body == std::string::npos ? "" : answer.substr(body + 4), nullptr, false);
+  if (!j.is_object() || !j.contains(field)) return -1;
+  return j[field].is_array() ? static_cast<int>(j[field].size()) : j.value(field, -1);
+}
+
+grpc::Status pull_with(CriClient& cri, const std::string& image, const v1::AuthConfig* auth) {
+  v1::PullImageRequest req;
+  req.mutable_image()->set_image(image);
+  if (auth) *req.mutable_auth() = *auth;
+  v1::PullImageResponse resp;
+  grpc::ClientContext ctx;
+  return cri.images().PullImage(&ctx, req, &resp);
+}
+
 class PullHelper : public DaemonTest {
  protected:
   static void SetUpTestSuite() {
@@ -85,13 +105,18 @@ TEST_F(PullHelper, RunsConfinedAndDoesEachStep) {
   ASSERT_TRUE(store.ok()) << store.status().message();
   auto image = parse_image_reference(ref("busybox:latest"));
   ASSERT_TRUE(image.ok());
-  pull_protocol::Hello hello{.store = dir.path() + "/images", .reference = image->string()};
+  pull_protocol::Hello hello{.store = dir.path() + "/images"};
   size_t bytes = 0;
   // The helper beside the berthd under test, as that berthd runs it.
   const std::string helper = (fs::path(berthd_path()).parent_path() / "berth-pull").string();
-  auto worker = PullWorker::start(helper, hello, [&](size_t n) { bytes += n; }, {});
+  auto worker = PullWorker::start(helper, hello);
   ASSERT_TRUE(worker.ok()) << worker.status().message();
   pid_t pid = (*worker)->pid();
+  // No step before a pull has begun.
+  auto early = (*worker)->get_manifest("latest");
+  ASSERT_FALSE(early.ok());
+  EXPECT_NE(early.status().message().find("no begin before it"), std::string::npos) << early.status().message();
+  ASSERT_TRUE((*worker)->begin(image->string(), {}, [&](size_t n) { bytes += n; }, {}).ok());
 
   auto m = (*worker)->get_manifest("latest");
   ASSERT_TRUE(m.ok()) << m.status().message();
@@ -120,6 +145,16 @@ TEST_F(PullHelper, RunsConfinedAndDoesEachStep) {
   Status missing = (*worker)->fetch_blob({.digest = "sha256:" + std::string(64, 'e'), .size = 3}, "blob e");
   EXPECT_FALSE(missing.ok());
   EXPECT_NE(missing.message().find("blob e"), std::string::npos) << missing.message();
+  // The same helper serves the next pull, of another repository.
+  ASSERT_TRUE((*worker)->end_pull().ok());
+  EXPECT_EQ((*worker)->pid(), pid);
+  auto next = parse_image_reference(ref("layered:v1"));
+  ASSERT_TRUE(next.ok());
+  ASSERT_TRUE((*worker)->begin(next->string(), {}, {}, {}).ok());
+  auto m2 = (*worker)->get_manifest("v1");
+  ASSERT_TRUE(m2.ok()) << m2.status().message();
+  EXPECT_NE(m2->digest, m->digest);
+  ASSERT_TRUE((*worker)->end_pull().ok());
 
   worker->reset();
   EXPECT_NE(::kill(pid, 0), 0) << "berth-pull " << pid << " is still there";
@@ -134,12 +169,7 @@ TEST_F(PullHelper, TheFetcherHoldsNoCapabilityAndTheUnpackerNoNetwork) {
   const int port = free_loopback_port();
   ScriptServer proxy("token-proxy.py",
                      {std::to_string(port), registry_->url(), "-", "-", "--hold", "/manifests/latest"}, port);
-  auto held = [&] {
-    std::string answer = http_get(port, "/_stats");
-    size_t body = answer.find("\r\n\r\n");
-    auto j = nlohmann::json::parse(body == std::string::npos ? "" : answer.substr(body + 4), nullptr, false);
-    return j.is_object() ? j.value("held", -1) : -1;
-  };
+  auto held = [&] { return proxy_stat(port, "held"); };
   struct Release {
     int port;
     ~Release() { (void)http_get(port, "/_release"); }
@@ -180,7 +210,7 @@ TEST_F(PullHelper, TheFetcherHoldsNoCapabilityAndTheUnpackerNoNetwork) {
 // (the libraries and their malloc arenas once made it grow by 14 MiB; the store's garbage
 // collection reading layers to see whether they were manifests, by 12 MiB more).
 TEST_F(PullHelper, BerthdNeverMapsThePullLibrariesAndKeepsItsMemory) {
-  auto& d = daemon();
+  auto& d = daemon({.config_toml = "image_pull_helper_idle_seconds = 1\n"});
   CriClient cri(d);
   long before = long(vm_rss_kib(d.pid()));
   for (const char* name : {"busybox:latest", "layered:v1", "multi:v1", "dlist:v1", "busybox:other", "hostile-etc:fifo",
@@ -204,7 +234,7 @@ TEST_F(PullHelper, BerthdNeverMapsThePullLibrariesAndKeepsItsMemory) {
 // A helper that crashes (as a decompressor might on a hostile archive) fails only its pull, with
 // how it ended; berthd goes on, nothing of the transfer is left, and the next pull works.
 TEST_F(PullHelper, ACrashedHelperFailsOnlyItsPull) {
-  auto& d = daemon();
+  auto& d = daemon({.config_toml = "image_pull_helper_idle_seconds = 1\n"});
   CriClient cri(d);
   HostileRegistryProcess slow({"--trickle", "1"});
   auto pull = std::async(std::launch::async, [&] { return cri.pull_image(slow.ref("slow")); });
@@ -226,6 +256,85 @@ TEST_F(PullHelper, ACrashedHelperFailsOnlyItsPull) {
   grpc::Status again = cri.pull_image(ref("busybox:latest"));
   EXPECT_TRUE(again.ok()) << again.error_message();
   EXPECT_TRUE(eventually([&] { return pull_helpers_of(d.pid()).empty(); }));
+}
+
+// critest's image benchmark (pull, status, remove, again) from one registry: one helper serves
+// every pull, over the connections the first one opened; a pull from another registry gets a
+// helper of its own, and the first stays idle meanwhile.
+TEST_F(PullHelper, AHelperServesItsRegistrysPullsOneAfterAnotherOverItsConnections) {
+  const int port = free_loopback_port();
+  ScriptServer proxy("token-proxy.py", {std::to_string(port), registry_->url(), "-", "-"}, port);
+  const std::string image = "127.0.0.1:" + std::to_string(port) + "/test/busybox:latest";
+  auto& d = daemon({.config_toml = "image_pull_helper_idle_seconds = 600\n"});
+  CriClient cri(d);
+  std::set<pid_t> helpers;
+  int first_connections = 0;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK(cri.pull_image(image));
+    v1::ImageStatusRequest req;
+    req.mutable_image()->set_image(image);
+    v1::ImageStatusResponse st;
+    grpc::ClientContext ctx;
+    ASSERT_OK(cri.images().ImageStatus(&ctx, req, &st));
+    ASSERT_OK(cri.remove_image(image));
+    for (pid_t p : pull_helpers_of(d.pid())) helpers.insert(p);
+    if (i == 0) first_connections = proxy_stat(port, "connections");
+  }
+  EXPECT_EQ(helpers.size(), 1u) << "one helper served the three pulls";
+  EXPECT_GE(first_connections, 1);
+  std::printf("[ figures  ] the first pull opened %d connections; after three pulls: %d\n", first_connections,
+              proxy_stat(port, "connections"));
+  EXPECT_EQ(proxy_stat(port, "connections"), first_connections) << "the later pulls connected again";
+  ASSERT_OK(cri.pull_image(ref("busybox:latest")));
+  auto now = pull_helpers_of(d.pid());
+  EXPECT_EQ(now.size(), 2u);
+  EXPECT_NE(std::find(now.begin(), now.end(), *helpers.begin()), now.end());
+}
+
+// A pull's credentials and the token they earned end with it: the next pull in the same helper
+// without credentials sends no Authorization and is refused.
+TEST_F(PullHelper, APullsCredentialsEndWithItInTheHelper) {
+  const int port = free_loopback_port();
+  ScriptServer proxy("token-proxy.py", {std::to_string(port), registry_->url(), "tokenuser", "tok3n-pw"}, port);
+  const std::string host = "127.0.0.1:" + std::to_string(port);
+  auto& d = daemon({.config_toml = "image_pull_helper_idle_seconds = 600\n"});
+  CriClient cri(d);
+  v1::AuthConfig creds;
+  creds.set_username("tokenuser");
+  creds.set_password("tok3n-pw");
+  ASSERT_OK(pull_with(cri, host + "/test/busybox:latest", &creds));
+  auto helpers = pull_helpers_of(d.pid());
+  ASSERT_EQ(helpers.size(), 1u);
+  const int sent = proxy_stat(port, "authorization");
+  EXPECT_GE(sent, 1);
+  grpc::Status anonymous = pull_with(cri, host + "/test/busybox:other", nullptr);
+  EXPECT_EQ(anonymous.error_code(), grpc::StatusCode::UNAUTHENTICATED) << anonymous.error_message();
+  EXPECT_EQ(proxy_stat(port, "authorization"), sent) << "the anonymous pull sent the earlier pull's token";
+  EXPECT_EQ(pull_helpers_of(d.pid()), helpers) << "the anonymous pull ran in the same helper";
+  ASSERT_OK(pull_with(cri, host + "/test/busybox:other", &creds));
+}
+
+// An idle helper exits after image_pull_helper_idle_seconds; one that was killed while idle is
+// replaced at the next pull; with 0, a pull's helpers exit with it.
+TEST_F(PullHelper, IdleHelpersExitAndAKilledOneIsReplaced) {
+  auto& d = daemon({.config_toml = "image_pull_helper_idle_seconds = 3\n"});
+  CriClient cri(d);
+  ASSERT_OK(cri.pull_image(ref("busybox:latest")));
+  auto idle = pull_helpers_of(d.pid());
+  ASSERT_EQ(idle.size(), 1u);
+  ASSERT_EQ(::kill(idle.front(), SIGKILL), 0);
+  ASSERT_TRUE(eventually([&] { return status_field(idle.front(), "State").rfind("Z", 0) == 0; }));
+  ASSERT_OK(cri.remove_image(ref("busybox:latest")));
+  ASSERT_OK(cri.pull_image(ref("busybox:latest")));
+  auto next = pull_helpers_of(d.pid());
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_NE(next.front(), idle.front());
+  EXPECT_TRUE(eventually([&] { return pull_helpers_of(d.pid()).empty(); }, 15s));
+
+  auto& none = daemon({.config_toml = "image_pull_helper_idle_seconds = 0\n"});
+  CriClient cri0(none);
+  ASSERT_OK(cri0.pull_image(ref("layered:v1")));
+  EXPECT_TRUE(pull_helpers_of(none.pid()).empty());
 }
 
 }  // namespace

@@ -39,7 +39,8 @@ void request(const std::string& payload) {
   auto r = proto::decode_request(payload);
   if (!r.ok()) return;
   auto again = proto::decode_request(proto::encode_request(*r));
-  FUZZ_CHECK(again.ok() && again->op == r->op && again->size == r->size);
+  FUZZ_CHECK(again.ok() && again->op == r->op && again->size == r->size && again->reference == r->reference &&
+             again->credentials.password == r->credentials.password);
 }
 
 void hello(const std::string& payload) {

@@ -3,6 +3,7 @@
 
 Usage: build-test-images.py <registry base URL> [--user U --password P] [--big MiB]
                             [--pause-binary FILE] [--probe-binary FILE]
+                            [--only debian --debian-mib M --debian-layers N]
 Prints a JSON object with the digests the tests check against. Every image is made here from
 /bin/busybox: no image comes from the internet.
 """
@@ -139,6 +140,47 @@ def push_image(reg, repo, tags, layers, user="", arch="amd64", docker=False, cmd
     return {"manifest": digest, "config": cfg_digest, "layers": [d["digest"] for d in descs], "size": len(body)}
 
 
+def package_layer(package):
+    """The files of an installed Debian package as a gzipped layer: (package, (tar, gz, type))."""
+    listed = subprocess.run(["dpkg", "-L", package], stdout=subprocess.PIPE, text=True, check=True).stdout.split("\n")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for path in listed:
+            if not path.startswith("/") or path == "/." or not os.path.lexists(path):
+                continue
+            try:
+                t.add(path, arcname=path.lstrip("/"), recursive=False)
+            except OSError:
+                pass  # unreadable: left out
+    raw = buf.getvalue()
+    return package, (raw, gz(raw), LAYER_GZIP)
+
+
+def debian_package_layers(min_bytes, min_layers):
+    """A layer per installed Debian package, the largest packages first, until the layers hold
+    min_bytes compressed and there are min_layers of them: an image as big and as varied as real
+    ones (binaries, libraries, text), from this machine's own packages. Packages much larger than
+    a layer's share (about 3:1 compression assumed) are passed over. Returns (layers, names)."""
+    from concurrent.futures import ProcessPoolExecutor
+    sizes = subprocess.run(["dpkg-query", "-W", "-f", "${Installed-Size}\t${Package}\n"], stdout=subprocess.PIPE,
+                           text=True, check=True).stdout.split("\n")
+    cap_kib = 3 * 3 * min_bytes // min_layers // 1024
+    packages = [p for k, p in sorted(((int(s), p) for s, p in (l.split("\t") for l in sizes if l)), reverse=True)
+                if k <= cap_kib]
+    layers, names, total = [], [], 0
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for i in range(0, len(packages), os.cpu_count() or 1):
+            for package, layer in pool.map(package_layer, packages[i:i + (os.cpu_count() or 1)]):
+                if len(layer[1]) < 1 << 20:
+                    continue
+                names.append(package)
+                layers.append(layer)
+                total += len(layer[1])
+            if total >= min_bytes and len(layers) >= min_layers:
+                return layers, names
+    raise SystemExit(f"the installed packages make only {total >> 20} MiB in {len(layers)} layers")
+
+
 def push_index(reg, repo, tag, entries):
     index = {"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": [
         {"mediaType": OCI_MANIFEST, "digest": e["manifest"], "size": e["size"], "platform": p} for e, p in entries]}
@@ -151,7 +193,9 @@ def main():
     ap.add_argument("registry")
     ap.add_argument("--user")
     ap.add_argument("--password")
-    ap.add_argument("--only", default="all", help="all, busybox, hostile or big")
+    ap.add_argument("--only", default="all", help="all, busybox, hostile, big or debian")
+    ap.add_argument("--debian-mib", type=int, default=300, help="compressed MiB of test/debian:v1 at least")
+    ap.add_argument("--debian-layers", type=int, default=8, help="layers of test/debian:v1 at least")
     ap.add_argument("--big", type=int, default=100, help="MiB of the big image")
     ap.add_argument("--pause-binary", help="also push test/pause:v1 holding this binary as /pause")
     ap.add_argument("--probe-binary", help="also push test/probe:v1, busybox plus this binary as /bin/syscall-probe and a setuid-root copy")
@@ -245,6 +289,12 @@ def main():
             raw = tar_bytes([entry(f"big-{i}", data=data)])
             layers.append((raw, gz(raw), LAYER_GZIP))
         out["big"] = push_image(reg, "test/big", ["v1"], [base_layer_blob] + layers)
+    if a.only == "debian":
+        layers, names = debian_package_layers(a.debian_mib << 20, a.debian_layers)
+        out["debian"] = push_image(reg, "test/debian", ["v1"], [base_layer_blob] + layers)
+        out["debian"]["packages"] = names
+        out["debian"]["layer_sizes"] = [len(base_layer_blob[1])] + [len(blob) for _, blob, _ in layers]
+        out["debian"]["compressed_bytes"] = sum(len(blob) for _, blob, _ in layers) + len(base_layer_blob[1])
     json.dump(out, sys.stdout)
 
 

@@ -19,7 +19,8 @@ Range headers go to the backend and its Content-Range comes back, unless --no-ra
 that always answers with the whole blob).
 GET /_stats answers {"requests": {"GET /v2/...": count, ...}, "held": requests waiting now,
 "authorization": [every Authorization header a /v2/ request carried], "served": {blob path: body
-bytes sent}, "cuts_left": N}. With user "-" a request's
+bytes sent}, "cuts_left": N, "connections": how many TCP connections carried /v2/ requests (it keeps
+connections open between requests, as registries do)}. With user "-" a request's
 Authorization goes on to the backend, and its WWW-Authenticate comes back.
 
 Usage: token-proxy.py <listen port> <backend base URL> <user> <password> [options]
@@ -50,6 +51,8 @@ HELD = [0]
 SERVED = {}
 CUTS = [ARGS.cuts]
 AUTHORIZATION = []
+CONNECTIONS = set()  # the numbers of the connections that carried /v2/ requests
+ACCEPTED = [0]
 RELEASED = threading.Event()
 
 
@@ -58,6 +61,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+    def setup(self):  # once per connection
+        super().setup()
+        with LOCK:
+            ACCEPTED[0] += 1
+            self.connection_number = ACCEPTED[0]
 
     def reply(self, code, body=b"", headers=None):
         self.send_response(code)
@@ -92,7 +101,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if url.path == "/_stats":
             with LOCK:
                 body = json.dumps({"requests": COUNTS, "held": HELD[0], "authorization": AUTHORIZATION,
-                                   "served": SERVED, "cuts_left": CUTS[0]}).encode()
+                                   "served": SERVED, "cuts_left": CUTS[0],
+                                   "connections": len(CONNECTIONS)}).encode()
             return self.reply(200, body, {"Content-Type": "application/json"})
         if url.path == "/_release":
             RELEASED.set()
@@ -108,6 +118,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             TOKENS.add(token)
             return self.reply(200, json.dumps({"token": token}).encode(), {"Content-Type": "application/json"})
         auth = self.headers.get("Authorization", "")
+        if url.path.startswith("/v2/"):
+            with LOCK:
+                CONNECTIONS.add(self.connection_number)
         if url.path.startswith("/v2/") and auth:
             with LOCK:
                 AUTHORIZATION.append(auth)

@@ -50,18 +50,32 @@ TEST(PullProtocol, RequestsHelloAndRepliesRoundTrip) {
   EXPECT_EQ(r->offset, 1024u);  // a download continued
   EXPECT_EQ(r->what, "layer x");
 
-  proto::Hello hello{.store = "/var/lib/berth/images", .reference = "registry.example/app:v1"};
+  proto::Hello hello{.store = "/var/lib/berth/images"};
   hello.registry.hosts["registry.example"] = {
       .mirrors = {"http://127.0.0.1:5000"}, .insecure = true, .ca_file = "/ca.pem"};
   hello.registry.idle_timeout_seconds = 7;
-  hello.credentials = {.username = "u", .password = "p\"w", .identity_token = "", .registry_token = "t"};
   auto h = proto::decode_hello(proto::encode_hello(hello));
   ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(h->store, hello.store);
   EXPECT_EQ(h->registry.hosts.at("registry.example").mirrors, hello.registry.hosts.at("registry.example").mirrors);
   EXPECT_TRUE(h->registry.hosts.at("registry.example").insecure);
   EXPECT_EQ(h->registry.idle_timeout_seconds, 7);
-  EXPECT_EQ(h->credentials.password, "p\"w");
-  EXPECT_EQ(h->credentials.registry_token, "t");
+
+  // Each pull a helper serves begins with its reference and credentials, and ends.
+  proto::Request begin{
+      .op = proto::Request::Op::begin,
+      .reference = "registry.example/app:v1",
+      .credentials = {.username = "u", .password = "p\"w", .identity_token = "", .registry_token = "t"}};
+  auto b = proto::decode_request(proto::encode_request(begin));
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(b->op, proto::Request::Op::begin);
+  EXPECT_EQ(b->reference, "registry.example/app:v1");
+  EXPECT_EQ(b->credentials.username, "u");
+  EXPECT_EQ(b->credentials.password, "p\"w");
+  EXPECT_EQ(b->credentials.registry_token, "t");
+  auto e = proto::decode_request(proto::encode_request({.op = proto::Request::Op::end}));
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ(e->op, proto::Request::Op::end);
 
   proto::Reply failed{.status = Status(Code::unavailable, "registry 127.0.0.1: 503"), .registry_bytes = 12};
   auto rep = proto::decode_reply(proto::encode_reply(failed));

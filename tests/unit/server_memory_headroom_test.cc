@@ -1,9 +1,10 @@
 // MemoryHeadroom on cgroup files written by the test (v1 and v2 layouts): the working set leaves
 // out page cache but not shared memory, the lowest limit on the way up counts, and a call is
-// admitted only with its cost and the reserve within the limit.
+// admitted only with its cost and the reserve within the limit, once what can be shed is.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "berth/test/temp_dir.h"
 #include "../../server/memory_headroom.h"
@@ -63,6 +64,31 @@ TEST(MemoryHeadroom, V2TakesTheLowestLimitOnTheWayUp) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->working_set, 12 * MiB);
   EXPECT_EQ(r->limit, 48 * MiB);
+}
+
+// Short of room, what berthd keeps only to go faster is let go before a call waits or is refused:
+// the shed runs once, and the cgroup is read again after it.
+TEST(MemoryHeadroom, ShortOfRoomItShedsFirstAndReadsAgain) {
+  TempDir dir;
+  write_file(dir / "memory.current", std::to_string(50 * MiB) + "\n");
+  write_file(dir / "memory.max", std::to_string(64 * MiB) + "\n");
+  write_file(dir / "memory.stat", "anon 1\nfile 0\nshmem 0\n");
+  MemoryHeadroom m(dir.path(), "/", true);
+  int shed = 0;
+  m.set_shed([&] {
+    ++shed;
+    write_file(dir / "memory.current", std::to_string(30 * MiB) + "\n");  // idle helpers gone
+  });
+  // 50 + 16 + 8 is over 64; after the shed, 30 + 16 + 8 is not.
+  EXPECT_TRUE(m.enter("PullImage", MemoryHeadroom::kPullCost, std::chrono::milliseconds(0)).ok());
+  EXPECT_EQ(shed, 1);
+  // A shed that frees nothing: refused all the same, after one shed.
+  write_file(dir / "memory.current", std::to_string(60 * MiB) + "\n");
+  m.set_shed([&] { ++shed; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));  // past the reading it keeps for 50 ms
+  auto refused = m.enter("PullImage", MemoryHeadroom::kPullCost, std::chrono::milliseconds(0));
+  EXPECT_EQ(refused.status().code(), Code::resource_exhausted);
+  EXPECT_EQ(shed, 2);
 }
 
 }  // namespace

@@ -29,6 +29,9 @@ struct ImageManagerOptions {
   // The berth-pull helper that fetches and unpacks for each pull (berthd sets it, so it never maps
   // libcurl or libarchive itself); empty: those steps run in this process.
   std::string pull_helper;
+  // How long a helper waits for the next pull from the same registry once its pull is over (it
+  // keeps its connections); zero: it exits with its pull.
+  std::chrono::milliseconds pull_helper_idle{std::chrono::seconds(60)};
   int max_parallel_layer_fetches = 3;       // node-wide, and threads per pull at most
   int max_layers = 128;                     // images with more are refused before any fetch
   std::chrono::seconds pull_timeout{1800};  // a pull is given up after this long; 0: never
@@ -164,6 +167,10 @@ class ImageManager {
   // Replaces the per-registry settings (mirrors, insecure, CA files) for pulls that start from now
   // on (berthd's config reload); pulls already running finish with the settings they began with.
   void set_registry_hosts(std::map<std::string, RegistryHostSettings> hosts);
+
+  // Ends the berth-pull helpers kept idle between pulls (berthd near its memory limit); returns
+  // how many.
+  size_t end_idle_pull_helpers();
 
   // The pulls running now (one per reference, however many callers wait for it).
   std::vector<PullProgress> pulls_in_progress() const;

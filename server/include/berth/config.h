@@ -74,6 +74,7 @@ struct Config {
   int image_pull_keep_for_retry_seconds = 3600;   // a failed pull's blobs and partial downloads are kept this long
   int image_pull_keep_for_retry_mib = 2048;       // and up to this much, the newest first
   int image_pull_progress_log_seconds = 10;       // a running pull logs how far it has come this often; 0: never
+  int image_pull_helper_idle_seconds = 60;        // a berth-pull helper waits this long for the next pull; 0: not
   // The node's registry credentials (auths, credHelpers, credsStore: docker's config.json and
   // containers-auth.json format), for pulls that bring none; empty: none.
   std::string registry_auth_file;
