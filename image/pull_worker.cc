@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <spdlog/spdlog.h>
 
 #include "berth/process_identity.h"
@@ -78,7 +79,12 @@ Status PullWorker::begin(const std::string& reference, const RegistryCredentials
 
 Status PullWorker::end_pull() {
   on_bytes_ = nullptr;
-  stop_ = nullptr;
+  // Its steps are done, so the answer is immediate; a helper that does not give it is ended.
+  stop_ = [deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kExitGraceMs)] {
+    return std::chrono::steady_clock::now() < deadline
+               ? ok_status()
+               : Status(Code::deadline_exceeded, "berth-pull did not answer the end of its pull");
+  };
   auto r = call({.op = proto::Request::Op::end}, nullptr);
   Status s = r.ok() ? r->status : r.status();
   // Nothing is in flight between pulls: a temp file of the helper's is a transfer it gave up.
