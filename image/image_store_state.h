@@ -74,12 +74,8 @@ struct ImageManager::Impl {
         fetch_slots(std::clamp(opt.max_parallel_layer_fetches, 1, 64)),
         registry_now(std::make_shared<const RegistryOptions>(opt.registry)) {
     if (!opt.pull_helper.empty())
-      // A pull uses a helper per layer thread: as many are kept as one pull uses, and one more.
-      helpers = std::make_unique<PullHelperPool>(PullHelperPool::Options{
-          .binary = opt.pull_helper,
-          .store = opt.dir,
-          .idle = opt.pull_helper_idle,
-          .max_idle = static_cast<size_t>(std::clamp(opt.max_parallel_layer_fetches, 1, 64)) + 1});
+      helpers = std::make_unique<PullHelperPool>(
+          PullHelperPool::Options{.binary = opt.pull_helper, .store = opt.dir, .idle = opt.pull_helper_idle});
   }
   std::shared_ptr<const RegistryOptions> registry() const {
     MutexLock lock(registry_mu);

@@ -106,7 +106,16 @@ Status write_failure(const ArchiveLibrary& api, archive* out, const std::string&
 
 }  // namespace
 
-Status unpack_layer(const std::string& blob_path, const std::string& dest, const std::string& what) {
+Status unpack_layer(const std::string& blob_path, const std::string& dest, const std::string& what, bool from_inside) {
+  if (from_inside && ::chdir(dest.c_str()) != 0) return errno_status(errno, what + ": chdir " + dest);
+  struct BackToRoot {
+    bool on;
+    ~BackToRoot() {
+      if (on) (void)!::chdir("/");
+    }
+  } back{from_inside};
+  // Where libarchive writes an entry: relative to `dest` when working from inside it.
+  const std::string prefix = from_inside ? "" : dest + "/";
   auto libs = pull_libraries();
   if (!libs.ok()) return libs.status().context(what);
   const ArchiveLibrary& api = (*libs)->archive;
@@ -156,9 +165,9 @@ Status unpack_layer(const std::string& blob_path, const std::string& dest, const
       if (!target || target->empty())
         return invalid_argument(what + ": hardlink '" + raw + "' -> '" + link +
                                 "' escapes the layer root; layer refused");
-      api.entry_set_hardlink(entry, (dest + "/" + *target).c_str());
+      api.entry_set_hardlink(entry, (prefix + *target).c_str());
     }
-    api.entry_set_pathname(entry, (dest + "/" + *rel).c_str());
+    api.entry_set_pathname(entry, (prefix + *rel).c_str());
     r = api.write_header(out.get(), entry);
     if (r < ARCHIVE_WARN) return write_failure(api, out.get(), what + ": extract " + dest + "/" + *rel);
     if (api.entry_size(entry) > 0 && api.entry_hardlink(entry) == nullptr) {

@@ -98,10 +98,16 @@ struct PullHelperPool::State {
     {
       MutexLock lock(mu);
       if (stopping) return;
-      idle.push_back({key, std::move(w), Clock::now()});
-      while (idle.size() > opt.max_idle) {
-        over.push_back(std::move(idle.front().worker));
-        idle.pop_front();
+      size_t same = 0;
+      for (const auto& i : idle) same += i.key == key;
+      if (same >= opt.max_idle_per_registry) {
+        over.push_back(std::move(w));
+      } else {
+        idle.push_back({key, std::move(w), Clock::now()});
+        while (idle.size() > opt.max_idle) {
+          over.push_back(std::move(idle.front().worker));
+          idle.pop_front();
+        }
       }
     }
     cv.notify_all();

@@ -25,7 +25,12 @@ class PullHelperPool {
     std::string store;   // the blob store's directory (in every helper's hello)
     // How long a helper waits for its next pull; zero: each pull's helpers exit with it.
     std::chrono::milliseconds idle{std::chrono::seconds(60)};
-    size_t max_idle = 8;  // idle helpers kept at most (the ones idle longest go first)
+    // Idle helpers kept at most, per registry and in all (the ones idle longest go first). A
+    // helper and its fetcher idle hold about 8 MiB (proportional set size, after a 200 MiB pull):
+    // one per registry is what makes the next pull from it fast; a pull's other layer threads
+    // start theirs while its first layer downloads.
+    size_t max_idle_per_registry = 1;
+    size_t max_idle = 2;
   };
   explicit PullHelperPool(Options options);
   // Idle helpers are ended; steps still out keep their helper and end it when they go.

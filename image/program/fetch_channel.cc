@@ -68,7 +68,7 @@ class FetcherLink final : public FetchedPullSteps {
   }
 
   Status unpack(const std::string& blob_path, const std::string& dest, const std::string& what) override {
-    return unpack_layer(blob_path, dest, what);
+    return unpack_layer(blob_path, dest, what, /*from_inside=*/true);
   }
 
  private:

@@ -9,7 +9,7 @@
 #      at 60% once, pulled again after each failure as kubelet does: the bytes the registry sent
 #      over the image's size;
 #   4. the runtime's RSS after all that (with the image stored), and for berth its pull helpers'.
-# Usage: tests/bench/pull-side-by-side.sh <build dir> [runs (20)] [MiB (300)]
+# Usage: tests/bench/pull-side-by-side.sh <build dir> [runs (20)] [MiB (300); 0: only the small image]
 set -euo pipefail
 build=$(cd "${1:?build dir}" && pwd)
 runs=${2:-20}
@@ -19,6 +19,10 @@ source "$(dirname "$0")/containerd-env.sh"
 trap 'ctd_cleanup; bench_cleanup' EXIT
 
 bench_registry --pause-binary "$build/server/berth-pause"
+images=(test/busybox:latest)
+declare -A front
+if [ "$mib" -gt 0 ]; then
+images+=(test/debian:v1)
 echo "building test/debian:v1 from the installed Debian packages ..."
 "$(dirname "$0")/../registry/build-test-images.py" "http://$registry" --only debian --debian-mib "$mib" \
   --debian-layers 8 > "$work/debian.json"
@@ -29,7 +33,6 @@ print(d["compressed_bytes"], len(d["layers"]), max(d["layer_sizes"]), ",".join(d
 echo "test/debian:v1: $((image_bytes >> 20)) MiB compressed in $layer_count layers (busybox's and $packages)"
 
 # One cutting front per runtime: each cuts the largest layer once, at 60%.
-declare -A front
 for rt in containerd berth; do
   port=$(bench_free_port)
   "$(dirname "$0")/../registry/token-proxy.py" "$port" "http://$registry" - - --cut-blobs-at 0.6 --cuts 1 \
@@ -38,27 +41,31 @@ for rt in containerd berth; do
   for _ in $(seq 100); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
   front[$rt]=127.0.0.1:$port
 done
+fi
 served() { curl -s "http://$1/_stats" | python3 -c 'import json, sys; print(sum(json.load(sys.stdin)["served"].values()))'; }
 
 bench_network
 bench_berthd "$build"
-ctd_extra_http_hosts="${front[containerd]}"
+ctd_extra_http_hosts="${front[containerd]:-}"
 ctd_start "$registry/test/pause:v1"
 declare -A pid_of=([berth]=$berthd [containerd]=$ctd_pid)
 declare -A endpoint=([berth]="unix://$sock" [containerd]="unix://$ctd_sock")
 
-# The RSS of a process and of its descendants, in KiB.
-rss_tree() {
+# The proportional set size (shared pages divided among their users) of a process's descendants,
+# in KiB: what the idle pull helpers and their fetchers add.
+pss_of_children() {
   local p sum=0 kids
-  sum=$(awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2> /dev/null || echo 0)
   kids=$(cat /proc/"$1"/task/*/children 2> /dev/null || true)
-  for p in $kids; do sum=$((sum + $(rss_tree "$p"))); done
+  for p in $kids; do
+    sum=$((sum + $(awk '/^Pss:/ { print $2 }' "/proc/$p/smaps_rollup" 2> /dev/null || echo 0)))
+    sum=$((sum + $(pss_of_children "$p")))
+  done
   echo "$sum"
 }
 
 declare -A fig
 for rt in containerd berth; do
-  for image in test/busybox:latest test/debian:v1; do
+  for image in "${images[@]}"; do
     n=$runs
     [ "$image" = test/debian:v1 ] && n=3
     out=$("$build/tests/bench/berth-bench" --endpoint "${endpoint[$rt]}" --calls 1 --pull "$registry/$image" \
@@ -67,28 +74,30 @@ for rt in containerd berth; do
     echo "$out" | grep -v '^figure'
     fig[$rt.$image]=$(echo "$out" | awk -F'\t' '$1 == "figure" && $2 == "pull_p50_ms" { print $3 }')
   done
+  fig[$rt.rss]=$(awk '/^VmRSS/ { print $2 }' "/proc/${pid_of[$rt]}/status")
+  fig[$rt.children]=$(pss_of_children "${pid_of[$rt]}")
+  [ "$mib" -gt 0 ] || continue
   echo "== $rt test/debian:v1 through a front that cuts its largest layer at 60%"
   out=$("$build/tests/bench/berth-bench" --endpoint "${endpoint[$rt]}" --calls 1 \
     --pull-until-ok "${front[$rt]}/test/debian:v1")
   echo "$out" | grep -v '^figure'
   fig[$rt.attempts]=$(echo "$out" | awk -F'\t' '$1 == "figure" && $2 == "pull_attempts" { print $3 }')
   fig[$rt.served]=$(served "${front[$rt]}")
-  fig[$rt.rss]=$(awk '/^VmRSS/ { print $2 }' "/proc/${pid_of[$rt]}/status")
-  fig[$rt.rss_tree]=$(rss_tree "${pid_of[$rt]}")
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }'; }
 echo
 echo "== side by side (berth/containerd)"
-for image in test/busybox:latest test/debian:v1; do
+for image in "${images[@]}"; do
   printf '%-44s containerd %8.0f ms   berth %8.0f ms   ratio %s\n' "$image pull+status+remove (median)" \
     "${fig[containerd.$image]}" "${fig[berth.$image]}" "$(ratio "${fig[berth.$image]}" "${fig[containerd.$image]}")"
 done
 for rt in containerd berth; do
+  [ "$mib" -gt 0 ] || break
   printf '%-11s retried pull after a cut at 60%%: %s attempts, %d of %d bytes served (%s of the image)\n' "$rt" \
     "${fig[$rt.attempts]}" "${fig[$rt.served]}" "$image_bytes" "$(ratio "${fig[$rt.served]}" "$image_bytes")"
 done
 mib_of() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
-echo "RSS after the pulls, the image stored: containerd $(mib_of "${fig[containerd.rss]}") MiB;" \
-  "berthd $(mib_of "${fig[berth.rss]}") MiB, with its idle pull helpers $(mib_of "${fig[berth.rss_tree]}") MiB"
-echo "(containerd's figure is the daemon alone; its shims are not running: no container was started)"
+echo "RSS after the cold pulls, the last image stored: containerd $(mib_of "${fig[containerd.rss]}") MiB," \
+  "berthd $(mib_of "${fig[berth.rss]}") MiB; berthd's idle pull helpers (PSS) $(mib_of "${fig[berth.children]}") MiB" \
+  "(no container was started: neither has a shim or monitor running)"

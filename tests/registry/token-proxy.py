@@ -68,11 +68,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             ACCEPTED[0] += 1
             self.connection_number = ACCEPTED[0]
 
-    def reply(self, code, body=b"", headers=None):
+    def reply(self, code, body=b"", headers=None, length=None):
         self.send_response(code)
         for k, v in (headers or {}).items():
             self.send_header(k, v)
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(len(body) if length is None else length))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -188,7 +188,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return
             with LOCK:
                 SERVED[url.path] = SERVED.get(url.path, 0) + len(body)
-        self.reply(resp.status, body, keep)
+        # A HEAD answer has no body, but its length is the resource's (clients size manifests by it).
+        self.reply(resp.status, body, keep, resp.getheader("Content-Length") if self.command == "HEAD" else None)
 
 
 http.server.ThreadingHTTPServer(("127.0.0.1", PORT), Handler).serve_forever()
