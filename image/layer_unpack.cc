@@ -116,7 +116,7 @@ Status unpack_layer(const std::string& blob_path, const std::string& dest, const
   } back{from_inside};
   // Where libarchive writes an entry: relative to `dest` when working from inside it.
   const std::string prefix = from_inside ? "" : dest + "/";
-  auto libs = pull_libraries();
+  auto libs = pull_libraries(PullLibrary::archive);
   if (!libs.ok()) return libs.status().context(what);
   const ArchiveLibrary& api = (*libs)->archive;
   std::unique_ptr<archive, ReadFree> in(api.read_new(), ReadFree{&api});

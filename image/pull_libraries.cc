@@ -71,16 +71,18 @@ std::string load_archive(ArchiveLibrary& a) {
 
 }  // namespace
 
-Result<const PullLibraries*> pull_libraries() {
+Result<const PullLibraries*> pull_libraries(PullLibrary which) {
   static Mutex mu;
   static PullLibraries libs;
   static bool curl_loaded = false, archive_loaded = false;
   MutexLock lock(mu);
-  if (!curl_loaded) {
+  const bool want_curl = (static_cast<int>(which) & static_cast<int>(PullLibrary::curl)) != 0;
+  const bool want_archive = (static_cast<int>(which) & static_cast<int>(PullLibrary::archive)) != 0;
+  if (want_curl && !curl_loaded) {
     if (std::string e = load_curl(libs.curl); !e.empty()) return failed_precondition("image pulls need libcurl: " + e);
     curl_loaded = true;
   }
-  if (!archive_loaded) {
+  if (want_archive && !archive_loaded) {
     if (std::string e = load_archive(libs.archive); !e.empty())
       return failed_precondition("image pulls need libarchive: " + e);
     archive_loaded = true;

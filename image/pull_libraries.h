@@ -56,8 +56,14 @@ struct PullLibraries {
   ArchiveLibrary archive;
 };
 
-// Loads both libraries (and runs curl_global_init) on the first call; later calls return the same
-// tables. Thread-safe. A failure (a library missing) is returned, and the next call tries again.
-Result<const PullLibraries*> pull_libraries();
+// Which of the two a caller needs: berth-pull's fetcher maps only libcurl and its unpacker only
+// libarchive (with the libraries each pulls in, ~40 for curl), so neither holds pages of the
+// other's while it waits for the next pull.
+enum class PullLibrary { curl = 1, archive = 2, both = 3 };
+
+// Loads the libraries asked for (and runs curl_global_init) on the first call that asks for them;
+// later calls return the same tables, whose other half is null until loaded. Thread-safe. A
+// failure (a library missing) is returned, and the next call tries again.
+Result<const PullLibraries*> pull_libraries(PullLibrary which = PullLibrary::both);
 
 }  // namespace berth

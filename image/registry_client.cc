@@ -251,7 +251,7 @@ Result<RegistryClient::Response> RegistryClient::request(Endpoint& ep, const std
                                                          const std::vector<std::string>& headers,
                                                          const std::function<Status(const char*, size_t)>* sink,
                                                          const BodyStart* body_start) {
-  auto libs = pull_libraries();
+  auto libs = pull_libraries(PullLibrary::curl);
   if (!libs.ok()) return libs.status();
   const CurlLibrary& api = (*libs)->curl;
   bool answered_challenge = false;
@@ -391,7 +391,7 @@ Status RegistryClient::authorize(Endpoint& ep, const std::string& challenge) {
   std::string scope = params.count("scope") ? params["scope"] : "repository:" + ref_.repository + ":pull";
   std::string form = "service=" + url_escape(params["service"]) + "&scope=" + url_escape(scope);
 
-  auto libs = pull_libraries();
+  auto libs = pull_libraries(PullLibrary::curl);
   if (!libs.ok()) return libs.status();
   const CurlLibrary& api = (*libs)->curl;
   std::string body;

@@ -6,7 +6,7 @@
 namespace berth {
 
 Result<std::shared_ptr<RegistryConnections>> RegistryConnections::make() {
-  auto libs = pull_libraries();
+  auto libs = pull_libraries(PullLibrary::curl);
   if (!libs.ok()) return libs.status();
   const CurlLibrary& api = (*libs)->curl;
   std::shared_ptr<RegistryConnections> c(new RegistryConnections());
@@ -26,7 +26,7 @@ Result<std::shared_ptr<RegistryConnections>> RegistryConnections::make() {
 RegistryConnections::~RegistryConnections() {
   // Every easy handle that used the share was cleaned up by now (each request's own).
   if (!share_) return;
-  if (auto libs = pull_libraries(); libs.ok()) (*libs)->curl.share_cleanup(share_);
+  if (auto libs = pull_libraries(PullLibrary::curl); libs.ok()) (*libs)->curl.share_cleanup(share_);
 }
 
 void RegistryConnections::remember_plain_http(const std::string& host) {

@@ -53,6 +53,9 @@ int refuse(std::string& buffer, const Status& why) {
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != helper) _exit(1);  // until the ids change
   int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   if (devnull < 0 || ::dup2(devnull, kConnection) < 0) _exit(1);
+  // libcurl alone, loaded before the confinement (see main).
+  if (auto libs = berth::pull_libraries(berth::PullLibrary::curl); !libs.ok())
+    _exit(berth::pull_fetch::refuse_requests(channel, libs.status()));
   if (Status s = berth::confine_fetcher(); !s.ok())
     _exit(berth::pull_fetch::refuse_requests(channel, Status(s.code(), "berth-pull fetcher: " + s.message())));
   _exit(berth::pull_fetch::serve_fetcher(channel, hello.registry));
@@ -74,10 +77,9 @@ int main() {
     spdlog::error("{}", hello.status().message());
     return 1;
   }
-  // Loaded before the confinement: the libraries' constructors and curl's global init run
-  // unconfined by nothing they need, and no registry byte has been read yet.
-  auto libs = berth::pull_libraries();
-  if (!libs.ok()) return refuse(buffer, libs.status());
+  // Each process loads its library before its confinement: the libraries' constructors and
+  // curl's global init run unconfined by nothing they need, and no registry byte has been read
+  // yet. The fetcher maps libcurl alone, the unpacker libarchive alone.
   for (auto& [host, settings] : hello->registry.hosts)
     if (!settings.ca_file.empty())
       if (auto pem = berth::read_file_bytes(settings.ca_file); pem.ok()) settings.ca_pem = std::move(*pem);
@@ -93,6 +95,7 @@ int main() {
     run_fetcher(theirs.get(), *hello, helper);
   }
   theirs.reset();
+  if (auto libs = berth::pull_libraries(berth::PullLibrary::archive); !libs.ok()) return refuse(buffer, libs.status());
   if (Status s = berth::confine_unpacker(); !s.ok()) return refuse(buffer, s);
   std::atomic<uint64_t> received{0};
   auto store = berth::BlobStore::attach(hello->store, "p" + std::to_string(helper));

@@ -199,6 +199,12 @@ TEST_F(PullHelper, TheFetcherHoldsNoCapabilityAndTheUnpackerNoNetwork) {
   EXPECT_NE(ns(fetcher, "mnt"), ns(::getpid(), "mnt"));
   EXPECT_EQ(ns(fetcher, "net"), ns(::getpid(), "net")) << "the fetcher is the one that reaches registries";
   EXPECT_NE(ns(helper, "net"), ns(::getpid(), "net")) << "the unpacker reaches none";
+  // Each maps only its own library: what waits idle between pulls holds nothing of the other's.
+  auto maps = [](pid_t pid) { return read_file("/proc/" + std::to_string(pid) + "/maps"); };
+  EXPECT_NE(maps(fetcher).find("libcurl"), std::string::npos);
+  EXPECT_EQ(maps(fetcher).find("libarchive"), std::string::npos);
+  EXPECT_NE(maps(helper).find("libarchive"), std::string::npos);
+  EXPECT_EQ(maps(helper).find("libcurl"), std::string::npos);
   EXPECT_EQ(status_field(helper, "CapEff"), "000000008820001b");
   (void)http_get(port, "/_release");
   grpc::Status s = pull.get();
