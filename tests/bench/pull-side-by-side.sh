@@ -10,6 +10,8 @@
 #      over the image's size;
 #   4. the runtime's RSS after all that (with the image stored), and for berth its pull helpers'.
 # Usage: tests/bench/pull-side-by-side.sh <build dir> [runs (20)] [MiB (300); 0: only the small image]
+# BERTH_TOML, when set, is a line added to berthd's configuration (image_pull_helper_idle_seconds = 0
+# measures pulls with a helper started for each, as before berth kept them).
 set -euo pipefail
 build=$(cd "${1:?build dir}" && pwd)
 runs=${2:-20}
@@ -45,7 +47,7 @@ fi
 served() { curl -s "http://$1/_stats" | python3 -c 'import json, sys; print(sum(json.load(sys.stdin)["served"].values()))'; }
 
 bench_network
-bench_berthd "$build"
+bench_berthd "$build" ${BERTH_TOML:+"$BERTH_TOML"}
 ctd_extra_http_hosts="${front[containerd]:-}"
 ctd_start "$registry/test/pause:v1"
 declare -A pid_of=([berth]=$berthd [containerd]=$ctd_pid)
