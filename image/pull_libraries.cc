@@ -2,7 +2,8 @@
 // builds them against (OpenSSL, gnutls, krb5, ldap, ssh2, rtmp, libxml2, icu...) they were ~40
 // shared libraries and ~6 MiB of berthd's idle RSS, for code that only runs during a pull. Once
 // loaded they stay (OpenSSL pins itself; curl's resolver threads may outlive a transfer). The
-// sonames match the headers berth compiles against (Debian 12: libcurl4, libarchive13).
+// sonames match the headers berth compiles against (Debian 12: libcurl4, libarchive13, and
+// libdeflate0, which is optional: layers inflate faster with it).
 #include "pull_libraries.h"
 
 #include <mutex>
@@ -16,6 +17,7 @@ namespace {
 
 constexpr const char* kCurlSoname = "libcurl.so.4";
 constexpr const char* kArchiveSoname = "libarchive.so.13";
+constexpr const char* kDeflateSoname = "libdeflate.so.0";
 static_assert(LIBCURL_VERSION_MAJOR == 7 || LIBCURL_VERSION_MAJOR == 8, "libcurl.so.4 is curl 7 and 8");
 static_assert(ARCHIVE_VERSION_NUMBER >= 3000000 && ARCHIVE_VERSION_NUMBER < 4000000,
               "libarchive.so.13 is libarchive 3");
@@ -49,6 +51,7 @@ std::string load_archive(ArchiveLibrary& a) {
   b.bind(a.read_support_format_tar, "archive_read_support_format_tar");
   b.bind(a.read_support_format_gnutar, "archive_read_support_format_gnutar");
   b.bind(a.read_open_filename, "archive_read_open_filename");
+  b.bind(a.read_open_memory, "archive_read_open_memory");
   b.bind(a.read_next_header, "archive_read_next_header");
   b.bind(a.read_data_block, "archive_read_data_block");
   b.bind(a.write_disk_new, "archive_write_disk_new");
@@ -69,6 +72,16 @@ std::string load_archive(ArchiveLibrary& a) {
   return b.finish();
 }
 
+// Optional: a node without libdeflate0 unpacks every layer through libarchive's zlib.
+void load_deflate(DeflateLibrary& d) {
+  SharedLibrary b(kDeflateSoname);
+  DeflateLibrary found;
+  b.bind(found.alloc_decompressor, "libdeflate_alloc_decompressor");
+  b.bind(found.gzip_decompress_ex, "libdeflate_gzip_decompress_ex");
+  b.bind(found.free_decompressor, "libdeflate_free_decompressor");
+  if (b.finish().empty()) d = found;
+}
+
 }  // namespace
 
 Result<const PullLibraries*> pull_libraries(PullLibrary which) {
@@ -85,6 +98,7 @@ Result<const PullLibraries*> pull_libraries(PullLibrary which) {
   if (want_archive && !archive_loaded) {
     if (std::string e = load_archive(libs.archive); !e.empty())
       return failed_precondition("image pulls need libarchive: " + e);
+    load_deflate(libs.deflate);
     archive_loaded = true;
   }
   return &libs;

@@ -6,12 +6,13 @@ set(BERTH_FUZZ_HARNESSES
   image_reference manifest www_authenticate
   cni_result config records
   monitor_protocol exit_record cri_log
-  cgroup_files cdi pull_worker exec_request traceparent registry_auth image_signature)
+  cgroup_files cdi pull_worker exec_request traceparent registry_auth image_signature layer_unpack)
 
 # A tree that builds everything (the default build, the ASan tree that also builds the fuzzers)
 # links the harnesses to the libraries it builds anyway. A fuzz-only tree (scripts/fuzz's own)
 # compiles just the parsers they reach: everything it compiles is instrumented, and the registry
-# client, store, unpacker, managers and gRPC server hold no parser a harness reaches.
+# client, store, managers and gRPC server hold no parser a harness reaches (the unpacker does:
+# layer paths, whiteouts, the gzip trailer).
 if(BERTH_FUZZ AND NOT BERTH_SANITIZE)
   set(berth_fuzz_lean TRUE)
 else()
@@ -23,7 +24,8 @@ if(berth_fuzz_lean AND NOT TARGET berth_fuzz_image_parsers)
   set(image ${PROJECT_SOURCE_DIR}/image)
   add_library(berth_fuzz_image_parsers STATIC ${image}/image_reference.cc ${image}/bearer_realm.cc
               ${image}/manifest.cc ${image}/registry_error.cc ${image}/image_index.cc ${image}/sha256.cc ${image}/pull_libraries.cc ${image}/pull_worker_protocol.cc
-              ${image}/node_credentials.cc ${image}/base64_bytes.cc ${image}/signature_policy.cc)
+              ${image}/node_credentials.cc ${image}/base64_bytes.cc ${image}/signature_policy.cc
+              ${image}/layer_unpack.cc)
   target_include_directories(berth_fuzz_image_parsers PUBLIC ${image}/include ${image})
   target_link_libraries(berth_fuzz_image_parsers PUBLIC berth_status berth_posix berth_json berth_nettle berth_hogweed berth_log
                         nlohmann_json::nlohmann_json Threads::Threads ${CMAKE_DL_LIBS})
@@ -36,12 +38,15 @@ function(berth_fuzz_harness target name)
   if(name MATCHES "^(spdy_frame|spdy_headers|spdy_session|websocket|http_upgrade)$")
     target_include_directories(${target} PRIVATE ${src}/streaming)
     target_link_libraries(${target} PRIVATE berth_streaming berth_posix Boost::system berth_log Threads::Threads)
-  elseif(name MATCHES "^(image_reference|manifest|www_authenticate|pull_worker|registry_auth|image_signature)$")
+  elseif(name MATCHES "^(image_reference|manifest|www_authenticate|pull_worker|registry_auth|image_signature|layer_unpack)$")
     if(berth_fuzz_lean)
       target_link_libraries(${target} PRIVATE berth_fuzz_image_parsers)
     else()
       target_include_directories(${target} PRIVATE ${src}/image)
       target_link_libraries(${target} PRIVATE berth_image)
+    endif()
+    if(name STREQUAL "layer_unpack")
+      target_link_libraries(${target} PRIVATE ZLIB::ZLIB)  # the harness gzips its inputs
     endif()
   elseif(name STREQUAL "cni_result")
     target_link_libraries(${target} PRIVATE berth_network berth_checkpoint berth_posix berth_log

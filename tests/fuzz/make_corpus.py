@@ -4,11 +4,13 @@
 # are committed; rerun this after changing a harness's input layout. Regression seeds
 # (regression-*) are found inputs and are left alone.
 import hashlib
+import io
 import json
 import os
 import re
 import struct
 import sys
+import tarfile
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -520,6 +522,35 @@ def image_signature():
     write("image_signature", "signed", b"\x03" + payload.encode() + b"0E\x02\x21\x00" + b"\x11" * 32 + b"\x02\x20" + b"\x22" * 32)
 
 
+def layer_unpack():
+    # fuzz_layer_unpack: a mode byte (0 the blob as it is, 1 gzipped in one member, 2 in two), then a tar.
+    def tar(entries):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+            for name, kind, data, link in entries:
+                info = tarfile.TarInfo(name)
+                info.type = kind
+                info.linkname = link
+                info.size = len(data) if data else 0
+                info.mode = 0o755 if kind == tarfile.DIRTYPE else 0o644
+                t.addfile(info, io.BytesIO(data) if data else None)
+        return buf.getvalue()
+    files = tar([("etc", tarfile.DIRTYPE, None, ""), ("etc/passwd", tarfile.REGTYPE, b"root:x:0:0::/:/bin/sh\n", ""),
+                 ("bin", tarfile.DIRTYPE, None, ""), ("bin/sh", tarfile.SYMTYPE, None, "busybox"),
+                 ("bin/busybox", tarfile.REGTYPE, b"\x7fELF" + b"\0" * 64, ""),
+                 ("bin/ls", tarfile.LNKTYPE, None, "bin/busybox")])
+    whiteouts = tar([("etc", tarfile.DIRTYPE, None, ""), ("etc/.wh.passwd", tarfile.REGTYPE, b"", ""),
+                     ("var/.wh..wh..opq", tarfile.REGTYPE, b"", "")])
+    escapes = tar([("x", tarfile.SYMTYPE, None, "../outside"), ("x/f", tarfile.REGTYPE, b"no", ""),
+                   ("../outside/g", tarfile.REGTYPE, b"no", ""), ("h", tarfile.LNKTYPE, None, "../outside/g"),
+                   ("abs", tarfile.SYMTYPE, None, "/outside"), ("abs/i", tarfile.REGTYPE, b"no", "")])
+    for mode in (0, 1, 2):
+        write("layer_unpack", f"files_{mode}", bytes([mode]) + files)
+    write("layer_unpack", "whiteouts", b"\x01" + whiteouts)
+    write("layer_unpack", "escapes", b"\x01" + escapes)
+    write("layer_unpack", "escapes_streamed", b"\x02" + escapes)
+
+
 def main():
     spdy()
     ws()
@@ -535,6 +566,7 @@ def main():
     traceparent()
     registry_auth()
     image_signature()
+    layer_unpack()
 
 
 if __name__ == "__main__":
