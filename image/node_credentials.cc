@@ -43,8 +43,15 @@ bool valid_helper_name(const std::string& name) {
 
 std::string auth_file_key(const std::string& key) {
   std::string k = key;
-  for (const char* scheme : {"https://", "http://"})
-    if (k.rfind(scheme, 0) == 0) k = k.substr(std::string(scheme).size());
+  // Every scheme in front, however many ("https://http://h" is "h"), for the same reason as below.
+  for (bool again = true; again;) {
+    again = false;
+    for (const std::string scheme : {"https://", "http://"})
+      if (k.rfind(scheme, 0) == 0) {
+        k.erase(0, scheme.size());
+        again = true;
+      }
+  }
   // Trailing slashes and docker's API suffixes, until none is left (so that a key normalised once
   // is normalised: "h/v2//" is "h", not "h/v2").
   for (bool again = true; again;) {
