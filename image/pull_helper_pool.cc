@@ -6,7 +6,6 @@
 // threads end with the pull, while the helper is meant to serve the next one.
 #include "pull_helper_pool.h"
 
-#include <poll.h>
 #include <sys/stat.h>
 
 #include <condition_variable>
@@ -37,12 +36,6 @@ std::string pool_key(const std::string& store, const RegistryOptions& registry, 
              std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec);
   }
   return key;
-}
-
-// An idle helper says nothing: a readable or hung-up socket is one that ended.
-bool went_away(int fd) {
-  pollfd p{fd, POLLIN | POLLRDHUP, 0};
-  return ::poll(&p, 1, 0) != 0;
 }
 
 }  // namespace
@@ -206,7 +199,7 @@ Result<std::unique_ptr<PullSteps>> PullHelperPool::acquire(std::shared_ptr<const
   const std::string reference = ref.string();
   // An idle helper that cannot begin (it went while idle) is let go and the next one tried.
   while (auto w = state_->take(key)) {
-    if (went_away(w->sock_fd())) continue;
+    if (w->went_away()) continue;
     if (Status s = w->begin(reference, creds, on_bytes, stop); s.ok())
       return std::unique_ptr<PullSteps>(std::make_unique<PooledSteps>(state_, key, std::move(w)));
     if (stop)
@@ -226,11 +219,6 @@ size_t PullHelperPool::end_idle() {
   }
   state_->cv.notify_all();
   return idle.size();  // each helper's connection closed, and reaped, as `idle` goes
-}
-
-size_t PullHelperPool::idle_count() const {
-  MutexLock lock(state_->mu);
-  return state_->idle.size();
 }
 
 }  // namespace berth

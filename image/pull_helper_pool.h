@@ -45,8 +45,6 @@ class PullHelperPool {
                                              const RegistryCredentials& creds, std::function<void(size_t)> on_bytes,
                                              PullStopCheck stop);
 
-  // Helpers idle now (for tests and metrics).
-  size_t idle_count() const;
   // Ends every idle helper now; returns how many.
   size_t end_idle();
 

@@ -77,6 +77,12 @@ Status PullWorker::begin(const std::string& reference, const RegistryCredentials
   return r->status;
 }
 
+bool PullWorker::went_away() const {
+  if (reaped_) return true;
+  pollfd p{sock_.get(), POLLIN | POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) != 0;
+}
+
 Status PullWorker::end_pull() {
   on_bytes_ = nullptr;
   // Its steps are done, so the answer is immediate; a helper that does not give it is ended.

@@ -42,7 +42,8 @@ class PullWorker final : public PullSteps {
   Status unpack(const std::string& blob_path, const std::string& dest, const std::string& what) override;
 
   pid_t pid() const { return pid_; }
-  int sock_fd() const { return sock_.get(); }
+  // Between pulls a helper says nothing: a readable or hung-up connection is one that ended.
+  bool went_away() const;
 
  private:
   PullWorker(pid_t pid, UniqueFd sock, std::string store);
