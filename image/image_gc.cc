@@ -74,16 +74,16 @@ std::set<std::string> ImageManager::Impl::kept_for_retry_locked() {
   std::vector<Candidate> candidates;
   const auto now = std::chrono::steady_clock::now();
   for (auto it = failed_pull_digests.begin(); it != failed_pull_digests.end();) {
-    if (now - it->second >= opt.keep_for_retry) {
+    if (now - it->second.failed >= opt.keep_for_retry) {
       it = failed_pull_digests.erase(it);
       continue;
     }
-    uint64_t bytes = 0;
+    uint64_t bytes = it->second.snapshot_bytes;
     for (const std::string& path : {blobs->path(it->first), blobs->partial_path(it->first)}) {
       struct stat st {};
       if (::stat(path.c_str(), &st) == 0) bytes += static_cast<uint64_t>(st.st_size);
     }
-    candidates.push_back({it->first, bytes, it->second});
+    candidates.push_back({it->first, bytes, it->second.failed});
     ++it;
   }
   std::sort(candidates.begin(), candidates.end(),
@@ -102,6 +102,62 @@ std::set<std::string> ImageManager::Impl::kept_for_retry_locked() {
 }
 
 bool ImageManager::Impl::holds_for_retry_locked() const { return !failed_pull_digests.empty(); }
+
+void ImageManager::Impl::keep_for_retry(const std::vector<std::string>& digests) {
+  std::vector<std::pair<std::string, uint64_t>> measured;
+  for (const auto& d : digests) {
+    auto u = measure_disk_usage(snapshot_dir(d));  // NOT_FOUND for a blob that is no layer
+    measured.emplace_back(d, u.ok() ? u->bytes : 0);
+  }
+  const auto now = std::chrono::steady_clock::now();
+  MutexLock lock(mu);
+  for (const auto& [d, bytes] : measured) failed_pull_digests[d] = {now, bytes};
+  wake_retry_expiry_locked();
+}
+
+void ImageManager::Impl::wake_retry_expiry_locked() {
+  if (failed_pull_digests.empty() || stopping) return;
+  if (!retry_expiry.joinable()) {
+    try {
+      retry_expiry = std::thread([this] { run_retry_expiry(); });
+    } catch (const std::system_error& e) {
+      // The next removal or pull collects what expired instead.
+      spdlog::warn("images: cannot start the thread that expires what failed pulls kept: {}", e.what());
+    }
+    return;
+  }
+  retry_expiry_cv.notify_all();
+}
+
+void ImageManager::Impl::run_retry_expiry() {
+  MutexLock lock(mu);
+  while (!stopping) {
+    if (failed_pull_digests.empty()) {
+      retry_expiry_cv.wait(lock.native());
+      continue;
+    }
+    auto oldest = std::min_element(failed_pull_digests.begin(), failed_pull_digests.end(),
+                                   [](const auto& a, const auto& b) { return a.second.failed < b.second.failed; });
+    const auto due = oldest->second.failed + opt.keep_for_retry;
+    if (std::chrono::steady_clock::now() < due) {
+      retry_expiry_cv.wait_until(lock.native(), due);
+      continue;
+    }
+    std::vector<std::string> trash = collect_garbage_locked();  // forgets what expired
+    lock.unlock();
+    empty_trash(trash);
+    lock.lock();
+  }
+}
+
+ImageManager::Impl::~Impl() {
+  {
+    MutexLock lock(mu);
+    stopping = true;
+  }
+  retry_expiry_cv.notify_all();
+  if (retry_expiry.joinable()) retry_expiry.join();
+}
 
 void ImageManager::Impl::empty_trash(const std::vector<std::string>& paths) const {
   for (const auto& p : paths)

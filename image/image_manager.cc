@@ -65,7 +65,7 @@ Result<std::unique_ptr<ImageManager>> ImageManager::open(ImageManagerOptions opt
     const int64_t wall_s =
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     for (const auto& p : impl->blobs->partials())
-      impl->failed_pull_digests[p.digest] = steady - std::chrono::seconds(std::max<int64_t>(0, wall_s - p.mtime_s));
+      impl->failed_pull_digests[p.digest] = {steady - std::chrono::seconds(std::max<int64_t>(0, wall_s - p.mtime_s))};
   }
   // Both trees can be large already: their first walk is the refresh thread's, not that of
   // kubelet's first ImageFsInfo.
@@ -196,6 +196,7 @@ Status ImageManager::finish_recovery_locked(std::vector<std::string>* trash) {
   Status s = erased ? impl_->index.save() : ok_status();
   // Always: blobs and snapshots of a pull a crash cut short belong to no image.
   *trash = impl_->collect_garbage_locked();
+  impl_->wake_retry_expiry_locked();  // partial downloads from before the restart
   return s.context("image store recovery");
 }
 

@@ -239,20 +239,21 @@ Result<ImageRecord> ImageManager::Impl::pull_and_record(const ImageReference& re
     r = internal_error("pull " + ref.string() + ": " + e.what());
   }
   std::vector<std::string> trash;
+  // What it fetched stays for the retry (kubelet's back-off) when the registry, the link or the
+  // caller failed it; not when its bytes were wrong or the disk full. Measured before the lease
+  // ends, which keeps it from collection meanwhile.
+  const Code failed_with = r.ok() ? Code::ok : r.status().code();
+  const bool retry = (failed_with == Code::unavailable || failed_with == Code::deadline_exceeded ||
+                      failed_with == Code::cancelled) &&
+                     opt.keep_for_retry.count() > 0;
+  if (retry) keep_for_retry(lease.digests());
   {
     MutexLock lock(mu);
     if (!r.ok()) {
-      // What it fetched stays for the retry (kubelet's back-off) when the registry, the link or the
-      // caller failed it; not when its bytes were wrong or the disk full.
-      const Code c = r.status().code();
-      const bool retry = c == Code::unavailable || c == Code::deadline_exceeded || c == Code::cancelled;
-      auto now = std::chrono::steady_clock::now();
-      for (const auto& d : lease.digests()) {
-        if (retry && opt.keep_for_retry.count() > 0)
-          failed_pull_digests[d] = now;
-        else if (auto it = leased.find(d); it != leased.end() && it->second == 1 && !failed_pull_digests.count(d))
-          ::unlink(blobs->partial_path(d).c_str());  // no other pull is writing it
-      }
+      if (!retry)
+        for (const auto& d : lease.digests())
+          if (auto it = leased.find(d); it != leased.end() && it->second == 1 && !failed_pull_digests.count(d))
+            ::unlink(blobs->partial_path(d).c_str());  // no other pull is writing it
       lease.end_locked(*this);
       trash = collect_garbage_locked();
     } else if (holds_for_retry_locked() || lease.collect_after) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <future>
 #include <map>
@@ -15,6 +16,7 @@
 #include <semaphore>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "berth/image_manager.h"
@@ -57,11 +59,18 @@ struct ImageManager::Impl {
   std::set<std::string> unrecovered BERTH_GUARDED_BY(mu);
   // Digests a failed pull had fetched or unpacked, and when it failed (for a partial download found
   // at open: when it was last written): spared by garbage collection within opt.keep_for_retry and
-  // opt.keep_for_retry_bytes (kept_for_retry_locked).
-  std::map<std::string, std::chrono::steady_clock::time_point> failed_pull_digests BERTH_GUARDED_BY(mu);
+  // opt.keep_for_retry_bytes (kept_for_retry_locked), then collected by retry_expiry.
+  struct KeptForRetry {
+    std::chrono::steady_clock::time_point failed;
+    uint64_t snapshot_bytes = 0;  // its unpacked layer's, measured when the pull failed
+  };
+  std::map<std::string, KeptForRetry> failed_pull_digests BERTH_GUARDED_BY(mu);
   std::counting_semaphore<64> fetch_slots;
   std::atomic<uint64_t> trash_serial{0};
   std::unique_ptr<PullHelperPool> helpers;  // when opt.pull_helper is set
+  std::condition_variable retry_expiry_cv;
+  bool stopping BERTH_GUARDED_BY(mu) = false;
+  std::thread retry_expiry;  // started by the first thing kept for a retry; joined by ~Impl
 
   // The registry settings pulls start with (opt.registry until set_registry_hosts replaces them at a
   // config reload); a running pull keeps the ones it started with.
@@ -77,6 +86,9 @@ struct ImageManager::Impl {
       helpers = std::make_unique<PullHelperPool>(
           PullHelperPool::Options{.binary = opt.pull_helper, .store = opt.dir, .idle = opt.pull_helper_idle});
   }
+  ~Impl();
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
   std::shared_ptr<const RegistryOptions> registry() const {
     MutexLock lock(registry_mu);
     return registry_now;
@@ -121,6 +133,11 @@ struct ImageManager::Impl {
   bool holds_for_retry_locked() const BERTH_REQUIRES(mu);
   // Without mu: deletes what collect_garbage_locked moved aside.
   void empty_trash(const std::vector<std::string>& paths) const;
+  // Records what a failed pull keeps for a retry (its snapshots measured now, without mu) and has
+  // retry_expiry collect it when its time is up, whether or not anything else happens meanwhile.
+  void keep_for_retry(const std::vector<std::string>& digests);
+  void wake_retry_expiry_locked() BERTH_REQUIRES(mu);
+  void run_retry_expiry();
   Status pin_locked(const std::string& id) BERTH_REQUIRES(mu);
   void hold_locked(const std::string& image_id) BERTH_REQUIRES(mu);
 };

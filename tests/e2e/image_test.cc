@@ -953,23 +953,27 @@ TEST_P(ResumedPulls, ARetryAfterACutAt60PercentFetchesOnlyTheRest) {
   for (const auto& l : big["layers"]) EXPECT_TRUE(fs::exists(snapshot(d, l))) << l;
 }
 
-// What a failed pull keeps is bounded: by bytes (the newest first) and by time, after which the
-// next collection takes it (here: the one a later pull makes while something is kept).
+// What a failed pull keeps is bounded: by bytes (the newest first; a layer's blob, its unpacked
+// tree and its partial download count together) and by time, after which it goes without anything
+// else happening. The big image's first layer is busybox's (about 1 MiB, 2 MiB unpacked), the cut
+// one has 4.8 MiB when it fails.
 TEST_F(Images, WhatAFailedPullKeepsIsBoundedInBytesAndTime) {
   RegistryProcess reg;
   json big = json::parse(push_test_images(reg.url(), {"--only", "big", "--big", "32"}))["big"];
+  const std::string base_layer = big["layers"][0];
   const std::string cut_layer = big["layers"][1];
   const std::string config = big["config"];
-  for (bool by_bytes : {true, false}) {
-    SCOPED_TRACE(by_bytes ? "4 MiB at most" : "2 seconds at most");
+  for (const char* budget : {"image_pull_keep_for_retry_mib = 4", "image_pull_keep_for_retry_mib = 2",
+                             "image_pull_keep_for_retry_seconds = 2"}) {
+    SCOPED_TRACE(budget);
+    const bool by_time = std::string(budget).find("seconds") != std::string::npos;
     int port = free_loopback_port();
     ScriptServer proxy("token-proxy.py",
                        {std::to_string(port), reg.url(), "-", "-", "--cut-blobs-at", "0.6", "--cuts", "2",
                         "--cut-min-size", "4000000"},
                        port);
     DaemonOptions o;
-    o.config_toml = std::string("max_parallel_layer_fetches = 1\n") +
-                    (by_bytes ? "image_pull_keep_for_retry_mib = 4\n" : "image_pull_keep_for_retry_seconds = 2\n");
+    o.config_toml = std::string("max_parallel_layer_fetches = 1\n") + budget + "\n";
     DaemonProcess d(o);
     ASSERT_TRUE(d.start()) << d.log();
     v1::PullImageResponse resp;
@@ -977,21 +981,26 @@ TEST_F(Images, WhatAFailedPullKeepsIsBoundedInBytesAndTime) {
               grpc::StatusCode::UNAVAILABLE);
     const std::string partial = d.root() + "/images/partial/" + cut_layer.substr(7);
     const std::string config_blob = d.root() + "/images/blobs/sha256/" + config.substr(7);
-    if (by_bytes) {
-      EXPECT_FALSE(fs::exists(partial)) << "5 MiB of a cut layer is over the budget";
+    const std::string base_blob = d.root() + "/images/blobs/sha256/" + base_layer.substr(7);
+    const uint64_t base_blob_size = fs::exists(base_blob) ? fs::file_size(base_blob) : 0;
+    if (!by_time) {
+      EXPECT_FALSE(fs::exists(partial)) << "4.8 MiB of a cut layer is over the budget";
       EXPECT_TRUE(fs::exists(config_blob)) << "the small blobs fit";
+      if (std::string(budget).find("= 4") != std::string::npos) {
+        EXPECT_TRUE(fs::exists(base_blob)) << "the first layer fits, unpacked too";
+        EXPECT_TRUE(fs::exists(snapshot(d, base_layer)));
+      } else {
+        EXPECT_FALSE(fs::exists(base_blob)) << "its blob alone would fit; with its unpacked tree it does not";
+        EXPECT_FALSE(fs::exists(snapshot(d, base_layer)));
+      }
       continue;
     }
     EXPECT_TRUE(fs::exists(partial));
-    // Each pull that ends while something is kept collects what has expired.
-    EXPECT_TRUE(eventually(
-        [&] {
-          pull_ok(d, ref("test/busybox:latest"));
-          return !fs::exists(partial);
-        },
-        std::chrono::seconds(15)))
-        << "expired";
+    EXPECT_TRUE(fs::exists(snapshot(d, base_layer)));
+    EXPECT_LT(base_blob_size, 2u << 20) << "the 2 MiB case above needs its blob to fit alone";
+    EXPECT_TRUE(eventually([&] { return !fs::exists(partial); }, std::chrono::seconds(15))) << "expired";
     EXPECT_FALSE(fs::exists(config_blob)) << "expired";
+    EXPECT_FALSE(fs::exists(snapshot(d, base_layer))) << "expired";
     EXPECT_EQ(count_files(d.root() + "/images/partial"), 0u);
   }
 }
