@@ -102,7 +102,7 @@ Status BlobStore::Writer::restart() {
   if (::ftruncate(fd_.get(), 0) != 0 || ::lseek(fd_.get(), 0, SEEK_SET) != 0)
     return errno_status(errno, "restart blob " + digest_ + " at " + temp_);
   hash_ = std::make_unique<Sha256>();
-  written_ = resumed_from_ = 0;
+  written_ = resumed_from_ = written_back_ = 0;
   return ok_status();
 }
 
@@ -124,6 +124,16 @@ Status BlobStore::Writer::write(const void* data, size_t len) {
   }
   hash_->update(data, len);
   written_ += len;
+  // Write-behind: the disk takes the blob while the rest of it arrives, so commit's fsync waits for
+  // the last stretch and the journal, not the whole blob (a 1 MiB layer's fsync took 4-6 ms).
+  // Only a hint: sync_file_range starts writeback without waiting for it; failures are ignored
+  // since commit's fsync is what answers for the bytes.
+  constexpr uint64_t kWriteBehind = 256 << 10;
+  if (written_ - written_back_ >= kWriteBehind) {
+    ::sync_file_range(fd_.get(), static_cast<off_t>(written_back_), static_cast<off_t>(written_ - written_back_),
+                      SYNC_FILE_RANGE_WRITE);
+    written_back_ = written_;
+  }
   return ok_status();
 }
 
@@ -169,7 +179,7 @@ std::unique_ptr<BlobStore::Writer> BlobStore::resume_partial(const std::string& 
   if (::ftruncate(w->fd_.get(), static_cast<off_t>(at)) != 0 ||
       ::lseek(w->fd_.get(), static_cast<off_t>(at), SEEK_SET) < 0)
     return nullptr;
-  w->written_ = w->resumed_from_ = at;
+  w->written_ = w->resumed_from_ = w->written_back_ = at;
   w->keep_on_failure_ = true;
   // Its age is that of its last byte: garbage collection keeps recent ones.
   ::futimens(w->fd_.get(), nullptr);

@@ -55,6 +55,7 @@ class BlobStore {
     int64_t expected_size_;
     uint64_t written_ = 0;
     uint64_t resumed_from_ = 0;
+    uint64_t written_back_ = 0;  // where the last write-behind (sync_file_range) ended
     std::unique_ptr<Sha256> hash_;
     bool done_ = false;
     // A partial download kept when the write fails, unless its bytes were found wrong.
