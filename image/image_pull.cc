@@ -19,6 +19,7 @@
 #include "berth/mutex.h"
 #include "image_store_state.h"
 #include "pull_libraries.h"
+#include "pull_worker_protocol.h"
 #include "registry_credentials.h"
 
 namespace berth {
@@ -316,14 +317,20 @@ Result<ImageRecord> ImageManager::Impl::do_pull(const ImageReference& ref, const
   if (top->digest != image_manifest.digest)
     if (Status s = blobs->put(top->digest, top->body); !s.ok()) return s.context(what);
 
+  // The config is small and asked for after the layers, so a helper fetches it beside them rather
+  // than each waiting for the registry's answer in turn (containerd fetches an image's blobs
+  // concurrently too). An image whose config does not read is still refused whole: nothing is
+  // recorded, and what its pull fetched is collected.
+  if (parsed->config.size >= 0 && parsed->config.size <= pull_protocol::kMaxPrefetchBytes &&
+      !blobs->has(parsed->config.digest))
+    client.prefetch(parsed->config);
+  if (Status s = fetch_layers(client, ref, creds, parsed->layers, stop); !s.ok()) return s.context(what);
+
   if (Status s = fetch_blob(client, parsed->config, "config " + parsed->config.digest); !s.ok()) return s.context(what);
   auto config = blobs->read(parsed->config.digest, kMaxConfigBytes);
   if (!config.ok()) return config.status().context(what);
-  // Checked before any layer is fetched: an image whose config does not read is refused whole.
   auto summary = summarise_image_config(*config);
   if (!summary.ok()) return summary.status().context("config " + parsed->config.digest).context(what);
-
-  if (Status s = fetch_layers(client, ref, creds, parsed->layers, stop); !s.ok()) return s.context(what);
 
   ImageRecord r;
   r.id = parsed->config.digest;

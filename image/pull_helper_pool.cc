@@ -160,6 +160,7 @@ class PooledSteps final : public PullSteps {
     return worker_->get_manifest(tag_or_digest);
   }
   Status fetch_blob(const Descriptor& d, const std::string& what) override { return worker_->fetch_blob(d, what); }
+  void prefetch(const Descriptor& d) override { worker_->prefetch(d); }
   Status unpack(const std::string& blob_path, const std::string& dest, const std::string& what) override {
     return worker_->unpack(blob_path, dest, what);
   }

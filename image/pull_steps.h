@@ -25,6 +25,10 @@ class PullSteps {
   // Fetches blob `d` into the store, verified (digest and size); a transfer cut midway is
   // restarted once. `what` names it in errors.
   virtual Status fetch_blob(const Descriptor& d, const std::string& what) = 0;
+  // A hint that blob `d` (of at most pull_protocol::kMaxPrefetchBytes) is fetched later in this
+  // pull: a helper starts its download beside the requests in between, so a small blob (the
+  // config) does not wait its turn behind the layers. Nothing to do in process.
+  virtual void prefetch(const Descriptor& d) { (void)d; }
   // Unpacks a stored layer blob into `dest` (exists, empty).
   virtual Status unpack(const std::string& blob_path, const std::string& dest, const std::string& what) = 0;
 };

@@ -200,6 +200,14 @@ Status PullWorker::fetch_blob(const Descriptor& d, const std::string& what) {
   return r->status;
 }
 
+void PullWorker::prefetch(const Descriptor& d) {
+  // Only a hint: a helper that failed it fetches the blob when asked, and one that is gone fails
+  // the next request.
+  auto r = call({.op = proto::Request::Op::prefetch, .digest = d.digest, .size = d.size, .what = "blob " + d.digest},
+                nullptr);
+  if (r.ok() && !r->status.ok()) spdlog::debug("images: prefetch of {}: {}", d.digest, r->status.message());
+}
+
 Status PullWorker::unpack(const std::string& blob_path, const std::string& dest, const std::string& what) {
   auto r = call({.op = proto::Request::Op::unpack, .blob_path = blob_path, .dest = dest, .what = what}, nullptr);
   if (!r.ok()) return r.status().context(what);

@@ -39,6 +39,7 @@ class PullWorker final : public PullSteps {
 
   Result<FetchedManifest> get_manifest(const std::string& tag_or_digest) override;
   Status fetch_blob(const Descriptor& d, const std::string& what) override;
+  void prefetch(const Descriptor& d) override;
   Status unpack(const std::string& blob_path, const std::string& dest, const std::string& what) override;
 
   pid_t pid() const { return pid_; }

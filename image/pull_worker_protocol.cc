@@ -99,6 +99,7 @@ std::string encode_request(const Request& r) {
       j = {{"op", "blob"}, {"digest", r.digest}, {"size", r.size}};
       if (r.offset > 0) j["offset"] = r.offset;
       break;
+    case Request::Op::prefetch: j = {{"op", "prefetch"}, {"digest", r.digest}, {"size", r.size}}; break;
     case Request::Op::unpack: j = {{"op", "unpack"}, {"blob", r.blob_path}, {"dest", r.dest}}; break;
   }
   j["what"] = r.what;
@@ -130,6 +131,12 @@ Result<Request> decode_request(const std::string& payload) {
     r.digest = f.required_string("digest");
     r.size = f.integer<int64_t>("size", -1);
     r.offset = f.integer<uint64_t>("offset", 0);
+  } else if (op == "prefetch") {
+    r.op = Request::Op::prefetch;
+    r.digest = f.required_string("digest");
+    r.size = f.integer<int64_t>("size", -1);
+    if (f.ok() && (r.size < 0 || r.size > kMaxPrefetchBytes))
+      f.fail("size", "a prefetched blob has a known size of at most " + std::to_string(kMaxPrefetchBytes) + " bytes");
   } else if (op == "unpack") {
     r.op = Request::Op::unpack;
     r.blob_path = f.required_string("blob");

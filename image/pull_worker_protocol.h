@@ -21,6 +21,8 @@ namespace berth::pull_protocol {
 
 // A manifest is at most 8 MiB (RegistryClient); a frame has room for it and its envelope.
 constexpr size_t kMaxFrameBytes = 9u << 20;
+// A prefetched blob is held in the fetcher's memory until asked for.
+constexpr int64_t kMaxPrefetchBytes = 1 << 20;
 
 std::string frame(std::string_view payload);
 // Takes the first whole frame off `buffer`; nullopt while it is incomplete. A frame longer than
@@ -35,7 +37,9 @@ std::string encode_hello(const Hello& hello);
 Result<Hello> decode_hello(const std::string& payload);
 
 struct Request {
-  enum class Op { begin, manifest, blob, unpack, end } op = Op::manifest;
+  // prefetch: a hint that `digest` (small: kMaxPrefetchBytes) is asked for soon; the fetcher
+  // starts it beside the next requests, and the blob request for it is answered from memory.
+  enum class Op { begin, manifest, blob, prefetch, unpack, end } op = Op::manifest;
   std::string reference;            // begin: the image reference being pulled
   RegistryCredentials credentials;  // begin
   std::string ref;                  // manifest: tag or digest

@@ -124,6 +124,8 @@ int main() {
     } else if (req->op == proto::Request::Op::blob) {
       berth::Descriptor d{.digest = req->digest, .size = req->size};
       reply.status = steps->fetch_blob(d, req->what);
+    } else if (req->op == proto::Request::Op::prefetch) {
+      steps->prefetch({.digest = req->digest, .size = req->size});
     } else {
       reply.status = steps->unpack(req->blob_path, req->dest, req->what);
     }

@@ -3,6 +3,11 @@
 
 #include <poll.h>
 
+#include <algorithm>
+#include <atomic>
+#include <system_error>
+#include <thread>
+
 #include "berth/image_reference.h"
 
 #include "frame_io.h"
@@ -32,6 +37,41 @@ bool send_reply(int fd, const proto::Reply& reply) {
 }
 
 const Status kFetcherGone(Code::internal, "berth-pull: its fetcher ended");
+
+// One small blob downloaded on a thread of its own beside the requests that follow its prefetch
+// (over another of the share's connections), and held until its blob request takes it.
+class PrefetchedBlob {
+ public:
+  // Throws std::system_error when no thread can be started.
+  PrefetchedBlob(RegistryClient& client, std::string digest, int64_t size) : digest_(std::move(digest)) {
+    thread_ = std::thread([this, &client, size] {
+      status_ = client.get_blob(digest_, [this, size](const char* data, size_t n) {
+        if (bytes_.size() + n > static_cast<uint64_t>(size)) return internal_error("more bytes than its size");
+        bytes_.append(data, n);
+        return ok_status();
+      });
+    });
+  }
+  ~PrefetchedBlob() {
+    if (thread_.joinable()) thread_.join();
+  }
+  PrefetchedBlob(const PrefetchedBlob&) = delete;
+  PrefetchedBlob& operator=(const PrefetchedBlob&) = delete;
+
+  const std::string& digest() const { return digest_; }
+  // Waits for the download: the bytes (verified by the helper, as any blob's), or why there are none.
+  Result<std::string> take() {
+    thread_.join();
+    if (!status_.ok()) return status_;
+    return std::move(bytes_);
+  }
+
+ private:
+  std::string digest_;
+  std::string bytes_;
+  Status status_;
+  std::thread thread_;
+};
 
 class FetcherLink final : public FetchedPullSteps {
  public:
@@ -65,6 +105,10 @@ class FetcherLink final : public FetchedPullSteps {
 
   Status fetch_blob(const Descriptor& d, const std::string& what) override {
     return fetch_blob_resuming(blobs_, d, what, [this, &d](BlobStore::Writer& w) { return stream_into(w, d); });
+  }
+
+  void prefetch(const Descriptor& d) override {
+    (void)call({.op = proto::Request::Op::prefetch, .digest = d.digest, .size = d.size, .what = "blob " + d.digest});
   }
 
   Status unpack(const std::string& blob_path, const std::string& dest, const std::string& what) override {
@@ -130,8 +174,11 @@ class FetcherLink final : public FetchedPullSteps {
 }  // namespace
 
 int serve_fetcher(int fd, const RegistryOptions& registry) {
-  // A transfer under way stops once the helper is gone (its end of the socket hung up).
-  auto helper_gone = [fd]() -> Status {
+  // A transfer under way stops once the helper is gone (its end of the socket hung up), and a
+  // prefetch still under way when its pull ends is abandoned (no other transfer runs then).
+  std::atomic<bool> abandon{false};
+  auto helper_gone = [fd, &abandon]() -> Status {
+    if (abandon) return Status(Code::cancelled, "berth-pull: the pull ended");
     pollfd p{fd, POLLRDHUP, 0};
     if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) return kFetcherGone;
     return ok_status();
@@ -140,6 +187,12 @@ int serve_fetcher(int fd, const RegistryOptions& registry) {
   auto made = RegistryConnections::make();
   std::shared_ptr<RegistryConnections> connections = made.ok() ? *made : nullptr;
   std::unique_ptr<RegistryClient> client;  // the pull begun, with its credentials
+  std::unique_ptr<PrefetchedBlob> prefetched;  // of that pull; ends before its client
+  auto drop_prefetched = [&] {
+    abandon = true;
+    prefetched.reset();
+    abandon = false;
+  };
   const Status kNoPull(Code::internal, "berth-pull: a request of no pull (no begin before it)");
   std::string buffer;
   while (auto payload = proto::read_frame(fd, buffer)) {
@@ -148,6 +201,7 @@ int serve_fetcher(int fd, const RegistryOptions& registry) {
     if (!req.ok()) {
       reply.status = req.status();
     } else if (req->op == proto::Request::Op::begin) {
+      drop_prefetched();
       client.reset();
       auto ref = parse_image_reference(req->reference);
       if (ref.ok())
@@ -156,6 +210,7 @@ int serve_fetcher(int fd, const RegistryOptions& registry) {
       else
         reply.status = ref.status();
     } else if (req->op == proto::Request::Op::end) {
+      drop_prefetched();
       client.reset();
     } else if (!client) {
       reply.status = kNoPull;
@@ -167,11 +222,29 @@ int serve_fetcher(int fd, const RegistryOptions& registry) {
         continue;
       }
       reply.status = m.status();
+    } else if (req->op == proto::Request::Op::prefetch) {
+      drop_prefetched();
+      try {
+        prefetched = std::make_unique<PrefetchedBlob>(*client, req->digest, req->size);
+      } catch (const std::system_error& e) {
+        reply.status = internal_error(std::string("berth-pull: no thread for a prefetch: ") + e.what());
+      }
     } else if (req->op == proto::Request::Op::blob) {
-      reply.status = client->get_blob(
-          req->digest,
-          [fd](const char* data, size_t n) { return send_tagged(fd, 'D', data, n) ? ok_status() : kFetcherGone; },
-          req->offset, [fd] { return send_tagged(fd, 'Z', "", 0) ? ok_status() : kFetcherGone; });
+      // A prefetch that failed leaves the blob to be fetched as it would have been without one.
+      Result<std::string> early = Status(Code::not_found, "not prefetched");
+      if (prefetched && prefetched->digest() == req->digest && req->offset == 0) {
+        early = prefetched->take();
+        prefetched.reset();
+      }
+      if (early.ok()) {
+        for (size_t at = 0; at < early->size(); at += 1 << 16)
+          if (!send_tagged(fd, 'D', early->data() + at, std::min<size_t>(1 << 16, early->size() - at))) return 1;
+      } else {
+        reply.status = client->get_blob(
+            req->digest,
+            [fd](const char* data, size_t n) { return send_tagged(fd, 'D', data, n) ? ok_status() : kFetcherGone; },
+            req->offset, [fd] { return send_tagged(fd, 'Z', "", 0) ? ok_status() : kFetcherGone; });
+      }
     } else {
       reply.status = internal_error("berth-pull: the fetcher does not unpack");
     }

@@ -921,7 +921,7 @@ TEST_P(ResumedPulls, ARetryAfterACutAt60PercentFetchesOnlyTheRest) {
   ASSERT_TRUE(fs::exists(partial)) << "the cut layer's bytes are kept";
   const uint64_t kept = fs::file_size(partial);
   EXPECT_GT(kept, 0u);
-  EXPECT_TRUE(fs::exists(d.root() + "/images/blobs/sha256/" + big["config"].get<std::string>().substr(7)))
+  EXPECT_TRUE(fs::exists(d.root() + "/images/blobs/sha256/" + big["layers"][0].get<std::string>().substr(7)))
       << "whole blobs of the failed pull are kept";
 
   ASSERT_TRUE(pull(d, image, &resp).ok()) << d.log();
@@ -962,7 +962,7 @@ TEST_F(Images, WhatAFailedPullKeepsIsBoundedInBytesAndTime) {
   json big = json::parse(push_test_images(reg.url(), {"--only", "big", "--big", "32"}))["big"];
   const std::string base_layer = big["layers"][0];
   const std::string cut_layer = big["layers"][1];
-  const std::string config = big["config"];
+  const std::string manifest = big["manifest"];
   for (const char* budget : {"image_pull_keep_for_retry_mib = 4", "image_pull_keep_for_retry_mib = 2",
                              "image_pull_keep_for_retry_seconds = 2"}) {
     SCOPED_TRACE(budget);
@@ -980,12 +980,12 @@ TEST_F(Images, WhatAFailedPullKeepsIsBoundedInBytesAndTime) {
     ASSERT_EQ(pull(d, "127.0.0.1:" + std::to_string(port) + "/test/big:v1", &resp).error_code(),
               grpc::StatusCode::UNAVAILABLE);
     const std::string partial = d.root() + "/images/partial/" + cut_layer.substr(7);
-    const std::string config_blob = d.root() + "/images/blobs/sha256/" + config.substr(7);
+    const std::string manifest_blob = d.root() + "/images/blobs/sha256/" + manifest.substr(7);
     const std::string base_blob = d.root() + "/images/blobs/sha256/" + base_layer.substr(7);
     const uint64_t base_blob_size = fs::exists(base_blob) ? fs::file_size(base_blob) : 0;
     if (!by_time) {
       EXPECT_FALSE(fs::exists(partial)) << "4.8 MiB of a cut layer is over the budget";
-      EXPECT_TRUE(fs::exists(config_blob)) << "the small blobs fit";
+      EXPECT_TRUE(fs::exists(manifest_blob)) << "the small blobs fit";
       if (std::string(budget).find("= 4") != std::string::npos) {
         EXPECT_TRUE(fs::exists(base_blob)) << "the first layer fits, unpacked too";
         EXPECT_TRUE(fs::exists(snapshot(d, base_layer)));
@@ -999,7 +999,7 @@ TEST_F(Images, WhatAFailedPullKeepsIsBoundedInBytesAndTime) {
     EXPECT_TRUE(fs::exists(snapshot(d, base_layer)));
     EXPECT_LT(base_blob_size, 2u << 20) << "the 2 MiB case above needs its blob to fit alone";
     EXPECT_TRUE(eventually([&] { return !fs::exists(partial); }, std::chrono::seconds(15))) << "expired";
-    EXPECT_FALSE(fs::exists(config_blob)) << "expired";
+    EXPECT_FALSE(fs::exists(manifest_blob)) << "expired";
     EXPECT_FALSE(fs::exists(snapshot(d, base_layer))) << "expired";
     EXPECT_EQ(count_files(d.root() + "/images/partial"), 0u);
   }
@@ -1049,6 +1049,31 @@ TEST_F(Images, ARunningPullShowsItsProgress) {
   grpc::Status s = pulled.get();
   ASSERT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(metric("berth_image_pull_size_bytes"), -1) << "no longer running";
+}
+
+// An image's config is fetched beside its layers, not before them: while the registry holds the
+// config's answer, the layer is fetched and unpacked; the pull ends once the config comes. The
+// config is still checked before anything is recorded.
+TEST_F(Images, TheConfigIsFetchedBesideTheLayers) {
+  const json& bb = (*digests_)["busybox"];
+  const std::string config = bb["config"];
+  const std::string layer = bb["layers"][0];
+  Proxy proxy({"--hold", config});
+  DaemonProcess d;
+  ASSERT_TRUE(d.start()) << d.log();
+  const std::string image = proxy.host() + "/test/busybox:latest";
+  auto pulled = std::async(std::launch::async, [&] {
+    v1::PullImageResponse r;
+    return pull(d, image, &r);
+  });
+  ASSERT_TRUE(eventually([&] { return proxy.held() == 1; })) << d.log();
+  EXPECT_TRUE(eventually([&] { return fs::exists(snapshot(d, layer)); })) << "the layer came while the config was held";
+  EXPECT_FALSE(fs::exists(d.root() + "/images/blobs/sha256/" + config.substr(7)));
+  EXPECT_TRUE(list(d).empty()) << "nothing is recorded before the config is in";
+  proxy.release();
+  grpc::Status s = pulled.get();
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(status(d, image, false).image().id(), config);
 }
 
 // The signature policy, with keys the test makes (openssl) and signatures stored as cosign stores
@@ -1226,7 +1251,7 @@ TEST_F(Images, HeldRemovedImagesSurviveARestart) {
 
 TEST_F(Images, RemovalDuringAPullSparesWhatThePullUses) {
   // test/layered shares its base layer with test/busybox. Its last layer is held at the proxy
-  // while busybox is removed: by then the pull has stored its manifest and config, reused the base
+  // while busybox is removed: by then the pull has stored its manifest, reused the base
   // snapshot and unpacked two layers, none of which any image record names yet.
   const json& img = (*digests_)["layered"];
   Proxy proxy({"--hold", img["layers"][3].get<std::string>()});
@@ -1241,7 +1266,7 @@ TEST_F(Images, RemovalDuringAPullSparesWhatThePullUses) {
   auto snap = [&](const json& digest) { return images + "/snapshots/" + digest.get<std::string>().substr(7); };
   bool midway = eventually([&] {
     return proxy.held() == 1 && fs::exists(snap(img["layers"][1])) && fs::exists(snap(img["layers"][2])) &&
-           fs::exists(blob(img["config"])) && fs::exists(blob(img["manifest"]));
+           fs::exists(blob(img["manifest"]));
   });
   // Both ways an image's last user goes: the record removed, and a container's hold released.
   (*mgr)->hold(bb->id);

@@ -440,6 +440,7 @@ def pull_worker():
     write("pull_worker", "reply_oversized_frame", b"\x00" + struct.pack("<I", 64 << 20) + b"{}")
     for name, req in [("manifest", {"op": "manifest", "ref": "latest", "what": "manifest latest"}),
                       ("blob", {"op": "blob", "digest": "sha256:" + "ab" * 32, "size": 12, "what": "l"}),
+                      ("prefetch", {"op": "prefetch", "digest": "sha256:" + "ab" * 32, "size": 300, "what": "c"}),
                       ("unpack", {"op": "unpack", "blob": "/var/lib/berth/images/blobs/sha256/ab", "dest": "/x.unpacking"})]:
         write("pull_worker", "request_" + name, b"\x01" + json.dumps(req).encode())
     hello = {"store": "/var/lib/berth/images", "reference": "registry.example/app:v1", "idle_timeout_seconds": 60,

@@ -101,6 +101,20 @@ TEST(PullProtocol, ABadReplyNamesTheField) {
     EXPECT_EQ(r.status().code(), Code::internal);
     EXPECT_EQ(r.status().message(), c.why);
   }
+  // A prefetched blob is held in the fetcher's memory: its size is known and small.
+  auto prefetch = proto::decode_request(
+      proto::encode_request({.op = proto::Request::Op::prefetch, .digest = "sha256:ab", .size = 1 << 20}));
+  ASSERT_TRUE(prefetch.ok()) << prefetch.status().message();
+  EXPECT_EQ(prefetch->op, proto::Request::Op::prefetch);
+  EXPECT_EQ(prefetch->digest, "sha256:ab");
+  EXPECT_EQ(prefetch->size, 1 << 20);
+  for (int64_t size : {int64_t{-1}, int64_t{(1 << 20) + 1}}) {
+    auto big = proto::decode_request(
+        proto::encode_request({.op = proto::Request::Op::prefetch, .digest = "sha256:ab", .size = size}));
+    ASSERT_FALSE(big.ok()) << size;
+    EXPECT_EQ(big.status().message(),
+              "request: field 'size': a prefetched blob has a known size of at most 1048576 bytes");
+  }
   auto unknown = proto::decode_request(R"({"op":"mount","what":"x"})");
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().message(), "request: field 'op': unknown operation 'mount'");
