@@ -244,9 +244,9 @@ Result<ImageRecord> ImageManager::Impl::pull_and_record(const ImageReference& re
   // caller failed it; not when its bytes were wrong or the disk full. Measured before the lease
   // ends, which keeps it from collection meanwhile.
   const Code failed_with = r.ok() ? Code::ok : r.status().code();
-  const bool retry = (failed_with == Code::unavailable || failed_with == Code::deadline_exceeded ||
-                      failed_with == Code::cancelled) &&
-                     opt.keep_for_retry.count() > 0;
+  const bool retry =
+      (failed_with == Code::unavailable || failed_with == Code::deadline_exceeded || failed_with == Code::cancelled) &&
+      opt.keep_for_retry.count() > 0;
   if (retry) keep_for_retry(lease.digests());
   {
     MutexLock lock(mu);

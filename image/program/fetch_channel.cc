@@ -186,7 +186,7 @@ int serve_fetcher(int fd, const RegistryOptions& registry) {
   // Without a share (curl could not make one) every request connects anew, as it would anyway.
   auto made = RegistryConnections::make();
   std::shared_ptr<RegistryConnections> connections = made.ok() ? *made : nullptr;
-  std::unique_ptr<RegistryClient> client;  // the pull begun, with its credentials
+  std::unique_ptr<RegistryClient> client;      // the pull begun, with its credentials
   std::unique_ptr<PrefetchedBlob> prefetched;  // of that pull; ends before its client
   auto drop_prefetched = [&] {
     abandon = true;
