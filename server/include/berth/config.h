@@ -71,11 +71,10 @@ struct Config {
   int max_parallel_layer_fetches = 3;             // layer downloads at once, over all pulls
   int image_pull_timeout_seconds = 1800;          // a pull still running this long is given up; 0: never
   int max_image_layers = 128;                     // images with more layers are refused before any fetch
-  int image_pull_keep_for_retry_seconds =
-      3600;  // a failed pull's blobs, snapshots and partial downloads are kept this long
-  int image_pull_keep_for_retry_mib = 2048;  // and up to this much, the newest first
-  int image_pull_progress_log_seconds = 10;  // a running pull logs how far it has come this often; 0: never
-  int image_pull_helper_idle_seconds = 60;   // a berth-pull helper waits this long for the next pull; 0: not
+  int image_pull_keep_for_retry_seconds = 3600;   // what a failed pull fetched and unpacked is kept this long
+  int image_pull_keep_for_retry_mib = 2048;       // and up to this much, the newest first
+  int image_pull_progress_log_seconds = 10;       // a running pull logs how far it has come this often; 0: never
+  int image_pull_helper_idle_seconds = 60;        // a berth-pull helper waits this long for the next pull; 0: not
   // The node's registry credentials (auths, credHelpers, credsStore: docker's config.json and
   // containers-auth.json format), for pulls that bring none; empty: none.
   std::string registry_auth_file;
