@@ -66,8 +66,12 @@ pss_of_children() {
 }
 
 declare -A fig
-for rt in containerd berth; do
-  for image in "${images[@]}"; do
+# Each image is measured on both runtimes before the next, and the disk is synced in between:
+# neither runtime's pulls of the small image run while the other's writes of a large one are still
+# going to disk.
+for image in "${images[@]}"; do
+  for rt in containerd berth; do
+    sync
     n=$runs
     [ "$image" = test/debian:v1 ] && n=3
     out=$("$build/tests/bench/berth-bench" --endpoint "${endpoint[$rt]}" --calls 1 --pull "$registry/$image" \
@@ -76,9 +80,14 @@ for rt in containerd berth; do
     echo "$out" | grep -v '^figure'
     fig[$rt.$image]=$(echo "$out" | awk -F'\t' '$1 == "figure" && $2 == "pull_p50_ms" { print $3 }')
   done
+done
+for rt in containerd berth; do
   fig[$rt.rss]=$(awk '/^VmRSS/ { print $2 }' "/proc/${pid_of[$rt]}/status")
   fig[$rt.children]=$(pss_of_children "${pid_of[$rt]}")
+done
+for rt in containerd berth; do
   [ "$mib" -gt 0 ] || continue
+  sync
   echo "== $rt test/debian:v1 through a front that cuts its largest layer at 60%"
   out=$("$build/tests/bench/berth-bench" --endpoint "${endpoint[$rt]}" --calls 1 \
     --pull-until-ok "${front[$rt]}/test/debian:v1")
