@@ -17,7 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kCgroupParent = "/berth-cni-faults-" + std::to_string(::getpid());
+const std::string kCniFaultsCgroupParent = "/berth-cni-faults-" + std::to_string(::getpid());
 constexpr const char* kPlugin = "berth-test-faulty";
 
 class CniFaults : public PodFixture {
@@ -57,13 +57,13 @@ class CniFaults : public PodFixture {
     PodFixture::TearDown();
     if (d_) release_host_leftovers(scope());
   }
-  LeftoverScope scope() const { return {d_->root(), d_->state(), kCgroupParent, net_.get()}; }
+  LeftoverScope scope() const { return {d_->root(), d_->state(), kCniFaultsCgroupParent, net_.get()}; }
   void mark(const std::string& name) { write_file(plugins_->path() + "/" + name, ""); }
   void unmark(const std::string& name) { fs::remove(plugins_->path() + "/" + name); }
   v1::PodSandboxConfig pod(const std::string& name) {
     auto c = test_pod(name);
     c.set_log_directory(logs_->path());
-    c.mutable_linux()->set_cgroup_parent(kCgroupParent);
+    c.mutable_linux()->set_cgroup_parent(kCniFaultsCgroupParent);
     return c;
   }
   void expect_nothing_left() {

@@ -10,6 +10,7 @@
 #include <future>
 
 #include "berth/test/host_leftovers.h"
+#include "berth/test/eventually.h"
 #include "berth/test/hostile_peer.h"
 #include "pod_fixture.h"
 
@@ -24,16 +25,6 @@ long rss_kib(pid_t pid) { return long(vm_rss_kib(pid)); }
 // keeps freed memory resident.
 
 // Waits until `pred` holds (polling), up to `timeout`.
-template <class P>
-bool eventually(P pred, std::chrono::seconds timeout = 20s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return pred();
-}
-
 // The registry's own count of open transfers and blobs served (GET /_stats).
 class HostileRegistry : public HostileRegistryProcess {
  public:

@@ -24,7 +24,7 @@
 namespace berth::test {
 namespace {
 
-constexpr auto kWait = std::chrono::seconds(30);
+constexpr auto kDescriptorsWait = std::chrono::seconds(30);
 
 // "fd -> target" of every descriptor of `pid`, read on the host.
 std::map<int, std::string> descriptors_of(int pid) {
@@ -135,7 +135,7 @@ TEST_F(InheritedDescriptors, WhatBerthStartsHoldsItsStdioAlone) {
                                              .stderr = false,
                                              .tty = true});
   ASSERT_TRUE(shell.ok()) << shell.status().message();
-  ASSERT_TRUE((*shell)->wait_stdout("# ", kWait));
+  ASSERT_TRUE((*shell)->wait_stdout("# ", kDescriptorsWait));
   grpc::ClientContext actx;
   v1::AttachRequest areq;
   areq.set_container_id(box);
@@ -152,7 +152,7 @@ TEST_F(InheritedDescriptors, WhatBerthStartsHoldsItsStdioAlone) {
   auto stream = (*forward)->open(8080);
   ASSERT_TRUE(stream.ok()) << stream.status().message();
   ASSERT_TRUE((*stream)->write("ping").ok());
-  auto echoed = (*stream)->read_exact(4, kWait);
+  auto echoed = (*stream)->read_exact(4, kDescriptorsWait);
   ASSERT_TRUE(echoed.ok()) << echoed.status().message();
   int metrics = connect_loopback(metrics_port_);
   ASSERT_GE(metrics, 0);
@@ -166,7 +166,7 @@ TEST_F(InheritedDescriptors, WhatBerthStartsHoldsItsStdioAlone) {
   // the session's shell, which holds /dev/tty itself for job control: what the child inherits is
   // what the session was given.)
   ASSERT_TRUE((*shell)->send_stdin("sh -c 'ls -l /proc/$$/fd'; echo END-OF-LISTING\n").ok());
-  ASSERT_TRUE((*shell)->wait_stdout("END-OF-LISTING\r\n", kWait));
+  ASSERT_TRUE((*shell)->wait_stdout("END-OF-LISTING\r\n", kDescriptorsWait));
   auto session = (*shell)->wait(std::chrono::milliseconds(200));
   EXPECT_TRUE(only_stdio(descriptors_listed(session.out))) << "the exec session's ls holds:\n" << session.out;
   // A container's init and a pause made now.

@@ -18,6 +18,7 @@
 #include "../../image/pull_worker.h"
 #include "berth/image_reference.h"
 #include "berth/test/cri_client.h"
+#include "berth/test/eventually.h"
 #include "berth/test/helper_process.h"
 #include "berth/test/hostile_peer.h"
 #include "berth/test/temp_dir.h"
@@ -49,16 +50,6 @@ std::vector<pid_t> pull_helpers_of(pid_t parent) {
       out.push_back(pid);
   }
   return out;
-}
-
-template <class P>
-bool eventually(P pred, std::chrono::seconds timeout = 20s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return pred();
 }
 
 bool dir_is_empty(const std::string& dir) { return fs::is_empty(dir); }

@@ -17,7 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kCgroupParent = "/berth-runtime-faults-" + std::to_string(::getpid());
+const std::string kRuntimeFaultsCgroupParent = "/berth-runtime-faults-" + std::to_string(::getpid());
 
 #define EXPECT_OK_CALL(call)                                               \
   do {                                                                     \
@@ -66,7 +66,7 @@ class RuntimeFaults : public PodFixture {
   }
   // This test's own (tests run side by side, and their containers sleep too).
   static std::string hang_command() { return "sleep 99999." + std::to_string(::getpid()); }
-  LeftoverScope scope() const { return {d_->root(), d_->state(), kCgroupParent, d_->network()}; }
+  LeftoverScope scope() const { return {d_->root(), d_->state(), kRuntimeFaultsCgroupParent, d_->network()}; }
   void mark(const std::string& name) { write_file(markers_->path() + "/" + name, ""); }
   bool wait_marked(const std::string& name) {
     for (int i = 0; i < 1000; ++i) {
@@ -79,7 +79,7 @@ class RuntimeFaults : public PodFixture {
   std::string faulty_container(std::string* pod_id) {
     auto config = test_pod("faulty");
     config.set_log_directory(logs_->path());
-    config.mutable_linux()->set_cgroup_parent(kCgroupParent);
+    config.mutable_linux()->set_cgroup_parent(kRuntimeFaultsCgroupParent);
     EXPECT_OK_CALL(cri_->run_pod(config, pod_id, "faulty"));
     std::string id;
     EXPECT_OK_CALL(cri_->create_container(*pod_id, shell_container("sleeper", "sleep 100000"), &id, config));

@@ -33,9 +33,12 @@ std::set<std::string> census(DaemonProcess& d) {
 // when runc has released the init, which execs the command a moment later, so a census taken at
 // once may still see `runc init` where the next one sees the command.
 std::set<std::string> settled_census(DaemonProcess& d) {
+  // A container still being made (runc init), or whose shell has not yet exec'd its last command
+  // (busybox sh -c does: the census would see "sh -c sleep 1000" now and "sleep 1000" later).
   auto starting = [](const std::set<std::string>& lines) {
-    return std::any_of(lines.begin(), lines.end(),
-                       [](const std::string& l) { return l.find(" runc init") != std::string::npos; });
+    return std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+      return l.find(" runc init") != std::string::npos || l.find(" sh -c ") != std::string::npos;
+    });
   };
   auto lines = census(d);
   for (int i = 0; i < 100 && starting(lines); ++i) {

@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "berth/test/cri_client.h"
+#include "berth/test/eventually.h"
 #include "berth/wall_clock.h"
 #include "berth/test/helper_process.h"
 #include "berth/test/host_cgroup.h"
@@ -52,16 +53,6 @@ uint64_t stat_value(const std::string& memory_stat, const std::string& key) {
   while (in >> k >> v)
     if (k == key) return v;
   return 0;
-}
-
-// Polls until `done` holds (true) or the timeout passes (false).
-bool eventually(const std::function<bool()>& done, std::chrono::seconds timeout = 20s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(50ms);
-  }
-  return true;
 }
 
 class Stats : public PodFixture {
