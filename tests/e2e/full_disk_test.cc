@@ -264,12 +264,11 @@ TEST_F(FullDisk, AFullLogDirDropsAndCountsOutputWithoutStoppingTheContainer) {
   std::string writer;
   ASSERT_OK(cri.create_container(
       pod_id,
-      test_container(
-          "writer", image(),
-          // A hundred records a second: a writer as fast as it can be refilled the 4 MiB the moment
-          // space came back, so whether berthd ever saw the log take output again was a race.
-          {"/bin/sh", "-c",
-           "i=0; while :; do echo line-$i-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; i=$((i+1)); sleep 0.01; done"}),
+      test_container("writer", image(),
+                     // A hundred records a second: a writer as fast as it can be refilled the 4 MiB the moment
+                     // space came back, so whether berthd ever saw the log take output again was a race.
+                     {"/bin/sh", "-c",
+                      "i=0; while :; do echo line-$i-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; i=$((i+1)); sleep 0.01; done"}),
       &writer, config));
   ASSERT_OK(cri.start_container(writer));
   const std::string log = logs.path() + "/pod/writer.log";
