@@ -6,7 +6,7 @@ set(BERTH_FUZZ_HARNESSES
   image_reference manifest www_authenticate
   cni_result config records
   monitor_protocol exit_record cri_log
-  cgroup_files cdi pull_worker exec_request traceparent registry_auth image_signature layer_unpack)
+  cgroup_files cdi pull_worker exec_request traceparent registry_auth image_signature layer_unpack nri_wire)
 
 # A tree that builds everything (the default build, the ASan tree that also builds the fuzzers)
 # links the harnesses to the libraries it builds anyway. A fuzz-only tree (scripts/fuzz's own)
@@ -91,6 +91,8 @@ function(berth_fuzz_harness target name)
     target_link_libraries(${target} PRIVATE berth_cdi nlohmann_json::nlohmann_json)
   elseif(name STREQUAL "traceparent")
     target_link_libraries(${target} PRIVATE berth_tracing nlohmann_json::nlohmann_json)
+  elseif(name STREQUAL "nri_wire")
+    target_link_libraries(${target} PRIVATE berth_nri)
   else()
     message(FATAL_ERROR "berth_fuzz_harness: unknown harness ${name}")
   endif()

@@ -552,6 +552,40 @@ def layer_unpack():
     write("layer_unpack", "escapes_streamed", b"\x02" + escapes)
 
 
+# ---- NRI's wire (nri/: the multiplexer, ttrpc frames and envelopes) ----
+def nri_wire():
+    """fuzz_nri_wire: mode byte (bit 0: a ttrpc stream alone; else multiplexed; the rest: cut size - 1)."""
+    def varint(n):
+        out = b""
+        while True:
+            b, n = n & 0x7F, n >> 7
+            out += bytes([b | (0x80 if n else 0)])
+            if not n:
+                return out
+
+    def field(num, value):  # a length-delimited field
+        return varint(num << 3 | 2) + varint(len(value)) + value
+
+    def ttrpc_frame(stream, kind, data):
+        return struct.pack(">IIBB", len(data), stream, kind, 0) + data
+
+    def mux(conn, data):
+        return struct.pack(">II", conn, len(data)) + data
+
+    request = (field(1, b"nri.pkg.api.v1alpha1.Plugin") + field(2, b"Configure") + field(3, b"\x0a\x02{}") +
+               varint(4 << 3) + varint(2000000000))
+    ok = field(1, varint(1 << 3) + varint(0)) + field(2, b"\x10\xff\x7f")
+    failed = field(1, varint(1 << 3) + varint(3) + field(2, b"invalid plugin events"))
+    register = field(1, b"nri.pkg.api.v1alpha1.Runtime") + field(2, b"RegisterPlugin") + field(3, field(1, b"test") + field(2, b"10"))
+    stream = mux(1, ttrpc_frame(1, 1, request)) + mux(2, ttrpc_frame(1, 1, register)) + mux(1, ttrpc_frame(1, 2, ok))
+    write("nri_wire", "mux_whole", bytes([0xFE]) + stream)
+    write("nri_wire", "mux_in_pieces", bytes([6 << 1]) + stream)
+    write("nri_wire", "mux_reserved_conn", bytes([0xFE]) + mux(0, ttrpc_frame(1, 1, request)) + mux(3, b"x"))
+    write("nri_wire", "mux_oversized", bytes([0xFE]) + struct.pack(">II", 1, (4 << 20) + 11))
+    write("nri_wire", "ttrpc_frames", bytes([0xFF]) + ttrpc_frame(1, 1, request) + ttrpc_frame(3, 2, failed))
+    write("nri_wire", "ttrpc_oversized", bytes([(100 << 1) | 1]) + struct.pack(">IIBB", (4 << 20) + 1, 5, 1, 0) + b"x" * 300)
+
+
 def main():
     spdy()
     ws()
@@ -568,6 +602,7 @@ def main():
     registry_auth()
     image_signature()
     layer_unpack()
+    nri_wire()
 
 
 if __name__ == "__main__":
