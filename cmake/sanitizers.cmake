@@ -35,3 +35,15 @@ function(berth_static_program target)
     target_link_options(${target} PRIVATE -static)
   endif()
 endfunction()
+
+# berth_generated_code(<target>): protoc's output is not ours to keep warning-free, nor to debug
+# (without debug info the CRI's compiles in half the time, 70 s against 38 s; the code is the
+# same), nor to sanitize or fuzz: it was the costliest file of both builds (100 s with ASan, 160 s
+# with the fuzzer's coverage), and berth's own code around it keeps every check. The programs
+# still link the sanitizer runtimes.
+function(berth_generated_code target)
+  target_compile_options(${target} PRIVATE -w -g0)
+  if(BERTH_SANITIZE OR BERTH_FUZZ)
+    target_compile_options(${target} PRIVATE -fno-sanitize=all)
+  endif()
+endfunction()
