@@ -277,6 +277,11 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   auto spec = build_container_spec(config, pod_for_container(pod), image_for_container(config, image), *in);
   if (!spec.ok()) return fail(spec.status());
   if (Status s = apply_cdi_devices(impl_->opt.cdi, config, spec->spec); !s.ok()) return fail(s);
+  if (impl_->opt.adjust_spec) {
+    if (Status s = impl_->opt.adjust_spec(pod, config, id, spec->spec); !s.ok()) return fail(s);
+    // A plugin may have moved the container's cgroup: the record follows the spec.
+    if (spec->spec.linux && !spec->spec.linux->cgroups_path.empty()) c->cgroups_path = spec->spec.linux->cgroups_path;
+  }
   undo.add("prepared mounts", [dir = in->mounts.prepared_dir] { return release_prepared_mounts(dir); });
   if (Status s = prepare_mounts(spec->prepared_mounts, {pod.userns_path, pod.userns.uids, pod.userns.gids}); !s.ok())
     return fail(s);

@@ -50,7 +50,8 @@ Result<Call> decode_request(const Frame& f) {
                                                 std::to_string(kMaxFrameData) + " a frame holds");
   ttrpc_wire::Request r;
   if (!r.ParseFromString(f.data))
-    return Status(Code::invalid_argument, "ttrpc: stream " + std::to_string(f.stream_id) + ": a request that does not parse");
+    return Status(Code::invalid_argument,
+                  "ttrpc: stream " + std::to_string(f.stream_id) + ": a request that does not parse");
   return Call{f.stream_id, r.service(), r.method(), r.payload(), r.timeout_nano()};
 }
 
@@ -71,7 +72,8 @@ Result<Answer> decode_response(const Frame& f) {
                                                 std::to_string(kMaxFrameData) + " a frame holds");
   ttrpc_wire::Response r;
   if (!r.ParseFromString(f.data))
-    return Status(Code::invalid_argument, "ttrpc: stream " + std::to_string(f.stream_id) + ": a response that does not parse");
+    return Status(Code::invalid_argument,
+                  "ttrpc: stream " + std::to_string(f.stream_id) + ": a response that does not parse");
   Answer a{f.stream_id, Status(), r.payload()};
   // No status, or code 0, is success (ttrpc's client reads it so).
   if (r.has_status() && r.status().code() != 0) {

@@ -10,7 +10,8 @@ namespace berth::ttrpc {
 Result<std::string> encode_frame(uint32_t stream_id, MessageType type, uint8_t flags, std::string_view data) {
   if (data.size() > kMaxFrameData)
     return Status(Code::resource_exhausted, "ttrpc: a message of " + std::to_string(data.size()) +
-                                                " bytes is over the " + std::to_string(kMaxFrameData) + " a frame holds");
+                                                " bytes is over the " + std::to_string(kMaxFrameData) +
+                                                " a frame holds");
   std::string out;
   out.reserve(kFrameHeaderBytes + data.size());
   put_be32(out, static_cast<uint32_t>(data.size()));

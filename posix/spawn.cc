@@ -20,7 +20,14 @@ Result<pid_t> spawn_process(const SpawnRequest& r) {
   ChildSpec spec;
   spec.path = argv[0];
   spec.argv = argv.data();
-  spec.envp = environ;
+  std::vector<char*> envp;
+  if (r.env) {
+    for (const auto& e : *r.env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+  }
+  spec.envp = r.env ? envp.data() : environ;
+  if (r.extra_fds.size() > ChildSpec::kMaxExtra) return invalid_argument("spawn " + r.argv[0] + ": too many fds");
+  for (int fd : r.extra_fds) spec.extra[spec.n_extra++] = fd;
   for (int t = 0; t < 3; ++t) spec.stdio[t] = r.stdio[t] >= 0 ? r.stdio[t] : devnull.get();
   spec.die_with_parent = r.die_with_parent;
   return spawn_child(spec, r.argv[0].c_str());

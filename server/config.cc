@@ -232,6 +232,16 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
       c.registries[key] = h;
     }
   }
+  if (const toml::table* nri = r.table("nri")) {
+    TableReader nr(*nri, "nri.", source, err, c.origins);
+    nr.boolean("enable", c.nri.enable);
+    nr.str("socket_path", c.nri.socket_path);
+    nr.str("plugin_path", c.nri.plugin_path);
+    nr.str("plugin_config_path", c.nri.plugin_config_path);
+    nr.integer("plugin_registration_timeout_ms", c.nri.plugin_registration_timeout_ms, 100, 600000);
+    nr.integer("plugin_request_timeout_ms", c.nri.plugin_request_timeout_ms, 100, 600000);
+    nr.finish();
+  }
   if (const toml::table* policy = r.table("signature_policy")) {
     static const std::set<std::string> kRules{"insecureAcceptAnything", "reject", "signedBy"};
     TableReader pr(*policy, "signature_policy.", source, err, c.origins);
@@ -345,6 +355,10 @@ std::optional<KeyError> find_key_error(const Config& c) {
     if (relative(d)) return not_absolute("cdi_spec_dirs", d);
   for (const auto& p : c.pinned_images)
     if (auto n = normalized_pin(p); !n.ok()) return KeyError{"pinned_images", "\"" + p + "\": " + n.status().message()};
+  for (const auto& [k, v] : {std::pair{"nri.socket_path", &c.nri.socket_path},
+                             {"nri.plugin_path", &c.nri.plugin_path},
+                             {"nri.plugin_config_path", &c.nri.plugin_config_path}})
+    if (!v->empty() && relative(*v)) return not_absolute(k, *v);
   if (!c.tracing_endpoint.empty() && c.tracing_endpoint.rfind("http://", 0) != 0)
     return KeyError{"tracing_endpoint", "must be an http:// URL (OTLP/HTTP), got \"" + c.tracing_endpoint + "\""};
   for (const auto& [name, h] : c.runtimes)
@@ -460,6 +474,12 @@ nlohmann::json config_to_json(const Config& c) {
   nlohmann::json scopes = nlohmann::json::object();
   for (const auto& [scope, s] : c.signature_policy_scopes) scopes[scope] = {{"type", s.type}, {"keys", s.keys}};
   nlohmann::json signature_policy = {{"default", c.signature_policy_default}, {"scopes", scopes}};
+  nlohmann::json nri = {{"enable", c.nri.enable},
+                        {"socket_path", c.nri.socket_path},
+                        {"plugin_path", c.nri.plugin_path},
+                        {"plugin_config_path", c.nri.plugin_config_path},
+                        {"plugin_registration_timeout_ms", c.nri.plugin_registration_timeout_ms},
+                        {"plugin_request_timeout_ms", c.nri.plugin_request_timeout_ms}};
   for (const auto& [name, u] : c.default_ulimits) ulimits[name] = {{"soft", u.soft}, {"hard", u.hard}};
   return {{"source", c.source},
           {"files", c.files},
@@ -500,6 +520,7 @@ nlohmann::json config_to_json(const Config& c) {
           {"default_ulimits", ulimits},
           {"device_ownership_from_security_context", c.device_ownership_from_security_context},
           {"signature_policy", signature_policy},
+          {"nri", nri},
           {"tracing_endpoint", c.tracing_endpoint},
           {"pinned_images", c.pinned_images}};
 }

@@ -129,6 +129,14 @@ std::string config_to_toml(const Config& c) {
     w.boolean(p + "insecure", "insecure", h.insecure);
     w.str(p + "ca_file", "ca_file", h.ca_file);
   }
+  out << "\n[nri]\n";
+  w.boolean("nri.enable", "enable", c.nri.enable);
+  w.str("nri.socket_path", "socket_path", c.nri.socket_path);
+  w.str("nri.plugin_path", "plugin_path", c.nri.plugin_path);
+  w.str("nri.plugin_config_path", "plugin_config_path", c.nri.plugin_config_path);
+  w.integer("nri.plugin_registration_timeout_ms", "plugin_registration_timeout_ms",
+            c.nri.plugin_registration_timeout_ms);
+  w.integer("nri.plugin_request_timeout_ms", "plugin_request_timeout_ms", c.nri.plugin_request_timeout_ms);
   out << "\n[signature_policy]\n";
   w.str("signature_policy.default", "default", c.signature_policy_default);
   for (const auto& [scope, s] : c.signature_policy_scopes) {

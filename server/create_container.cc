@@ -3,6 +3,7 @@
 #include "request_checks.h"
 #include "rpc_scope.h"
 #include "services.h"
+#include "nri_bridge.h"
 #include "memory_headroom.h"
 #include "berth/container_manager.h"
 #include "call_limits.h"
@@ -23,6 +24,7 @@ grpc::Status RuntimeServiceImpl::CreateContainer(grpc::ServerContext*, const v1:
   if (!id.ok()) return scope.done(id.status());
   scope.add_id("container", *id);
   resp->set_container_id(*id);
+  ctx_.nri.container_created(*id);
   return scope.done(ok_status());
 }
 

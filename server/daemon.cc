@@ -40,6 +40,7 @@
 #include "berth/otlp_exporter.h"
 #include "berth/tracer.h"
 #include "call_limits.h"
+#include "nri_bridge.h"
 #include "pinned_images.h"
 #include "memory_headroom.h"
 #include "signal_loop.h"
@@ -169,13 +170,28 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
   ManagedPods container_pods(**sandboxes);
   CdiRegistry cdi(config.cdi_spec_dirs);
   StoredImages container_images(**images);
-  auto containers =
-      ContainerManager::open(container_manager_options(config, sandbox_options.runtimes, sandbox_options.systemd,
-                                                       container_images, container_pods, events, cdi, families));
+  // NRI plugins adjust new containers' specs: the container manager has the bridge before the
+  // plugins start (once both managers have recovered, so they are told what exists).
+  NriBridge nri;
+  ContainerManagerOptions container_options =
+      container_manager_options(config, sandbox_options.runtimes, sandbox_options.systemd, container_images,
+                                container_pods, events, cdi, families);
+  container_options.adjust_spec = [&nri](const SandboxInfo& pod, const v1::ContainerConfig& c, const std::string& id,
+                                         oci::Spec& spec) { return nri.adjust_spec(pod, c, id, spec); };
+  auto containers = ContainerManager::open(std::move(container_options));
   if (!containers.ok()) {
     spdlog::critical("berthd: {}", containers.status().message());
     return 1;
   }
+  if (Status s = nri.start(config, BERTH_VERSION, &cdi, **sandboxes, **containers); !s.ok()) {
+    spdlog::critical("config {}: [nri]: {}", config_key_origin(config, "nri"), s.message());
+    return 2;
+  }
+  // The plugins go before the managers their threads call into.
+  struct StopNri {
+    NriBridge& nri;
+    ~StopNri() { nri.stop(); }
+  } stop_nri{nri};
   adopt_orphaned_networks(cni, **sandboxes);
   std::vector<RuntimeLeftover> runtime_leftovers =
       find_runtime_leftovers(sandbox_options.runtimes, **sandboxes, **containers);
@@ -239,7 +255,8 @@ int run_daemon(const Config& config, std::function<Result<Config>()> reload_conf
                      families.sandbox_start,
                      call_limits,
                      *memory_headroom,
-                     pinned_images};
+                     pinned_images,
+                     nri};
   events.connect(**sandboxes, **containers);
   struct DisconnectEvents {
     LifecycleEvents& events;

@@ -3,6 +3,7 @@
 #include "request_checks.h"
 #include "rpc_scope.h"
 #include "services.h"
+#include "nri_bridge.h"
 #include "memory_headroom.h"
 #include "berth/metrics_registry.h"
 #include "berth/sandbox_manager.h"
@@ -27,6 +28,14 @@ grpc::Status RuntimeServiceImpl::RunPodSandbox(grpc::ServerContext*, const v1::R
                              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   if (!id.ok()) return scope.done(id.status());
   scope.add_id("sandbox", *id);
+  // A plugin's error fails the pod, which goes again whole (as containerd does).
+  if (berth::Status s = ctx_.nri.pod_running(*id); !s.ok()) {
+    berth::Status undone = ctx_.sandboxes.stop(*id);
+    if (undone.ok()) undone = ctx_.sandboxes.remove(*id);
+    if (!undone.ok())
+      return scope.done(berth::Status(s.code(), s.message() + " (removing the pod: " + undone.message() + ")"));
+    return scope.done(s);
+  }
   resp->set_pod_sandbox_id(*id);
   ctx_.events.sandbox_changed(*id, v1::CONTAINER_CREATED_EVENT);
   ctx_.events.sandbox_changed(*id, v1::CONTAINER_STARTED_EVENT);

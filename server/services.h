@@ -28,6 +28,7 @@ class StreamingServer;
 class CallLimits;
 class MemoryHeadroom;
 class PinnedImages;
+class NriBridge;
 
 namespace v1 = runtime::v1;
 
@@ -54,6 +55,7 @@ struct ServiceContext {
   CallLimits& call_limits;               // shares of the gRPC threads for calls that can run long
   MemoryHeadroom& memory_headroom;       // new work refused near berthd's cgroup memory limit
   PinnedImages& pinned_images;           // berth.toml's pinned_images, as reloaded
+  NriBridge& nri;                        // NRI plugins told of each step ([nri] enable)
 };
 
 class RuntimeServiceImpl final : public v1::RuntimeService::Service {

@@ -1,6 +1,7 @@
 // StartContainer: a start that fails leaves the container EXITED with the reason and message.
 #include "rpc_scope.h"
 #include "services.h"
+#include "nri_bridge.h"
 #include "memory_headroom.h"
 #include "berth/container_manager.h"
 #include "call_limits.h"
@@ -15,7 +16,10 @@ grpc::Status RuntimeServiceImpl::StartContainer(grpc::ServerContext*, const v1::
   auto memory = ctx_.memory_headroom.enter("StartContainer", MemoryHeadroom::kStartCost);
   if (!memory.ok()) return scope.done(memory.status());
   if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
-  return scope.done(ctx_.containers.start(req->container_id()));
+  if (berth::Status s = ctx_.nri.container_starting(req->container_id()); !s.ok()) return scope.done(s);
+  berth::Status s = ctx_.containers.start(req->container_id());
+  if (s.ok()) ctx_.nri.container_started(req->container_id());
+  return scope.done(s);
 }
 
 }  // namespace berth

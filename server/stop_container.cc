@@ -2,6 +2,7 @@
 // unknown id succeeds.
 #include "rpc_scope.h"
 #include "services.h"
+#include "nri_bridge.h"
 #include "berth/container_manager.h"
 #include "call_limits.h"
 
@@ -14,7 +15,9 @@ grpc::Status RuntimeServiceImpl::StopContainer(grpc::ServerContext*, const v1::S
   if (!slot.ok()) return scope.done(slot.status());
   if (req->container_id().empty()) return scope.done(invalid_argument("container_id: must not be empty"));
   if (req->timeout() < 0) return scope.done(invalid_argument("timeout: must not be negative"));
-  return scope.done(ctx_.containers.stop(req->container_id(), req->timeout()));
+  berth::Status s = ctx_.containers.stop(req->container_id(), req->timeout());
+  if (s.ok()) ctx_.nri.container_stopped(req->container_id());
+  return scope.done(s);
 }
 
 }  // namespace berth

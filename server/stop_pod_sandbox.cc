@@ -3,6 +3,7 @@
 // idempotent; an unknown id succeeds.
 #include "rpc_scope.h"
 #include "services.h"
+#include "nri_bridge.h"
 #include "berth/container_manager.h"
 #include "berth/sandbox_manager.h"
 #include "call_limits.h"
@@ -18,11 +19,14 @@ grpc::Status RuntimeServiceImpl::StopPodSandbox(grpc::ServerContext*, const v1::
   if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
   auto before = ctx_.sandboxes.info(req->pod_sandbox_id());
   berth::Status s = ctx_.sandboxes.stop(req->pod_sandbox_id(), [this](const std::string& id) -> berth::Status {
-    for (const auto& c : ctx_.containers.ids_in_sandbox(id))
+    for (const auto& c : ctx_.containers.ids_in_sandbox(id)) {
       if (berth::Status st = ctx_.containers.stop(c, 0); !st.ok()) return st;
+      ctx_.nri.container_stopped(c);
+    }
     return ok_status();
   });
   if (s.ok() && before && before->ready) ctx_.events.sandbox_changed(before->id, v1::CONTAINER_STOPPED_EVENT);
+  if (s.ok() && before) ctx_.nri.pod_stopped(before->id);
   return scope.done(s);
 }
 

@@ -3,6 +3,7 @@
 // already set the ones it made).
 #include "rpc_scope.h"
 #include "services.h"
+#include "nri_bridge.h"
 #include "berth/sandbox_manager.h"
 
 namespace berth {
@@ -12,7 +13,11 @@ grpc::Status RuntimeServiceImpl::UpdatePodSandboxResources(grpc::ServerContext*,
                                                            v1::UpdatePodSandboxResourcesResponse*) {
   RpcScope scope("UpdatePodSandboxResources", "sandbox=" + req->pod_sandbox_id());
   if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
-  return scope.done(ctx_.sandboxes.update_resources(req->pod_sandbox_id(), req->overhead(), req->resources()));
+  if (berth::Status s = ctx_.nri.pod_updating(req->pod_sandbox_id(), req->overhead(), req->resources()); !s.ok())
+    return scope.done(s);
+  berth::Status s = ctx_.sandboxes.update_resources(req->pod_sandbox_id(), req->overhead(), req->resources());
+  if (s.ok()) ctx_.nri.pod_updated(req->pod_sandbox_id());
+  return scope.done(s);
 }
 
 }  // namespace berth

@@ -26,8 +26,7 @@ void check_frame(const ttrpc::Frame& f) {
     FUZZ_CHECK(frame.has_value());
     auto back = ttrpc::decode_request(*frame);
     FUZZ_CHECK(back.ok() && back->stream_id == call->stream_id && back->service == call->service &&
-               back->method == call->method && back->payload == call->payload &&
-               back->timeout_ns == call->timeout_ns);
+               back->method == call->method && back->payload == call->payload && back->timeout_ns == call->timeout_ns);
   }
   if (auto answer = ttrpc::decode_response(f); answer.ok()) {
     auto again = ttrpc::encode_response(*answer);

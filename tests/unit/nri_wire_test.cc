@@ -103,8 +103,7 @@ TEST(TtrpcWire, RequestsAndResponsesCarryTtrpcsFieldNumbers) {
   ASSERT_TRUE(odd.ok());
   EXPECT_EQ(odd->status.code(), Code::internal);
   EXPECT_EQ(ttrpc::decode_response({.stream_id = 1, .type = 1}).status().code(), Code::invalid_argument);
-  EXPECT_EQ(ttrpc::decode_request({.stream_id = 1, .type = 1, .data = "\xff"}).status().code(),
-            Code::invalid_argument);
+  EXPECT_EQ(ttrpc::decode_request({.stream_id = 1, .type = 1, .data = "\xff"}).status().code(), Code::invalid_argument);
   for (Code c : {Code::ok, Code::invalid_argument, Code::not_found, Code::unimplemented, Code::cancelled})
     EXPECT_EQ(ttrpc::code_of_grpc(ttrpc::grpc_code(c)), c);
   EXPECT_EQ(ttrpc::grpc_code(Code::unimplemented), 12);

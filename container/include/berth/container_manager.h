@@ -87,6 +87,11 @@ struct ContainerManagerOptions {
   // What containers created from now on get (berth.toml's default_ulimits and
   // device_ownership_from_security_context); a reload sets them again (set_process_defaults).
   ContainerProcessDefaults process_defaults;
+  // Plugins' changes to a new container's spec (NRI), after berth built it and before anything is
+  // made of it; an error fails the create. Unset: none.
+  std::function<Status(const SandboxInfo& pod, const runtime::v1::ContainerConfig& config, const std::string& id,
+                       oci::Spec& spec)>
+      adjust_spec;
 };
 
 // What the streaming server and the stats need of a container.

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ struct SpawnRequest {
   int stdio[3] = {-1, -1, -1};    // fds for the child's 0, 1, 2; -1: /dev/null
   // SIGKILL when the calling thread (berthd) dies: only for a child that thread waits for.
   bool die_with_parent = false;
+  // More fds the child takes by number: extra_fds[i] becomes its fd 3 + i (at most 4).
+  std::vector<int> extra_fds;
+  // The child's whole environment ("NAME=value"); berthd's own when not given.
+  std::optional<std::vector<std::string>> env;
 };
 
 // The child's pid; an exec failure (ENOENT, EACCES, ETXTBSY ...) is an error with its errno.

@@ -47,6 +47,18 @@ struct SignatureScopeConfig {
 // The names default_ulimits takes: setrlimit(2)'s resources, lowercase, without RLIMIT_.
 const std::vector<std::string>& ulimit_names();
 
+// [nri]: NRI plugins (containerd/nri v0.12.2's protocol). Off unless enabled; the paths and
+// timeouts are the reference implementation's defaults.
+struct NriConfig {
+  bool enable = false;
+  std::string socket_path = "/var/run/nri/nri.sock";   // where external plugins connect; "": none
+  std::string plugin_path = "/opt/nri/plugins";        // NN-name programs berthd starts
+  std::string plugin_config_path = "/etc/nri/conf.d";  // their NN-name.conf or name.conf
+  int plugin_registration_timeout_ms = 5000;
+  int plugin_request_timeout_ms = 2000;
+  bool operator==(const NriConfig&) const = default;
+};
+
 struct Config {
   std::string source = "(embedded defaults)";  // the main file (the first one read)
   std::vector<std::string> files;              // every file read, in merge order
@@ -103,6 +115,7 @@ struct Config {
   std::map<std::string, SignatureScopeConfig> signature_policy_scopes;
   // OTLP/HTTP endpoint ("http://host:port/v1/traces") spans of traced calls are sent to; empty: off.
   std::string tracing_endpoint;
+  NriConfig nri;
   std::string sandbox_image;  // empty: the embedded berth-pause; else pulled, pinned and used  // by registry host:
                               // mirrors, insecure, ca_file
 };
