@@ -75,34 +75,34 @@ Status claim_set(Claims& c, bool has, const char* field, Set set) {
 Status merge_resources_claimed(Claims& c, const api::LinuxResources& from, api::LinuxResources& into) {
   const auto& m = from.memory();
   const auto& cpu = from.cpu();
-  for (auto s : {
-           claim_set(c, m.has_limit(), "memory limit", [&] { *into.mutable_memory()->mutable_limit() = m.limit(); }),
-           claim_set(c, m.has_reservation(), "memory reservation",
-                     [&] { *into.mutable_memory()->mutable_reservation() = m.reservation(); }),
-           claim_set(c, m.has_swap(), "memory swap limit", [&] { *into.mutable_memory()->mutable_swap() = m.swap(); }),
-           claim_set(c, m.has_kernel(), "memory kernel limit",
-                     [&] { *into.mutable_memory()->mutable_kernel() = m.kernel(); }),
-           claim_set(c, m.has_kernel_tcp(), "memory kernel TCP limit",
-                     [&] { *into.mutable_memory()->mutable_kernel_tcp() = m.kernel_tcp(); }),
-           claim_set(c, m.has_swappiness(), "memory swappiness",
-                     [&] { *into.mutable_memory()->mutable_swappiness() = m.swappiness(); }),
-           claim_set(c, m.has_disable_oom_killer(), "memory disable OOM killer",
-                     [&] { *into.mutable_memory()->mutable_disable_oom_killer() = m.disable_oom_killer(); }),
-           claim_set(c, m.has_use_hierarchy(), "memory use hierarchy",
-                     [&] { *into.mutable_memory()->mutable_use_hierarchy() = m.use_hierarchy(); }),
-           claim_set(c, cpu.has_shares(), "CPU shares", [&] { *into.mutable_cpu()->mutable_shares() = cpu.shares(); }),
-           claim_set(c, cpu.has_quota(), "CPU quota", [&] { *into.mutable_cpu()->mutable_quota() = cpu.quota(); }),
-           claim_set(c, cpu.has_period(), "CPU period", [&] { *into.mutable_cpu()->mutable_period() = cpu.period(); }),
-           claim_set(c, cpu.has_realtime_runtime(), "CPU realtime runtime",
-                     [&] { *into.mutable_cpu()->mutable_realtime_runtime() = cpu.realtime_runtime(); }),
-           claim_set(c, cpu.has_realtime_period(), "CPU realtime period",
-                     [&] { *into.mutable_cpu()->mutable_realtime_period() = cpu.realtime_period(); }),
-           claim_set(c, !cpu.cpus().empty(), "CPU set cpus", [&] { into.mutable_cpu()->set_cpus(cpu.cpus()); }),
-           claim_set(c, !cpu.mems().empty(), "CPU set mems", [&] { into.mutable_cpu()->set_mems(cpu.mems()); }),
-           claim_set(c, from.has_blockio_class(), "block I/O class",
-                     [&] { *into.mutable_blockio_class() = from.blockio_class(); }),
-           claim_set(c, from.has_rdt_class(), "RDT class", [&] { *into.mutable_rdt_class() = from.rdt_class(); }),
-           claim_set(c, from.has_pids(), "pids limit", [&] { *into.mutable_pids() = from.pids(); })})
+  for (auto s :
+       {claim_set(c, m.has_limit(), "memory limit", [&] { *into.mutable_memory()->mutable_limit() = m.limit(); }),
+        claim_set(c, m.has_reservation(), "memory reservation",
+                  [&] { *into.mutable_memory()->mutable_reservation() = m.reservation(); }),
+        claim_set(c, m.has_swap(), "memory swap limit", [&] { *into.mutable_memory()->mutable_swap() = m.swap(); }),
+        claim_set(c, m.has_kernel(), "memory kernel limit",
+                  [&] { *into.mutable_memory()->mutable_kernel() = m.kernel(); }),
+        claim_set(c, m.has_kernel_tcp(), "memory kernel TCP limit",
+                  [&] { *into.mutable_memory()->mutable_kernel_tcp() = m.kernel_tcp(); }),
+        claim_set(c, m.has_swappiness(), "memory swappiness",
+                  [&] { *into.mutable_memory()->mutable_swappiness() = m.swappiness(); }),
+        claim_set(c, m.has_disable_oom_killer(), "memory disable OOM killer",
+                  [&] { *into.mutable_memory()->mutable_disable_oom_killer() = m.disable_oom_killer(); }),
+        claim_set(c, m.has_use_hierarchy(), "memory use hierarchy",
+                  [&] { *into.mutable_memory()->mutable_use_hierarchy() = m.use_hierarchy(); }),
+        claim_set(c, cpu.has_shares(), "CPU shares", [&] { *into.mutable_cpu()->mutable_shares() = cpu.shares(); }),
+        claim_set(c, cpu.has_quota(), "CPU quota", [&] { *into.mutable_cpu()->mutable_quota() = cpu.quota(); }),
+        claim_set(c, cpu.has_period(), "CPU period", [&] { *into.mutable_cpu()->mutable_period() = cpu.period(); }),
+        claim_set(c, cpu.has_realtime_runtime(), "CPU realtime runtime",
+                  [&] { *into.mutable_cpu()->mutable_realtime_runtime() = cpu.realtime_runtime(); }),
+        claim_set(c, cpu.has_realtime_period(), "CPU realtime period",
+                  [&] { *into.mutable_cpu()->mutable_realtime_period() = cpu.realtime_period(); }),
+        claim_set(c, !cpu.cpus().empty(), "CPU set cpus", [&] { into.mutable_cpu()->set_cpus(cpu.cpus()); }),
+        claim_set(c, !cpu.mems().empty(), "CPU set mems", [&] { into.mutable_cpu()->set_mems(cpu.mems()); }),
+        claim_set(c, from.has_blockio_class(), "block I/O class",
+                  [&] { *into.mutable_blockio_class() = from.blockio_class(); }),
+        claim_set(c, from.has_rdt_class(), "RDT class", [&] { *into.mutable_rdt_class() = from.rdt_class(); }),
+        claim_set(c, from.has_pids(), "pids limit", [&] { *into.mutable_pids() = from.pids(); })})
     if (!s.ok()) return s;
   for (const auto& h : from.hugepage_limits()) {
     if (Status s = c.claim("hugepage limit " + h.page_size()); !s.ok()) return s;
@@ -118,7 +118,70 @@ Status merge_resources_claimed(Claims& c, const api::LinuxResources& from, api::
   return ok_status();
 }
 
+// The owners' names above, as the API's fields; keyed ones end with a space and take the key.
+struct FieldName {
+  const char* name;
+  api::Field field;
+};
+constexpr FieldName kFieldNames[] = {
+    {"annotation ", api::Annotations},
+    {"mount ", api::Mounts},
+    {"environment variable ", api::Env},
+    {"rlimit ", api::Rlimits},
+    {"CDI device ", api::CdiDevices},
+    {"device ", api::Devices},
+    {"hugepage limit ", api::HugepageLimits},
+    {"unified resource ", api::CgroupsUnified},
+    {"namespace ", api::Namespace},
+    {"sysctl ", api::Sysctl},
+    {"network device ", api::LinuxNetDevices},
+    {"args", api::Args},
+    {"memory limit", api::MemLimit},
+    {"memory reservation", api::MemReservation},
+    {"memory swap limit", api::MemSwapLimit},
+    {"memory kernel limit", api::MemKernelLimit},
+    {"memory kernel TCP limit", api::MemTCPLimit},
+    {"memory swappiness", api::MemSwappiness},
+    {"memory disable OOM killer", api::MemDisableOomKiller},
+    {"memory use hierarchy", api::MemUseHierarchy},
+    {"CPU shares", api::CPUShares},
+    {"CPU quota", api::CPUQuota},
+    {"CPU period", api::CPUPeriod},
+    {"CPU realtime runtime", api::CPURealtimeRuntime},
+    {"CPU realtime period", api::CPURealtimePeriod},
+    {"CPU set cpus", api::CPUSetCPUs},
+    {"CPU set mems", api::CPUSetMems},
+    {"pids limit", api::PidsLimit},
+    {"block I/O class", api::BlockioClass},
+    {"RDT class", api::RdtClass},
+    {"cgroups path", api::CgroupsPath},
+    {"OOM score adjustment", api::OomScoreAdj},
+    {"I/O priority", api::IoPriority},
+    {"seccomp policy", api::SeccompPolicy},
+    {"scheduler", api::LinuxSched},
+    {"RDT", api::RdtClosID},
+    {"memory policy", api::MemoryPolicy},
+};
+
 }  // namespace
+
+api::OwningPlugins owning_plugins(const std::string& container_id, const std::map<std::string, std::string>& owners) {
+  api::OwningPlugins out;
+  auto& fields = (*out.mutable_owners())[container_id];
+  for (const auto& [name, plugin] : owners)
+    for (const auto& f : kFieldNames) {
+      const std::string_view n(f.name);
+      if (n.back() == ' ' && name.rfind(n, 0) == 0) {
+        (*(*fields.mutable_compound())[f.field].mutable_owners())[name.substr(n.size())] = plugin;
+        break;
+      }
+      if (name == n) {
+        (*fields.mutable_simple())[f.field] = plugin;
+        break;
+      }
+    }
+  return out;
+}
 
 Status merge_resources(const std::string& plugin, const std::string& container_id, const api::LinuxResources& from,
                        api::LinuxResources& into, std::map<std::string, std::string>& owners) {
@@ -200,17 +263,17 @@ Status AdjustmentMerger::add(const std::string& plugin, const api::ContainerAdju
       Claims again(owners, plugin);  // already claimed by this plugin: applies the same values
       (void)merge_resources_claimed(again, l.resources(), *cl->mutable_resources());
     }
-    for (auto s : {claim_set(c, !l.cgroups_path().empty(), "cgroups path",
-                             [&] { ml->set_cgroups_path(l.cgroups_path()); }),
-                   claim_set(c, l.has_oom_score_adj(), "OOM score adjustment",
-                             [&] { *ml->mutable_oom_score_adj() = l.oom_score_adj(); }),
-                   claim_set(c, l.has_io_priority(), "I/O priority", [&] { *ml->mutable_io_priority() = l.io_priority(); }),
-                   claim_set(c, l.has_seccomp_policy(), "seccomp policy",
-                             [&] { *ml->mutable_seccomp_policy() = l.seccomp_policy(); }),
-                   claim_set(c, l.has_scheduler(), "scheduler", [&] { *ml->mutable_scheduler() = l.scheduler(); }),
-                   claim_set(c, l.has_rdt(), "RDT", [&] { *ml->mutable_rdt() = l.rdt(); }),
-                   claim_set(c, l.has_memory_policy(), "memory policy",
-                             [&] { *ml->mutable_memory_policy() = l.memory_policy(); })})
+    for (auto s :
+         {claim_set(c, !l.cgroups_path().empty(), "cgroups path", [&] { ml->set_cgroups_path(l.cgroups_path()); }),
+          claim_set(c, l.has_oom_score_adj(), "OOM score adjustment",
+                    [&] { *ml->mutable_oom_score_adj() = l.oom_score_adj(); }),
+          claim_set(c, l.has_io_priority(), "I/O priority", [&] { *ml->mutable_io_priority() = l.io_priority(); }),
+          claim_set(c, l.has_seccomp_policy(), "seccomp policy",
+                    [&] { *ml->mutable_seccomp_policy() = l.seccomp_policy(); }),
+          claim_set(c, l.has_scheduler(), "scheduler", [&] { *ml->mutable_scheduler() = l.scheduler(); }),
+          claim_set(c, l.has_rdt(), "RDT", [&] { *ml->mutable_rdt() = l.rdt(); }),
+          claim_set(c, l.has_memory_policy(), "memory policy",
+                    [&] { *ml->mutable_memory_policy() = l.memory_policy(); })})
       if (!s.ok()) return s;
     if (!l.cgroups_path().empty()) cl->set_cgroups_path(l.cgroups_path());
     if (l.has_oom_score_adj()) *cl->mutable_oom_score_adj() = l.oom_score_adj();

@@ -23,10 +23,8 @@ bool has_state_change_fallback(api::Event e) {
     case api::NRI_POST_START_CONTAINER:
     case api::NRI_POST_UPDATE_CONTAINER:
     case api::NRI_REMOVE_CONTAINER:
-    case api::NRI_POST_UPDATE_POD_SANDBOX:
-      return true;
-    default:
-      return false;
+    case api::NRI_POST_UPDATE_POD_SANDBOX: return true;
+    default: return false;
   }
 }
 
@@ -134,7 +132,8 @@ Status NriPlugins::Impl::synchronize(Plugin& p) {
   std::vector<api::SynchronizeRequest> requests;
   for (;;) {
     requests.clear();
-    const size_t per_pods = (pods.size() + chunks - 1) / chunks, per_containers = (containers.size() + chunks - 1) / chunks;
+    const size_t per_pods = (pods.size() + chunks - 1) / chunks,
+                 per_containers = (containers.size() + chunks - 1) / chunks;
     bool fits = true;
     for (size_t c = 0; c < chunks; ++c) {
       api::SynchronizeRequest r;
@@ -146,7 +145,8 @@ Status NriPlugins::Impl::synchronize(Plugin& p) {
       requests.push_back(std::move(r));
     }
     if (fits) break;
-    if (per_pods <= 1 && per_containers <= 1) return Status(Code::resource_exhausted, "a pod or container too large to send");
+    if (per_pods <= 1 && per_containers <= 1)
+      return Status(Code::resource_exhausted, "a pod or container too large to send");
     chunks *= 2;
   }
   api::SynchronizeResponse last;
@@ -218,7 +218,49 @@ Result<CreateAdjustment> NriPlugins::create_container(const api::PodSandbox& pod
     for (const auto& e : (*answer)->evict())
       if (impl_->opt.evict) impl_->opt.evict(e, p->id());
   }
-  return CreateAdjustment{merger.merged(), updates.take(), merger.owners()};
+  CreateAdjustment out{merger.merged(), updates.take(), merger.owners()};
+  if (Status s = impl_->validate(pod, container, out); !s.ok()) return s;
+  return out;
+}
+
+Status NriPlugins::Impl::validate(const api::PodSandbox& pod, const api::Container& pristine,
+                                  const CreateAdjustment& adjusted) {
+  auto validators = subscribed(api::NRI_VALIDATE_CONTAINER_ADJUSTMENT);
+  if (validators.empty()) return ok_status();
+  api::ValidateContainerAdjustmentRequest r;
+  *r.mutable_pod() = pod;
+  *r.mutable_container() = pristine;
+  *r.mutable_adjust() = adjusted.adjust;
+  for (const auto& u : adjusted.updates) *r.add_update() = u;
+  *r.mutable_owners() = owning_plugins(pristine.id(), adjusted.owners);
+  {
+    MutexLock lock(mu);
+    for (const auto& p : plugins) {
+      auto* i = r.add_plugins();
+      i->set_name(p->name);
+      i->set_index(p->index);
+    }
+  }
+  const std::string request = r.SerializeAsString();
+  // Unlike an event, a validation that does not come fails the create: the validator is the
+  // node's policy, and a container it has not seen must not run.
+  for (const auto& p : validators) {
+    auto answer = p->conn->call("ValidateContainerAdjustment", request, opt.request_timeout);
+    if (!answer.ok()) {
+      if (is_fatal(answer.status())) disconnect(p.get(), "ValidateContainerAdjustment: " + answer.status().message());
+      return Status(is_fatal(answer.status()) ? Code::unavailable : answer.status().code(),
+                    "nri: validator " + p->id() + " failed: " + answer.status().message());
+    }
+    api::ValidateContainerAdjustmentResponse resp;
+    if (!resp.ParseFromString(*answer)) {
+      disconnect(p.get(), "ValidateContainerAdjustment: an answer that does not parse");
+      return Status(Code::unavailable, "nri: validator " + p->id() + " answered what does not parse");
+    }
+    if (resp.reject())
+      return failed_precondition("nri: validator \"" + p->id() + "\" rejected container adjustment, reason: " +
+                                 (resp.reason().empty() ? "unknown rejection reason" : resp.reason()));
+  }
+  return ok_status();
 }
 
 Status NriPlugins::post_create_container(const api::PodSandbox& pod, const api::Container& container) {

@@ -45,7 +45,7 @@ struct NriPlugins::Impl {
   Mutex events_mu;
   mutable Mutex mu;
   std::condition_variable cv;
-  std::vector<std::shared_ptr<Plugin>> plugins BERTH_GUARDED_BY(mu);     // registered, in index order
+  std::vector<std::shared_ptr<Plugin>> plugins BERTH_GUARDED_BY(mu);       // registered, in index order
   std::vector<std::shared_ptr<Plugin>> disconnected BERTH_GUARDED_BY(mu);  // for the janitor
   struct Registrar {
     std::thread thread;
@@ -70,6 +70,9 @@ struct NriPlugins::Impl {
   // The pods and containers that exist, to a plugin that just registered (under events_mu), and
   // the updates it answers with applied.
   Status synchronize(Plugin& p);
+  // The merged adjustment of a new container shown to the plugins subscribed to validation; any
+  // rejection, error or silence fails the create.
+  Status validate(const api::PodSandbox& pod, const api::Container& pristine, const CreateAdjustment& adjusted);
   void accept_loop();
   void janitor_loop();
 };

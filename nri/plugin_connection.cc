@@ -118,9 +118,9 @@ Result<std::string> PluginConnection::call(const std::string& method, const std:
       return deadline_exceeded(what + ": " + method + ": no answer in " + std::to_string(timeout.count()) + " ms");
     }
   if (!pending->answer.ok())
-    return Status(pending->answer.status().code(),
-                  pending->answer.status().message().empty() ? what + ": " + method + ": connection closed"
-                                                             : pending->answer.status().message());
+    return Status(pending->answer.status().code(), pending->answer.status().message().empty()
+                                                       ? what + ": " + method + ": connection closed"
+                                                       : pending->answer.status().message());
   return std::move(pending->answer);
 }
 

@@ -178,9 +178,9 @@ bool NriPlugins::Impl::bring_up(std::shared_ptr<Plugin> p) {
     while (!p->registered && !p->conn->closed())
       if (p->cv.wait_until(lock.native(), deadline) == std::cv_status::timeout) break;
     if (!p->registered)
-      return fail(p->conn->closed() ? "closed before it registered (" + p->conn->close_reason() + ")"
-                                    : "did not register in " + std::to_string(opt.registration_timeout.count()) +
-                                          " ms");
+      return fail(p->conn->closed()
+                      ? "closed before it registered (" + p->conn->close_reason() + ")"
+                      : "did not register in " + std::to_string(opt.registration_timeout.count()) + " ms");
   }
   api::ConfigureRequest conf;
   {
@@ -314,8 +314,8 @@ Result<std::unique_ptr<NriPlugins>> NriPlugins::start(NriOptions options) {
     auto pid = spawn_process({.argv = {d.path},
                               .stdio = {-1, STDERR_FILENO, STDERR_FILENO},
                               .extra_fds = {theirs.get()},
-                              .env = std::vector<std::string>{"NRI_PLUGIN_NAME=" + d.name,
-                                                              "NRI_PLUGIN_IDX=" + d.index, "NRI_PLUGIN_SOCKET=3"}});
+                              .env = std::vector<std::string>{"NRI_PLUGIN_NAME=" + d.name, "NRI_PLUGIN_IDX=" + d.index,
+                                                              "NRI_PLUGIN_SOCKET=3"}});
     if (!pid.ok()) {
       spdlog::warn("nri: plugin {}: cannot start: {}", d.path, pid.status().message());
       continue;
@@ -354,6 +354,13 @@ NriPlugins::~NriPlugins() {
   i.cv.notify_all();
   i.janitor.join();
   if (!i.opt.socket_path.empty()) ::unlink(i.opt.socket_path.c_str());
+}
+
+bool NriPlugins::wants(api::Event event) const {
+  MutexLock lock(impl_->mu);
+  for (const auto& p : impl_->plugins)
+    if (p->events & event_bit(event)) return true;
+  return false;
 }
 
 std::vector<PluginInfo> NriPlugins::plugins() const {

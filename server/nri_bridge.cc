@@ -16,14 +16,10 @@ namespace {
 
 nri_api::ContainerState nri_state(v1::ContainerState s) {
   switch (s) {
-    case v1::CONTAINER_CREATED:
-      return nri_api::NRI_CONTAINER_CREATED;
-    case v1::CONTAINER_RUNNING:
-      return nri_api::NRI_CONTAINER_RUNNING;
-    case v1::CONTAINER_EXITED:
-      return nri_api::NRI_CONTAINER_STOPPED;
-    default:
-      return nri_api::NRI_CONTAINER_UNKNOWN;
+    case v1::CONTAINER_CREATED: return nri_api::NRI_CONTAINER_CREATED;
+    case v1::CONTAINER_RUNNING: return nri_api::NRI_CONTAINER_RUNNING;
+    case v1::CONTAINER_EXITED: return nri_api::NRI_CONTAINER_STOPPED;
+    default: return nri_api::NRI_CONTAINER_UNKNOWN;
   }
 }
 
@@ -142,7 +138,7 @@ void NriBridge::evict(const nri_api::ContainerEviction& e, const std::string& pl
 
 Status NriBridge::adjust_spec(const SandboxInfo& pod, const v1::ContainerConfig& config, const std::string& id,
                               oci::Spec& spec) {
-  if (!plugins_) return ok_status();
+  if (!wants(nri_api::NRI_CREATE_CONTAINER)) return ok_status();
   nri_api::Container c;
   c.set_id(id);
   c.set_pod_sandbox_id(pod.id);
@@ -154,60 +150,64 @@ Status NriBridge::adjust_spec(const SandboxInfo& pod, const v1::ContainerConfig&
   auto adjusted = plugins_->create_container(pod_view(pod.id), c);
   if (!adjusted.ok()) return adjusted.status();
   if (Status s = apply_nri_adjustment(adjusted->adjust, cdi_, spec); !s.ok())
-    return Status(s.code(), "nri: an adjustment by plugins " + [&] {
-      std::string who;
-      for (const auto& [field, plugin] : adjusted->owners)
-        if (who.find(plugin) == std::string::npos) who += (who.empty() ? "" : ", ") + plugin;
-      return who;
-    }() + ": " + s.message());
+    return Status(
+        s.code(), "nri: an adjustment by plugins " + [&] {
+          std::string who;
+          for (const auto& [field, plugin] : adjusted->owners)
+            if (who.find(plugin) == std::string::npos) who += (who.empty() ? "" : ", ") + plugin;
+          return who;
+        }() + ": " + s.message());
   for (const auto& f : apply_updates(adjusted->updates))
     spdlog::warn("nri: an update of container {} asked while creating {} failed", f.container_id(), id);
   return ok_status();
 }
 
 Status NriBridge::pod_running(const std::string& pod_id) {
-  return plugins_ ? plugins_->run_pod_sandbox(pod_view(pod_id)) : ok_status();
+  return wants(nri_api::NRI_RUN_POD_SANDBOX) ? plugins_->run_pod_sandbox(pod_view(pod_id)) : ok_status();
 }
 
 void NriBridge::pod_stopped(const std::string& pod_id) {
-  if (plugins_) log_failed(plugins_->stop_pod_sandbox(pod_view(pod_id)), "StopPodSandbox", pod_id);
+  if (wants(nri_api::NRI_STOP_POD_SANDBOX))
+    log_failed(plugins_->stop_pod_sandbox(pod_view(pod_id)), "StopPodSandbox", pod_id);
 }
 
 void NriBridge::pod_removed(const std::string& pod_id, const nri_api::PodSandbox& before) {
-  if (plugins_) log_failed(plugins_->remove_pod_sandbox(before), "RemovePodSandbox", pod_id);
+  if (wants(nri_api::NRI_REMOVE_POD_SANDBOX))
+    log_failed(plugins_->remove_pod_sandbox(before), "RemovePodSandbox", pod_id);
 }
 
 Status NriBridge::pod_updating(const std::string& pod_id, const v1::LinuxContainerResources& overhead,
                                const v1::LinuxContainerResources& resources) {
-  if (!plugins_) return ok_status();
+  if (!wants(nri_api::NRI_UPDATE_POD_SANDBOX)) return ok_status();
   return plugins_->update_pod_sandbox(pod_view(pod_id), nri_resources(overhead), nri_resources(resources));
 }
 
 void NriBridge::pod_updated(const std::string& pod_id) {
-  if (plugins_) log_failed(plugins_->post_update_pod_sandbox(pod_view(pod_id)), "PostUpdatePodSandbox", pod_id);
+  if (wants(nri_api::NRI_POST_UPDATE_POD_SANDBOX))
+    log_failed(plugins_->post_update_pod_sandbox(pod_view(pod_id)), "PostUpdatePodSandbox", pod_id);
 }
 
 void NriBridge::container_created(const std::string& id) {
-  if (!plugins_) return;
+  if (!wants(nri_api::NRI_POST_CREATE_CONTAINER)) return;
   auto c = container_view(id);
   log_failed(plugins_->post_create_container(pod_view(c.pod_sandbox_id()), c), "PostCreateContainer", id);
 }
 
 Status NriBridge::container_starting(const std::string& id) {
-  if (!plugins_) return ok_status();
+  if (!wants(nri_api::NRI_START_CONTAINER)) return ok_status();
   auto c = container_view(id);
   return plugins_->start_container(pod_view(c.pod_sandbox_id()), c);
 }
 
 void NriBridge::container_started(const std::string& id) {
-  if (!plugins_) return;
+  if (!wants(nri_api::NRI_POST_START_CONTAINER)) return;
   auto c = container_view(id);
   log_failed(plugins_->post_start_container(pod_view(c.pod_sandbox_id()), c), "PostStartContainer", id);
 }
 
 Result<v1::LinuxContainerResources> NriBridge::container_updating(const std::string& id,
                                                                   const v1::LinuxContainerResources& r) {
-  if (!plugins_) return r;
+  if (!wants(nri_api::NRI_UPDATE_CONTAINER)) return r;
   auto c = container_view(id);
   auto resources = nri_resources(r);
   auto others = plugins_->update_container(pod_view(c.pod_sandbox_id()), c, resources);
@@ -220,13 +220,13 @@ Result<v1::LinuxContainerResources> NriBridge::container_updating(const std::str
 }
 
 void NriBridge::container_updated(const std::string& id) {
-  if (!plugins_) return;
+  if (!wants(nri_api::NRI_POST_UPDATE_CONTAINER)) return;
   auto c = container_view(id);
   log_failed(plugins_->post_update_container(pod_view(c.pod_sandbox_id()), c), "PostUpdateContainer", id);
 }
 
 void NriBridge::container_stopped(const std::string& id) {
-  if (!plugins_) return;
+  if (!wants(nri_api::NRI_STOP_CONTAINER)) return;
   auto c = container_view(id);
   auto others = plugins_->stop_container(pod_view(c.pod_sandbox_id()), c);
   if (!others.ok()) return log_failed(others.status(), "StopContainer", id);
@@ -235,7 +235,8 @@ void NriBridge::container_stopped(const std::string& id) {
 }
 
 void NriBridge::container_removed(const nri_api::PodSandbox& pod, const nri_api::Container& before) {
-  if (plugins_) log_failed(plugins_->remove_container(pod, before), "RemoveContainer", before.id());
+  if (wants(nri_api::NRI_REMOVE_CONTAINER))
+    log_failed(plugins_->remove_container(pod, before), "RemoveContainer", before.id());
 }
 
 }  // namespace berth

@@ -29,6 +29,8 @@ class NriBridge {
   void stop() { plugins_.reset(); }
 
   bool enabled() const { return plugins_ != nullptr; }
+  // A plugin is subscribed to the event (views of pods and containers are built only then).
+  bool wants(nri_api::Event event) const { return plugins_ && plugins_->wants(event); }
   std::vector<nri::PluginInfo> plugins() const;
 
   // ContainerManagerOptions::adjust_spec.

@@ -90,13 +90,15 @@ Status apply_resources(const nri_api::LinuxResources& r, oci::Resources& o) {
 nlohmann::json oci_seccomp(const nri_api::LinuxSeccomp& p) {
   nlohmann::json j = {{"defaultAction", p.default_action()}};
   if (p.has_default_errno()) j["defaultErrnoRet"] = p.default_errno().value();
-  if (p.architectures_size() > 0) j["architectures"] = std::vector<std::string>(p.architectures().begin(), p.architectures().end());
+  if (p.architectures_size() > 0)
+    j["architectures"] = std::vector<std::string>(p.architectures().begin(), p.architectures().end());
   if (p.flags_size() > 0) j["flags"] = std::vector<std::string>(p.flags().begin(), p.flags().end());
   if (!p.listener_path().empty()) j["listenerPath"] = p.listener_path();
   if (!p.listener_metadata().empty()) j["listenerMetadata"] = p.listener_metadata();
   nlohmann::json syscalls = nlohmann::json::array();
   for (const auto& s : p.syscalls()) {
-    nlohmann::json o = {{"names", std::vector<std::string>(s.names().begin(), s.names().end())}, {"action", s.action()}};
+    nlohmann::json o = {{"names", std::vector<std::string>(s.names().begin(), s.names().end())},
+                        {"action", s.action()}};
     if (s.has_errno_ret()) o["errnoRet"] = s.errno_ret().value();
     for (const auto& a : s.args())
       o["args"].push_back({{"index", a.index()}, {"value", a.value()}, {"valueTwo", a.value_two()}, {"op", a.op()}});
@@ -191,8 +193,7 @@ nri_api::LinuxResources nri_resources(const oci::Resources& r) {
 nri_api::LinuxResources nri_resources(const v1::LinuxContainerResources& r) {
   nri_api::LinuxResources out;
   if (r.memory_limit_in_bytes()) out.mutable_memory()->mutable_limit()->set_value(r.memory_limit_in_bytes());
-  if (r.memory_swap_limit_in_bytes())
-    out.mutable_memory()->mutable_swap()->set_value(r.memory_swap_limit_in_bytes());
+  if (r.memory_swap_limit_in_bytes()) out.mutable_memory()->mutable_swap()->set_value(r.memory_swap_limit_in_bytes());
   auto* c = out.mutable_cpu();
   if (r.cpu_shares()) c->mutable_shares()->set_value(static_cast<uint64_t>(r.cpu_shares()));
   if (r.cpu_quota()) c->mutable_quota()->set_value(r.cpu_quota());
@@ -277,7 +278,8 @@ Status apply_nri_adjustment(const nri_api::ContainerAdjustment& a, CdiRegistry* 
   if (!a.has_linux()) return ok_status();
   const auto& l = a.linux();
   if (l.namespaces_size() > 0) return invalid_argument("linux.namespaces: a container's namespaces are its pod's");
-  if (l.has_seccomp_policy()) (spec.linux ? *spec.linux : spec.linux.emplace()).seccomp = oci_seccomp(l.seccomp_policy());
+  if (l.has_seccomp_policy())
+    (spec.linux ? *spec.linux : spec.linux.emplace()).seccomp = oci_seccomp(l.seccomp_policy());
   auto& linux = spec.linux ? *spec.linux : spec.linux.emplace();
   for (const auto& d : l.devices()) {
     const std::string path = target(d.path());
@@ -285,8 +287,8 @@ Status apply_nri_adjustment(const nri_api::ContainerAdjustment& a, CdiRegistry* 
     if (removal(d.path())) continue;
     if (d.type() != "c" && d.type() != "b" && d.type() != "p" && d.type() != "u")
       return invalid_argument("linux.devices: " + path + ": type \"" + d.type() + "\" is not c, b, u or p");
-    oci::Device o{d.type(), path, d.major(), d.minor(), std::nullopt, std::nullopt, std::nullopt,
-                  nlohmann::json::object()};
+    oci::Device o{d.type(),     path,         d.major(),    d.minor(),
+                  std::nullopt, std::nullopt, std::nullopt, nlohmann::json::object()};
     if (d.has_file_mode()) o.file_mode = d.file_mode().value();
     if (d.has_uid()) o.uid = d.uid().value();
     if (d.has_gid()) o.gid = d.gid().value();
@@ -313,7 +315,8 @@ Status apply_nri_adjustment(const nri_api::ContainerAdjustment& a, CdiRegistry* 
   }
   if (l.has_scheduler()) return invalid_argument("linux.scheduler: berth does not apply a plugin's scheduler");
   if (l.has_rdt()) return invalid_argument("linux.rdt: berth does not apply a plugin's RDT settings");
-  if (l.has_memory_policy()) return invalid_argument("linux.memory_policy: berth does not apply a plugin's memory policy");
+  if (l.has_memory_policy())
+    return invalid_argument("linux.memory_policy: berth does not apply a plugin's memory policy");
   if (l.net_devices_size() > 0) return invalid_argument("linux.net_devices: berth does not move network devices");
   return ok_status();
 }

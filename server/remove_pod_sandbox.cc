@@ -17,7 +17,8 @@ grpc::Status RuntimeServiceImpl::RemovePodSandbox(grpc::ServerContext*, const v1
   if (!slot.ok()) return scope.done(slot.status());
   if (req->pod_sandbox_id().empty()) return scope.done(invalid_argument("pod_sandbox_id: must not be empty"));
   auto before = ctx_.sandboxes.info(req->pod_sandbox_id());
-  const bool nri = ctx_.nri.enabled() && before;
+  const bool nri =
+      before && (ctx_.nri.wants(nri_api::NRI_REMOVE_CONTAINER) || ctx_.nri.wants(nri_api::NRI_REMOVE_POD_SANDBOX));
   const auto pod_view = nri ? ctx_.nri.pod_view(before->id) : nri_api::PodSandbox();
   berth::Status s = ctx_.sandboxes.remove(req->pod_sandbox_id(), [&](const std::string& id) -> berth::Status {
     for (const auto& c : ctx_.containers.ids_in_sandbox(id)) {

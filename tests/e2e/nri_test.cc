@@ -45,8 +45,8 @@ class Nri : public PodFixture {
   DaemonOptions options(int request_timeout_ms = 2000) {
     DaemonOptions o;
     o.config_toml = "[nri]\nenable = true\nsocket_path = \"" + socket() + "\"\nplugin_path = \"" + (*nri_ / "plugins") +
-                    "\"\nplugin_config_path = \"" + (*nri_ / "conf") + "\"\nplugin_request_timeout_ms = " +
-                    std::to_string(request_timeout_ms) + "\n";
+                    "\"\nplugin_config_path = \"" + (*nri_ / "conf") +
+                    "\"\nplugin_request_timeout_ms = " + std::to_string(request_timeout_ms) + "\n";
     return o;
   }
   std::string socket() const { return *nri_ / "nri.sock"; }
@@ -93,8 +93,8 @@ TEST_F(Nri, EveryEventReachesTheSubscribedPluginsInOrder) {
   // A plugin of an older API: only StateChange for the events that have it.
   add_plugin("20-old", {{"log", log_path("old")},
                         {"unimplemented",
-                         {"RunPodSandbox", "StopPodSandbox", "RemovePodSandbox", "PostCreateContainer", "StartContainer",
-                          "PostStartContainer", "PostUpdateContainer", "RemoveContainer"}}});
+                         {"RunPodSandbox", "StopPodSandbox", "RemovePodSandbox", "PostCreateContainer",
+                          "StartContainer", "PostStartContainer", "PostUpdateContainer", "RemoveContainer"}}});
   // Subscribed to CreateContainer only: gets nothing else.
   add_plugin("30-create-only", {{"log", log_path("create-only")}, {"events", {"CREATE_CONTAINER"}}});
   auto& cri = ready("pod", options());
@@ -109,17 +109,15 @@ TEST_F(Nri, EveryEventReachesTheSubscribedPluginsInOrder) {
 
   // "registered" is logged once the plugin knows its log file (from Configure's config).
   EXPECT_TRUE(logged("events", "registered"));
-  EXPECT_TRUE(in_order(methods("events"),
-                       {"Configure", "Synchronize", "synchronized", "RunPodSandbox", "CreateContainer",
-                        "PostCreateContainer", "StartContainer", "PostStartContainer", "UpdateContainer",
-                        "PostUpdateContainer", "StopContainer", "RemoveContainer", "StopPodSandbox",
-                        "RemovePodSandbox"}));
-  EXPECT_TRUE(in_order(methods("old"), {"StateChange:RUN_POD_SANDBOX", "CreateContainer",
-                                        "StateChange:POST_CREATE_CONTAINER", "StateChange:START_CONTAINER",
-                                        "StateChange:POST_START_CONTAINER", "UpdateContainer",
-                                        "StateChange:POST_UPDATE_CONTAINER", "StopContainer",
-                                        "StateChange:REMOVE_CONTAINER", "StateChange:STOP_POD_SANDBOX",
-                                        "StateChange:REMOVE_POD_SANDBOX"}));
+  EXPECT_TRUE(in_order(methods("events"), {"Configure", "Synchronize", "synchronized", "RunPodSandbox",
+                                           "CreateContainer", "PostCreateContainer", "StartContainer",
+                                           "PostStartContainer", "UpdateContainer", "PostUpdateContainer",
+                                           "StopContainer", "RemoveContainer", "StopPodSandbox", "RemovePodSandbox"}));
+  EXPECT_TRUE(
+      in_order(methods("old"), {"StateChange:RUN_POD_SANDBOX", "CreateContainer", "StateChange:POST_CREATE_CONTAINER",
+                                "StateChange:START_CONTAINER", "StateChange:POST_START_CONTAINER", "UpdateContainer",
+                                "StateChange:POST_UPDATE_CONTAINER", "StopContainer", "StateChange:REMOVE_CONTAINER",
+                                "StateChange:STOP_POD_SANDBOX", "StateChange:REMOVE_POD_SANDBOX"}));
   auto only = methods("create-only");
   EXPECT_EQ(std::count(only.begin(), only.end(), "CreateContainer"), 1);
   EXPECT_FALSE(logged("create-only", "RunPodSandbox"));
@@ -149,7 +147,8 @@ TEST_F(Nri, AnAdjustmentIsSeenInTheContainerAndItsCgroup) {
       {"env", {{{"key", "NRI_INJECTED"}, {"value", "yes"}}}},
       {"mounts", {{{"destination", "/nri"}, {"type", "bind"}, {"source", host.path()}, {"options", {"rbind", "ro"}}}}},
       {"linux",
-       {{"devices", {{{"path", "/dev/nri-null"}, {"type", "c"}, {"major", 1}, {"minor", 3}, {"file_mode", {{"value", 438}}}}}},
+       {{"devices",
+         {{{"path", "/dev/nri-null"}, {"type", "c"}, {"major", 1}, {"minor", 3}, {"file_mode", {{"value", 438}}}}}},
         {"resources", {{"cpu", {{"cpus", "0"}}}, {"memory", {{"limit", {{"value", 64 << 20}}}}}}}}}};
   add_plugin("10-adjust", {{"log", log_path("adjust")}, {"adjust", adjust}, {"adjust_only", "adjusted"}});
   ready("pod", options());
@@ -158,8 +157,7 @@ TEST_F(Nri, AnAdjustmentIsSeenInTheContainerAndItsCgroup) {
   EXPECT_EQ(exec_out(id, {"cat", "/nri/file"}), "from the plugin\n");
   EXPECT_EQ(exec_out(id, {"/bin/sh", "-c", "test -c /dev/nri-null && echo x > /dev/nri-null && echo written"}),
             "written\n");
-  EXPECT_EQ(exec_out(id, {"/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status"}),
-            "Cpus_allowed_list:\t0\n");
+  EXPECT_EQ(exec_out(id, {"/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status"}), "Cpus_allowed_list:\t0\n");
   std::string cg = test_cgroup_parent() + "/" + id;
   EXPECT_EQ(read_file(host_cgroup_file(cg, "memory", "memory.limit_in_bytes", "memory.max")),
             std::to_string(64 << 20) + "\n");
@@ -170,10 +168,11 @@ TEST_F(Nri, AnAdjustmentIsSeenInTheContainerAndItsCgroup) {
 }
 
 TEST_F(Nri, APluginsOwnUpdateOfARunningContainerLandsInItsCgroup) {
-  add_plugin("10-updater",
-             {{"log", log_path("updater")},
-              {"after_start_update",
-               {{{"container_id", ""}, {"linux", {{"resources", {{"memory", {{"limit", {{"value", 80 << 20}}}}}}}}}}}}});
+  add_plugin(
+      "10-updater",
+      {{"log", log_path("updater")},
+       {"after_start_update",
+        {{{"container_id", ""}, {"linux", {{"resources", {{"memory", {{"limit", {{"value", 80 << 20}}}}}}}}}}}}});
   ready("pod", options());
   auto c = shell_container("c", "sleep 1000");
   c.mutable_linux()->mutable_resources()->set_memory_limit_in_bytes(64 << 20);
@@ -202,9 +201,8 @@ TEST_F(Nri, APluginThatHangsIsDisconnectedAndThePodStillStarts) {
   EXPECT_TRUE(logged("fine", "CreateContainer"));
   EXPECT_NE(d_->log().find("nri: plugin 10-hangs disconnected: RunPodSandbox"), std::string::npos);
   // Its program was ended (no process left with the environment berthd gave it).
-  EXPECT_TRUE(eventually([&] {
-    return shell("grep -lsx 'NRI_PLUGIN_NAME=hangs' -z /proc/[0-9]*/environ || true").empty();
-  }));
+  EXPECT_TRUE(
+      eventually([&] { return shell("grep -lsx 'NRI_PLUGIN_NAME=hangs' -z /proc/[0-9]*/environ || true").empty(); }));
   ASSERT_OK(cri.stop_container(id, 0));
 }
 
@@ -224,6 +222,75 @@ TEST_F(Nri, TwoPluginsSettingOneFieldFailTheCreateNamingBoth) {
   v1::ListContainersResponse list;
   ASSERT_TRUE(cri.runtime().ListContainers(&ctx, req, &list).ok());
   EXPECT_EQ(list.containers_size(), 0);
+}
+
+TEST_F(Nri, APluginsErrorFailsTheCallNamingThePlugin) {
+  add_plugin("10-fails", {{"fail", {{"CreateContainer", "refused by the node's policy"}}}});
+  auto& cri = ready("pod", options());
+  std::string id;
+  grpc::Status s = cri.create_container(pod_, shell_container("c", "sleep 1000"), &id, pod_config_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error_message().find("nri: plugin 10-fails failed CreateContainer: "), std::string::npos)
+      << s.error_message();
+  EXPECT_NE(s.error_message().find("refused by the node's policy"), std::string::npos) << s.error_message();
+}
+
+TEST_F(Nri, AnEvictionAPluginAsksStopsTheContainer) {
+  add_plugin("10-evicts", {{"log", log_path("evicts")},
+                           {"after_start_evict", {{{"container_id", ""}, {"reason", "over its share"}}}}});
+  ready("pod", options());
+  std::string id = run(shell_container("c", "sleep 1000"));
+  EXPECT_EQ(wait_exited(id).state(), v1::CONTAINER_EXITED);
+  EXPECT_NE(d_->log().find("nri: plugin 10-evicts evicts container " + id + ": over its share"), std::string::npos);
+}
+
+TEST_F(Nri, APodResizeIsPassedToPlugins) {
+  add_plugin("10-pods", {{"log", log_path("pods")}, {"events", {"UPDATE_POD_SANDBOX", "POST_UPDATE_POD_SANDBOX"}}});
+  auto& cri = ready("pod", options());
+  v1::UpdatePodSandboxResourcesRequest req;
+  req.set_pod_sandbox_id(pod_);
+  req.mutable_overhead()->set_memory_limit_in_bytes(16 << 20);
+  req.mutable_resources()->set_memory_limit_in_bytes(256 << 20);
+  req.mutable_resources()->set_cpu_shares(512);
+  v1::UpdatePodSandboxResourcesResponse resp;
+  grpc::ClientContext ctx;
+  grpc::Status s = cri.runtime().UpdatePodSandboxResources(&ctx, req, &resp);
+  auto log = plugin_log("pods");
+  auto it = std::find_if(log.begin(), log.end(), [](const auto& l) { return l["method"] == "UpdatePodSandbox"; });
+  ASSERT_NE(it, log.end());
+  const auto& r = (*it)["request"];
+  EXPECT_EQ(r["pod"]["id"], pod_);
+  EXPECT_EQ(r["linux_resources"]["memory"]["limit"]["value"], std::to_string(256 << 20));
+  EXPECT_EQ(r["linux_resources"]["cpu"]["shares"]["value"], "512");
+  EXPECT_EQ(r["overhead_linux_resources"]["memory"]["limit"]["value"], std::to_string(16 << 20));
+  // PostUpdatePodSandbox follows only a resize that was done.
+  EXPECT_EQ(logged("pods", "PostUpdatePodSandbox"), s.ok()) << s.error_message();
+}
+
+TEST_F(Nri, AValidatorSeesTheMergedAdjustmentWithItsOwnersAndCanRefuseIt) {
+  add_plugin("10-adjust", {{"adjust", {{"env", {{{"key", "FROM_A"}, {"value", "1"}}}}}}});
+  add_plugin("90-validator", {{"log", log_path("validator")},
+                              {"events", {"VALIDATE_CONTAINER_ADJUSTMENT"}},
+                              {"validate", {{"reject", true}, {"reason", "not on this node"}}}});
+  auto& cri = ready("pod", options());
+  std::string id;
+  grpc::Status s = cri.create_container(pod_, shell_container("c", "sleep 1000"), &id, pod_config_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(
+      s.error_message().find("validator \"90-validator\" rejected container adjustment, reason: not on this node"),
+      std::string::npos)
+      << s.error_message();
+  auto log = plugin_log("validator");
+  auto it =
+      std::find_if(log.begin(), log.end(), [](const auto& l) { return l["method"] == "ValidateContainerAdjustment"; });
+  ASSERT_NE(it, log.end());
+  const auto& req = (*it)["request"];
+  EXPECT_EQ(req["adjust"]["env"][0]["key"], "FROM_A");
+  // The container as it was before any plugin, and who set what (Env is field 6 of api.Field).
+  for (const auto& e : req["container"].value("env", nlohmann::json::array())) EXPECT_NE(e, "FROM_A=1");
+  const auto& owners = req["owners"]["owners"].begin().value();
+  EXPECT_EQ(owners["compound"]["6"]["owners"]["FROM_A"], "10-adjust");
+  EXPECT_EQ(req["plugins"].size(), 2u);
 }
 
 TEST_F(Nri, AnExternalPluginIsToldWhatExistsAndGetsWhatFollows) {

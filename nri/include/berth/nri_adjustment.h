@@ -34,6 +34,9 @@ class AdjustmentMerger {
   std::map<std::string, std::string> owners_;
 };
 
+// The owners in the API's terms (api::Field, per key for keyed fields), for validators.
+api::OwningPlugins owning_plugins(const std::string& container_id, const std::map<std::string, std::string>& owners);
+
 // Merges updates of one container's resources from several plugins with the same ownership
 // rules; the owners map is shared by the caller over one event.
 Status merge_resources(const std::string& plugin, const std::string& container_id, const api::LinuxResources& from,

@@ -58,6 +58,8 @@ class NriPlugins {
   NriPlugins& operator=(const NriPlugins&) = delete;
 
   std::vector<PluginInfo> plugins() const;
+  // Whether any plugin is subscribed to the event: callers skip building its pod and container.
+  bool wants(api::Event event) const;
 
   Status run_pod_sandbox(const api::PodSandbox& pod);
   Status stop_pod_sandbox(const api::PodSandbox& pod);
@@ -74,8 +76,7 @@ class NriPlugins {
                                                              const api::Container& container,
                                                              api::LinuxResources& resources);
   Status post_update_container(const api::PodSandbox& pod, const api::Container& container);
-  Result<std::vector<api::ContainerUpdate>> stop_container(const api::PodSandbox& pod,
-                                                           const api::Container& container);
+  Result<std::vector<api::ContainerUpdate>> stop_container(const api::PodSandbox& pod, const api::Container& container);
   Status remove_container(const api::PodSandbox& pod, const api::Container& container);
 
   struct Impl;
