@@ -218,6 +218,12 @@ Result<CreateAdjustment> NriPlugins::create_container(const api::PodSandbox& pod
     for (const auto& e : (*answer)->evict())
       if (impl_->opt.evict) impl_->opt.evict(e, p->id());
   }
+  // After the plugins' turn: a required plugin that timed out on this very event is missing too.
+  for (const auto& name : impl_->opt.required_plugins) {
+    MutexLock lock(impl_->mu);
+    if (std::none_of(impl_->plugins.begin(), impl_->plugins.end(), [&](const auto& p) { return p->name == name; }))
+      return failed_precondition("nri: required plugin \"" + name + "\" is not running ([nri] required_plugins)");
+  }
   CreateAdjustment out{merger.merged(), updates.take(), merger.owners()};
   if (Status s = impl_->validate(pod, container, out); !s.ok()) return s;
   return out;

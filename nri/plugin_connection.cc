@@ -21,7 +21,9 @@ constexpr const char* kRuntimeService = "nri.pkg.api.v1alpha1.Runtime";
 bool is_fatal(const Status& s) { return s.code() == Code::deadline_exceeded || s.code() == Code::unavailable; }
 
 PluginConnection::PluginConnection(UniqueFd socket, std::string what, Serve serve)
-    : socket_(std::move(socket)), serve_(std::move(serve)), what_(std::move(what)) {
+    : socket_(std::move(socket)), serve_(std::move(serve)), what_(std::move(what)) {}
+
+void PluginConnection::start() {
   reader_ = std::thread([this] { read_loop(); });
   server_ = std::thread([this] { serve_loop(); });
 }
@@ -37,7 +39,7 @@ void PluginConnection::rename(std::string what) {
   what_ = std::move(what);
 }
 
-void PluginConnection::on_closed(std::function<void()> f) {
+void PluginConnection::on_closed(std::function<void(const std::string&)> f) {
   MutexLock lock(mu_);
   on_closed_ = std::move(f);
 }
@@ -170,18 +172,19 @@ void PluginConnection::read_loop() {
       }
     }
   }
-  std::function<void()> closed_hook;
+  std::function<void(const std::string&)> closed_hook;
   {
     MutexLock lock(mu_);
     if (!closed_) {
       closed_ = true;
       closed_why_ = why;
     }
+    why = closed_why_;
     fail_pending(closed_why_);
     closed_hook = std::move(on_closed_);
   }
   cv_.notify_all();
-  if (closed_hook) closed_hook();
+  if (closed_hook) closed_hook(why);
 }
 
 void PluginConnection::serve_loop() {

@@ -29,7 +29,10 @@ class PluginConnection {
   using Serve = std::function<Result<std::string>(const std::string& method, const std::string& request)>;
 
   // Takes the connected socket; `what` names the plugin in errors until it has registered.
+  // Nothing is read or served before start(): the owner first stores the connection where
+  // serve() and the on_closed hook will look for it.
   PluginConnection(UniqueFd socket, std::string what, Serve serve);
+  void start();
   ~PluginConnection();  // closes the socket and joins both threads
   PluginConnection(const PluginConnection&) = delete;
   PluginConnection& operator=(const PluginConnection&) = delete;
@@ -45,8 +48,8 @@ class PluginConnection {
   // Why the connection ended ("" while open).
   std::string close_reason() const;
   void rename(std::string what);
-  // Called once, from the reader thread, when the peer closes or breaks the protocol.
-  void on_closed(std::function<void()> f);
+  // Called once, from the reader thread, when the connection ends, with why.
+  void on_closed(std::function<void(const std::string& why)> f);
 
  private:
   struct Pending {
@@ -68,7 +71,7 @@ class PluginConnection {
   uint32_t next_stream_ BERTH_GUARDED_BY(mu_) = 1;
   std::map<uint32_t, std::shared_ptr<Pending>> pending_ BERTH_GUARDED_BY(mu_);
   std::deque<ttrpc::Frame> requests_ BERTH_GUARDED_BY(mu_);  // connection 2's, in order
-  std::function<void()> on_closed_ BERTH_GUARDED_BY(mu_);
+  std::function<void(const std::string&)> on_closed_ BERTH_GUARDED_BY(mu_);
   Mutex write_mu_;
   std::thread reader_, server_;
 };

@@ -233,13 +233,16 @@ std::shared_ptr<Plugin> NriPlugins::Impl::connect(UniqueFd socket, std::string n
   p->conn = std::make_unique<PluginConnection>(
       std::move(socket), launched ? "nri plugin " + p->id() : "nri plugin (connecting)",
       [this, raw](const std::string& method, const std::string& request) { return serve(raw, method, request); });
-  p->conn->on_closed([this, raw] {
+  // Runs on the connection's reader thread, which the plugin's end joins: it touches the plugin's
+  // members but not its connection.
+  p->conn->on_closed([this, raw](const std::string& why) {
     {
       MutexLock lock(raw->mu);
       raw->cv.notify_all();
     }
-    disconnect(raw, raw->conn ? raw->conn->close_reason() : "connection closed");
+    disconnect(raw, why);
   });
+  p->conn->start();
   return p;
 }
 
@@ -301,7 +304,9 @@ Result<std::unique_ptr<NriPlugins>> NriPlugins::start(NriOptions options) {
   impl->stop_event = UniqueFd(::eventfd(0, EFD_CLOEXEC));
   if (!impl->stop_event) return errno_status(errno, "nri: eventfd");
   impl->janitor = std::thread([i = impl.get()] { i->janitor_loop(); });
+  std::vector<std::string> required = impl->opt.required_plugins;
   std::unique_ptr<NriPlugins> self(new NriPlugins(std::move(impl)));
+  self->required_plugins_ = std::move(required);
   Impl& i = *self->impl_;
 
   // The directory's plugins are up (or left out) before berthd serves: the first pod sees them.

@@ -240,6 +240,7 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
     nr.str("plugin_config_path", c.nri.plugin_config_path);
     nr.integer("plugin_registration_timeout_ms", c.nri.plugin_registration_timeout_ms, 100, 600000);
     nr.integer("plugin_request_timeout_ms", c.nri.plugin_request_timeout_ms, 100, 600000);
+    nr.strings("required_plugins", c.nri.required_plugins);
     nr.finish();
   }
   if (const toml::table* policy = r.table("signature_policy")) {
@@ -479,7 +480,8 @@ nlohmann::json config_to_json(const Config& c) {
                         {"plugin_path", c.nri.plugin_path},
                         {"plugin_config_path", c.nri.plugin_config_path},
                         {"plugin_registration_timeout_ms", c.nri.plugin_registration_timeout_ms},
-                        {"plugin_request_timeout_ms", c.nri.plugin_request_timeout_ms}};
+                        {"plugin_request_timeout_ms", c.nri.plugin_request_timeout_ms},
+                        {"required_plugins", c.nri.required_plugins}};
   for (const auto& [name, u] : c.default_ulimits) ulimits[name] = {{"soft", u.soft}, {"hard", u.hard}};
   return {{"source", c.source},
           {"files", c.files},

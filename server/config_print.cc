@@ -137,6 +137,7 @@ std::string config_to_toml(const Config& c) {
   w.integer("nri.plugin_registration_timeout_ms", "plugin_registration_timeout_ms",
             c.nri.plugin_registration_timeout_ms);
   w.integer("nri.plugin_request_timeout_ms", "plugin_request_timeout_ms", c.nri.plugin_request_timeout_ms);
+  w.strings("nri.required_plugins", "required_plugins", c.nri.required_plugins);
   out << "\n[signature_policy]\n";
   w.str("signature_policy.default", "default", c.signature_policy_default);
   for (const auto& [scope, s] : c.signature_policy_scopes) {

@@ -43,6 +43,7 @@ Status NriBridge::start(const Config& config, std::string runtime_version, CdiRe
   o.registration_timeout = std::chrono::milliseconds(config.nri.plugin_registration_timeout_ms);
   o.request_timeout = std::chrono::milliseconds(config.nri.plugin_request_timeout_ms);
   o.runtime_version = std::move(runtime_version);
+  o.required_plugins = config.nri.required_plugins;
   o.snapshot = [this](auto& pods, auto& ctrs) { snapshot(pods, ctrs); };
   o.update = [this](const auto& updates) { return apply_updates(updates); };
   o.evict = [this](const auto& e, const std::string& plugin) { evict(e, plugin); };
@@ -138,7 +139,8 @@ void NriBridge::evict(const nri_api::ContainerEviction& e, const std::string& pl
 
 Status NriBridge::adjust_spec(const SandboxInfo& pod, const v1::ContainerConfig& config, const std::string& id,
                               oci::Spec& spec) {
-  if (!wants(nri_api::NRI_CREATE_CONTAINER)) return ok_status();
+  if (!plugins_ || (!plugins_->wants(nri_api::NRI_CREATE_CONTAINER) && !plugins_->requires_plugins()))
+    return ok_status();
   nri_api::Container c;
   c.set_id(id);
   c.set_pod_sandbox_id(pod.id);

@@ -267,6 +267,31 @@ TEST_F(Nri, APodResizeIsPassedToPlugins) {
   EXPECT_EQ(logged("pods", "PostUpdatePodSandbox"), s.ok()) << s.error_message();
 }
 
+TEST_F(Nri, NoContainerIsCreatedWhileARequiredPluginIsNotRunning) {
+  add_plugin("10-present", {{"events", {"RUN_POD_SANDBOX"}}});
+  auto o = options();
+  o.config_toml += "required_plugins = [\"present\", \"guard\"]\n";
+  auto& cri = ready("pod", o);
+  std::string id;
+  grpc::Status s = cri.create_container(pod_, shell_container("c", "sleep 1000"), &id, pod_config_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(s.error_message().find("nri: required plugin \"guard\" is not running"), std::string::npos)
+      << s.error_message();
+  // The guard connects: containers are created again.
+  write_file(*nri_ / "guard.json",
+             nlohmann::json({{"log", log_path("guard")}, {"events", {"START_CONTAINER"}}}).dump());
+  ChildProcess guard;
+  guard.start({"/usr/bin/python3", kPluginScript, "--proto", kApiProto, "--socket", socket(), "--name", "guard",
+               "--idx", "50", "--config", *nri_ / "guard.json"},
+              *nri_ / "guard.out");
+  // berthd logs the registration once the plugin is among its plugins (after its synchronisation).
+  ASSERT_TRUE(eventually([&] { return d_->log().find("nri: plugin 50-guard registered") != std::string::npos; }))
+      << read_file(*nri_ / "guard.out");
+  std::string started = run(shell_container("c", "sleep 1000"));
+  EXPECT_EQ(status(started).state(), v1::CONTAINER_RUNNING);
+}
+
 TEST_F(Nri, AValidatorSeesTheMergedAdjustmentWithItsOwnersAndCanRefuseIt) {
   add_plugin("10-adjust", {{"adjust", {{"env", {{{"key", "FROM_A"}, {"value", "1"}}}}}}});
   add_plugin("90-validator", {{"log", log_path("validator")},
@@ -301,7 +326,8 @@ TEST_F(Nri, AnExternalPluginIsToldWhatExistsAndGetsWhatFollows) {
   plugin.start({"/usr/bin/python3", kPluginScript, "--proto", kApiProto, "--socket", socket(), "--name", "external",
                 "--idx", "50", "--config", *nri_ / "external.json"},
                *nri_ / "external.out");
-  ASSERT_TRUE(eventually([&] { return logged("external", "synchronized"); })) << read_file(*nri_ / "external.out");
+  ASSERT_TRUE(eventually([&] { return d_->log().find("nri: plugin 50-external registered") != std::string::npos; }))
+      << read_file(*nri_ / "external.out");
   for (const auto& l : plugin_log("external"))
     if (l["method"] == "synchronized") {
       EXPECT_EQ(l["pods"], 1);

@@ -29,7 +29,9 @@ class RawPeer {
     connected_ = ::connect(fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   }
   bool connected() const { return connected_; }
-  void send_bytes(const std::string& b) { ASSERT_EQ(::send(fd_.get(), b.data(), b.size(), MSG_NOSIGNAL), ssize_t(b.size())); }
+  void send_bytes(const std::string& b) {
+    ASSERT_EQ(::send(fd_.get(), b.data(), b.size(), MSG_NOSIGNAL), ssize_t(b.size()));
+  }
   void call_runtime(uint32_t stream, const std::string& method, const std::string& payload) {
     auto req = ttrpc::encode_request(
         {.stream_id = stream, .service = "nri.pkg.api.v1alpha1.Runtime", .method = method, .payload = payload});
@@ -81,9 +83,8 @@ class RawPeer {
 class NriPluginsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto started = NriPlugins::start({.socket_path = dir_ / "nri.sock",
-                                      .registration_timeout = 300ms,
-                                      .request_timeout = 300ms});
+    auto started =
+        NriPlugins::start({.socket_path = dir_ / "nri.sock", .registration_timeout = 300ms, .request_timeout = 300ms});
     ASSERT_TRUE(started.ok()) << started.status().message();
     plugins_ = std::move(*started);
   }

@@ -27,6 +27,9 @@ struct NriOptions {
   std::chrono::milliseconds registration_timeout{5000};
   std::chrono::milliseconds request_timeout{2000};
   std::string runtime_name = "berth", runtime_version;
+  // Names of plugins without which no container is created (CreateContainer fails while one is
+  // not registered), as containerd's default validator's required_plugins.
+  std::vector<std::string> required_plugins;
   // The pods and containers that exist, for a plugin that just registered.
   std::function<void(std::vector<api::PodSandbox>&, std::vector<api::Container>&)> snapshot;
   // A plugin's own update of running containers (UpdateContainers, or the updates an event's
@@ -60,6 +63,7 @@ class NriPlugins {
   std::vector<PluginInfo> plugins() const;
   // Whether any plugin is subscribed to the event: callers skip building its pod and container.
   bool wants(api::Event event) const;
+  bool requires_plugins() const { return !required_plugins_.empty(); }
 
   Status run_pod_sandbox(const api::PodSandbox& pod);
   Status stop_pod_sandbox(const api::PodSandbox& pod);
@@ -84,6 +88,7 @@ class NriPlugins {
  private:
   explicit NriPlugins(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
+  std::vector<std::string> required_plugins_;  // options.required_plugins, read without a lock
 };
 
 // Event numbers as the API has them (api::Event), as a subscription mask's bits.

@@ -56,6 +56,8 @@ struct NriConfig {
   std::string plugin_config_path = "/etc/nri/conf.d";  // their NN-name.conf or name.conf
   int plugin_registration_timeout_ms = 5000;
   int plugin_request_timeout_ms = 2000;
+  // Plugins (by name) without which no container is created: one not running fails the create.
+  std::vector<std::string> required_plugins;
   bool operator==(const NriConfig&) const = default;
 };
 
