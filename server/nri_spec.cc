@@ -108,6 +108,17 @@ nlohmann::json oci_seccomp(const nri_api::LinuxSeccomp& p) {
   return j;
 }
 
+// The CRI's and NRI's resources name these alike.
+template <typename From, typename To>
+void copy_hugepages_and_unified(const From& from, To& to) {
+  for (const auto& h : from.hugepage_limits()) {
+    auto* o = to.add_hugepage_limits();
+    o->set_page_size(h.page_size());
+    o->set_limit(h.limit());
+  }
+  for (const auto& [k, v] : from.unified()) (*to.mutable_unified())[k] = v;
+}
+
 }  // namespace
 
 void fill_nri_container(const oci::Spec& spec, nri_api::Container& out) {
@@ -200,12 +211,7 @@ nri_api::LinuxResources nri_resources(const v1::LinuxContainerResources& r) {
   if (r.cpu_period()) c->mutable_period()->set_value(static_cast<uint64_t>(r.cpu_period()));
   c->set_cpus(r.cpuset_cpus());
   c->set_mems(r.cpuset_mems());
-  for (const auto& h : r.hugepage_limits()) {
-    auto* o = out.add_hugepage_limits();
-    o->set_page_size(h.page_size());
-    o->set_limit(h.limit());
-  }
-  for (const auto& [k, v] : r.unified()) (*out.mutable_unified())[k] = v;
+  copy_hugepages_and_unified(r, out);
   return out;
 }
 
@@ -218,12 +224,7 @@ v1::LinuxContainerResources cri_resources(const nri_api::LinuxResources& r) {
   if (r.cpu().has_period()) out.set_cpu_period(static_cast<int64_t>(r.cpu().period().value()));
   out.set_cpuset_cpus(r.cpu().cpus());
   out.set_cpuset_mems(r.cpu().mems());
-  for (const auto& h : r.hugepage_limits()) {
-    auto* o = out.add_hugepage_limits();
-    o->set_page_size(h.page_size());
-    o->set_limit(h.limit());
-  }
-  for (const auto& [k, v] : r.unified()) (*out.mutable_unified())[k] = v;
+  copy_hugepages_and_unified(r, out);
   return out;
 }
 
