@@ -134,9 +134,12 @@ TEST_F(Nri, EveryEventReachesTheSubscribedPluginsInOrder) {
       EXPECT_EQ(l["request"]["container"]["pod_sandbox_id"], pod_);
       EXPECT_EQ(l["request"]["container"]["args"], nlohmann::json({"/bin/sh", "-c", "sleep 1000"}));
     }
-    if (l["method"] == "StartContainer") EXPECT_EQ(l["request"]["container"]["id"], id);
-    if (l["method"] == "UpdateContainer")
+    if (l["method"] == "StartContainer") {
+      EXPECT_EQ(l["request"]["container"]["id"], id);
+    }
+    if (l["method"] == "UpdateContainer") {
       EXPECT_EQ(l["request"]["linux_resources"]["memory"]["limit"]["value"], std::to_string(96 << 20));
+    }
   }
 }
 
