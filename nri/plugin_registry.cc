@@ -168,20 +168,27 @@ Result<std::string> NriPlugins::Impl::serve(Plugin* p, const std::string& method
 
 bool NriPlugins::Impl::bring_up(std::shared_ptr<Plugin> p) {
   auto fail = [&](const std::string& why) {
-    spdlog::warn("nri: plugin {}: {}; not used", p->id(), why);
+    std::string who;
+    {
+      MutexLock lock(p->mu);  // an external plugin's name is set by its RegisterPlugin
+      who = p->id();
+    }
+    spdlog::warn("nri: plugin {}: {}; not used", who, why);
     p->conn->close(why);
     return false;
   };
+  std::string unregistered;
   {
     MutexLock lock(p->mu);
     const auto deadline = std::chrono::steady_clock::now() + opt.registration_timeout;
     while (!p->registered && !p->conn->closed())
       if (p->cv.wait_until(lock.native(), deadline) == std::cv_status::timeout) break;
     if (!p->registered)
-      return fail(p->conn->closed()
-                      ? "closed before it registered (" + p->conn->close_reason() + ")"
-                      : "did not register in " + std::to_string(opt.registration_timeout.count()) + " ms");
+      unregistered = p->conn->closed()
+                         ? "closed before it registered (" + p->conn->close_reason() + ")"
+                         : "did not register in " + std::to_string(opt.registration_timeout.count()) + " ms";
   }
+  if (!unregistered.empty()) return fail(unregistered);
   api::ConfigureRequest conf;
   {
     MutexLock lock(p->mu);
