@@ -30,8 +30,10 @@ void PluginConnection::start() {
 
 PluginConnection::~PluginConnection() {
   close("berth let it go");
-  if (reader_.joinable()) reader_.join();
-  if (server_.joinable()) server_.join();
+  // Never joined from themselves (std::thread would throw): a thread ending its own connection
+  // only returns after this.
+  for (std::thread* t : {&reader_, &server_})
+    if (t->joinable()) t->get_id() == std::this_thread::get_id() ? t->detach() : t->join();
 }
 
 void PluginConnection::rename(std::string what) {

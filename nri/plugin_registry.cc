@@ -111,17 +111,19 @@ std::vector<std::shared_ptr<Plugin>> NriPlugins::Impl::subscribed(api::Event eve
 }
 
 void NriPlugins::Impl::disconnect(const Plugin* p, const std::string& why) {
-  std::shared_ptr<Plugin> gone;
+  // No reference is taken here: called from the connection's reader thread (its on_closed), a
+  // last reference dropped there would end the plugin on the very thread its end joins.
+  std::string who;
   {
     MutexLock lock(mu);
     auto it = std::find_if(plugins.begin(), plugins.end(), [p](const auto& x) { return x.get() == p; });
     if (it == plugins.end()) return;  // not registered yet: its registrar ends it, or gone already
-    gone = *it;
+    who = (*it)->id();
+    (*it)->conn->close(why);
+    disconnected.push_back(std::move(*it));
     plugins.erase(it);
-    disconnected.push_back(gone);
   }
-  spdlog::warn("nri: plugin {} disconnected: {}", gone->id(), why);
-  gone->conn->close(why);
+  spdlog::warn("nri: plugin {} disconnected: {}", who, why);
   cv.notify_all();
 }
 
