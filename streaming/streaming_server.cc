@@ -62,7 +62,7 @@ Status check_stdio(bool tty, bool in, bool out, bool err) {
 
 struct StreamingServer::Impl {
   Impl(StreamingServerConfig cfg, StreamingBackend& backend)
-      : ctx{backend, workers, connectors, cfg, {}, {}, {}, {}}, tokens(cfg.token_ttl, cfg.max_tokens), acceptor(ioc) {
+      : ctx{backend, workers, connectors, cfg, {}, {}, {}, {}}, tokens(cfg.token_ttl, cfg.max_tokens), acceptor(asio::make_strand(ioc)) {
     ctx.idle_timeout_ms = cfg.idle_timeout.count();
   }
 
@@ -70,6 +70,8 @@ struct StreamingServer::Impl {
   WorkerPool workers, connectors;
   ServerContext ctx;
   TokenStore tokens;
+  // On a strand of its own: with several io threads, the accept loop's wake and the close at
+  // shutdown would otherwise run at once on two of them.
   tcp::acceptor acceptor;
   std::string bound, base_url;
   std::vector<std::thread> threads;
@@ -128,7 +130,7 @@ Result<std::unique_ptr<StreamingServer>> StreamingServer::start(StreamingServerC
 StreamingServer::StreamingServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 StreamingServer::~StreamingServer() {
-  asio::post(impl_->ioc, [i = impl_.get()] {
+  asio::post(impl_->acceptor.get_executor(), [i = impl_.get()] {
     boost::system::error_code ignored;
     i->acceptor.close(ignored);
   });
