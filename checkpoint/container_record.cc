@@ -32,6 +32,7 @@ json to_json(const ContainerRecord& r) {
           {"reason", r.reason},
           {"message", r.message},
           {"pid", r.pid},
+          {"restore_from", r.restore_from},
           {"user", {{"uid", r.uid}, {"gid", r.gid}, {"additional_gids", r.additional_gids}}}};
 }
 
@@ -56,6 +57,7 @@ Result<ContainerRecord> record_from_json(const json& j) {
   r.reason = f.required_string("reason");
   r.message = f.required_string("message");
   r.pid = f.required_integer<int>("pid");
+  r.restore_from = f.string("restore_from");  // absent in records written before checkpoints
   if (const json* user = f.required_object("user")) {
     JsonFields u = f.nested(*user, "user");
     r.uid = u.required_integer<uint32_t>("uid");

@@ -11,6 +11,7 @@
 #include "berth/atomic_file.h"
 #include "berth/cdi.h"
 #include "berth/cgroups_path.h"
+#include "berth/command.h"
 #include "berth/container_manager.h"
 #include "berth/free_space.h"
 #include "berth/container_rootfs.h"
@@ -197,16 +198,82 @@ ContainerRecord new_record(const std::string& id, const SandboxInfo& pod, const 
   return r;
 }
 
+// The checkpointed container's log lines at the head of the new log file (none: nothing to do).
+Status carry_log(const std::string& from, const std::string& to) {
+  UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!in) return ok_status();
+  UniqueFd out(::open(to.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW));
+  if (!out) return errno_status(errno, "restore: open the log " + to);
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(in.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno_status(errno, "restore: read the checkpoint's log");
+    if (n == 0) return ok_status();
+    if (::write(out.get(), buf, static_cast<size_t>(n)) != n) return errno_status(errno, "restore: write the log " + to);
+  }
+}
+
+// A restore's writable layer, made before the overlay is mounted over it: the checkpoint's diff
+// and deletions (berth-checkpoint-archive, confined), the CRIU images beside it, and the old log's
+// lines in the new log file, as containerd carries them.
+Status restore_writable_layer(const ContainerManager::Impl& impl, const RestoreImport& restore, const Container& c) {
+  std::error_code ec;
+  std::filesystem::create_directories(c.upper, ec);
+  if (ec) return internal_error("restore: mkdir " + c.upper + ": " + ec.message());
+  auto present = [&](const char* name) {
+    std::string p = restore.dir + "/" + name;
+    return ::access(p.c_str(), F_OK) == 0 ? p : std::string("-");
+  };
+  auto r = run_command({.argv = {impl.opt.checkpoint_archive_helper, "apply", present("rootfs-diff.tar"),
+                                 present("deleted.files"), c.upper},
+                        .timeout = std::chrono::minutes(30)});
+  if (!r.ok()) return r.status().context("restore the writable layer");
+  if (!r->success()) {
+    std::string err = r->err;
+    while (!err.empty() && err.back() == '\n') err.pop_back();
+    return Status(r->exit_code == 2 ? Code::invalid_argument : Code::internal,
+                  "config.image.image: the checkpoint's writable layer: " + err);
+  }
+  const std::string images = std::filesystem::path(c.upper).parent_path().string() + "/checkpoint";
+  if (::rename((restore.dir + "/checkpoint").c_str(), images.c_str()) != 0)
+    return errno_status(errno, "restore: move the CRIU images to " + images);
+  return ok_status();
+}
+
 }  // namespace
 
 Result<std::string> ContainerManager::create(const std::string& sandbox_id, const v1::ContainerConfig& config) {
+  const std::string& image = config.image().image();
+  if (image.empty() || image.front() != '/') return create_container(sandbox_id, config, nullptr);
+  // A checkpoint archive: unpacked (its dir goes whatever comes of it), then the container is made
+  // from the image it names, as the request asks for everything else.
+  auto imp = import_checkpoint(*impl_, image);
+  if (!imp.ok()) return imp.status().context("create container " + config.metadata().name() + " in pod " + sandbox_id);
+  struct Imported {
+    std::string dir;
+    ~Imported() { (void)remove_tree(dir); }
+  } imported{imp->dir};
+  v1::ContainerConfig from_image = config;
+  from_image.mutable_image()->set_image(imp->base_image);
+  (*from_image.mutable_annotations())["io.berth.restored-from"] = image;
+  return create_container(sandbox_id, from_image, &*imp);
+}
+
+Result<std::string> ContainerManager::create_container(const std::string& sandbox_id, const v1::ContainerConfig& config,
+                                                       const RestoreImport* restore) {
   // Held until the container is in the index: a pod being stopped or removed waits for it.
   auto lease = impl_->opt.pods->lease(sandbox_id);
   if (!lease.ok()) return lease.status();
   const SandboxInfo& pod = lease->info;
   // Held from here: the hold goes with the handle on failure and with the container otherwise.
   auto held = impl_->opt.images->acquire(config.image().image());
-  if (!held.ok()) return not_found("image " + config.image().image() + " not found (pull it first)");
+  if (!held.ok())
+    return not_found("image " + config.image().image() + " not found (pull it first)" +
+                     (restore ? "; the checkpoint builds on it" : ""));
+  if (restore && pod.userns.own)
+    return invalid_argument("config.image.image: pod " + pod.id +
+                            " has a user namespace of its own; berth does not restore checkpoints into one");
   const ImageRecord& image = held->record();
   if (auto rt = impl_->runtime_for(pod.runtime_handler); !rt.ok()) return rt.status();
   // Before anything is made: a create that runs out half-way only has more to undo.
@@ -252,6 +319,8 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
   UniqueFd userns_fd;
   auto idmap = pod_rootfs_idmap(*impl_, config, pod, *c, userns_fd);
   if (!idmap.ok()) return fail(idmap.status());
+  if (restore)
+    if (Status s = restore_writable_layer(*impl_, *restore, *c); !s.ok()) return fail(s);
   if (Status s = mount_container_rootfs(impl_->opt.images->snapshot_dirs(image), c->upper, c->work, c->rootfs,
                                         *idmap ? &**idmap : nullptr);
       !s.ok())
@@ -293,6 +362,8 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
 
   auto log_path = create_log_file(pod, config);
   if (!log_path.ok()) return fail(log_path.status());
+  if (restore && !log_path->empty())
+    if (Status s = carry_log(restore->dir + "/container.log", *log_path); !s.ok()) return fail(s);
   fault_point(FaultPoint::create_container_log_created);
   auto config_json = config_to_json(config);
   if (!config_json.ok()) return fail(config_json.status());
@@ -302,6 +373,7 @@ Result<std::string> ContainerManager::create(const std::string& sandbox_id, cons
     MutexLock lock(c->mu);
     c->config = config;
     c->rec = new_record(id, pod, config, image, *spec, std::move(*log_path), std::move(*config_json));
+    if (restore) c->rec.restore_from = impl_->layers_dir + "/" + id + "/checkpoint";
     c->runtime_may_exist = false;
     auto poststop = spec->spec.hooks.find("poststop");
     c->exit_delete_in_process = impl_->opt.runtimes.features(pod.runtime_handler).runtime == "runc" &&

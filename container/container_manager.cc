@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "berth/fault_point.h"
+#include "berth/file_tree.h"
 #include "berth/free_space.h"
 #include "berth/mutex.h"
 #include "berth/object_id.h"
@@ -101,8 +102,13 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
   impl->layers_dir = impl->opt.root_dir + "/containers";
   impl->records_dir = impl->opt.root_dir + "/container-records";
   impl->quarantine_dir = impl->opt.root_dir + "/container-records-quarantine";
-  for (const auto& d : {impl->containers_state, impl->monitors_dir, impl->layers_dir, impl->records_dir})
+  // On the root dir's disk, not the state dir's tmpfs: CRIU's images hold all of a container's memory.
+  impl->checkpoints_dir = impl->opt.root_dir + "/checkpoints";
+  impl->restores_dir = impl->opt.root_dir + "/restores";
+  for (const auto& d : {impl->containers_state, impl->monitors_dir, impl->layers_dir, impl->records_dir,
+                        impl->checkpoints_dir, impl->restores_dir})
     if (Status s = make_private_dir(d); !s.ok()) return s.context("containers");
+  sweep_checkpoint_leftovers(impl->checkpoints_dir, impl->restores_dir);
   if (Status s = make_private_dir(impl->opt.state_dir + "/image-volumes"); !s.ok()) return s.context("containers");
   impl->volumes = std::make_unique<ImageVolumes>(impl->opt.state_dir + "/image-volumes", *impl->opt.images);
   auto helper = ExecHelperBinary::load(impl->opt.exec_helper);
@@ -196,10 +202,12 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
     if (Status s = require_free_space(dir, "log directory of container " + id); !s.ok()) return s;
   (void)::unlink(c->exit_file.c_str());
   std::string log_path;
+  std::string restore_from;
   bool tty = false, open_stdin = false, stdin_once = false;
   {
     MutexLock lock(c->mu);
     log_path = c->rec.log_path;
+    restore_from = c->rec.restore_from;
     tty = c->config.tty();
     open_stdin = c->config.stdin();
     stdin_once = c->config.stdin_once();
@@ -218,6 +226,7 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
                         .open_stdin = open_stdin,
                         .stdin_once = stdin_once,
                         .start = true,
+                        .restore_from = restore_from,
                         .diagnostics_path = c->bundle + "/monitor.log",
                         .timeout = rt->timeout()};
   const std::string& log_dir = lease->info.log_directory;
@@ -234,8 +243,12 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
     c->rec.pid = started->container_pid;
     c->rec.started_at = wall_clock_ns();
     if (c->rec.state == v1::CONTAINER_CREATED) c->rec.state = v1::CONTAINER_RUNNING;
+    c->rec.restore_from.clear();
     if (Status s = impl_->save(*c); !s.ok()) spdlog::error("container {}: {}", id, s.message());
   }
+  // A restore's images are spent once its processes run again (they hold all of its memory).
+  if (!restore_from.empty())
+    if (Status s = remove_tree(restore_from); !s.ok()) spdlog::warn("container {}: {}", id, s.message());
   fault_point(FaultPoint::start_container_running_recorded);
   impl_->emit(*c, v1::CONTAINER_STARTED_EVENT);
   if (Status s = impl_->watcher->watch(id, c->socket, c->exit_file); !s.ok()) {

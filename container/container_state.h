@@ -5,6 +5,7 @@
 // recorded while a stop waits for it.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -38,6 +39,7 @@ struct Container {
   std::string bundle, rootfs, upper, work, socket, exit_file, cgroups_path;
   int stop_signal = 15;
   bool removed BERTH_GUARDED_BY(mu) = false;
+  std::atomic<bool> checkpointing{false};  // one CheckpointContainer at a time
   uint64_t log_bytes_lost BERTH_GUARDED_BY(mu) = 0;  // as the monitor last told (on_log_loss)
   bool log_losing BERTH_GUARDED_BY(mu) = false;      // the monitor repeats it while it lasts
   // Whether the runtime may hold state for it: false from CreateContainer until StartContainer
@@ -57,9 +59,17 @@ struct Container {
   }
 };
 
+// A checkpoint archive unpacked for a restore (container_checkpoint.cc): its dir goes once the
+// container is made or refused.
+struct RestoreImport {
+  std::string dir;  // <state>/restores/<name>: checkpoint/, rootfs-diff.tar, deleted.files, ...
+  std::string base_image, checkpointed_id;
+};
+
 struct ContainerManager::Impl {
   ContainerManagerOptions opt;
   std::string containers_state, monitors_dir, layers_dir, records_dir, quarantine_dir;
+  std::string checkpoints_dir, restores_dir;  // <state>/checkpoints, <state>/restores
   Mutex mu;
   std::map<std::string, std::shared_ptr<Container>> containers BERTH_GUARDED_BY(mu);
   NameReservations names;  // sandbox id + name + attempt -> id
@@ -108,6 +118,10 @@ struct ContainerManager::Impl {
   Result<std::optional<ExecSyncOutput>> exec_with_helper(const Container& c, const oci::Spec& spec,
                                                          const std::vector<std::string>& cmd, int64_t timeout_seconds);
 };
+
+Result<RestoreImport> import_checkpoint(const ContainerManager::Impl& impl, const std::string& archive);
+// What a checkpoint or a restore cut short by a crash left: work dirs and temp archives.
+void sweep_checkpoint_leftovers(const std::string& checkpoints_dir, const std::string& restores_dir);
 
 std::string name_key(const std::string& sandbox_id, const runtime::v1::ContainerMetadata& m);
 // The config as records keep it (serialized protobuf, base64), and back.

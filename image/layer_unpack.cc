@@ -151,6 +151,14 @@ std::optional<InflatedTar> inflate_whole(const DeflateLibrary& d, const std::str
 
 }  // namespace
 
+Status make_overlay_whiteout(const std::string& root, const std::string& rel) {
+  UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!root_fd) return errno_status(errno, "open " + root);
+  size_t slash = rel.rfind('/');
+  std::string parent = slash == std::string::npos ? "" : rel.substr(0, slash);
+  return apply_whiteout(root_fd.get(), parent, ".wh." + rel.substr(slash == std::string::npos ? 0 : slash + 1));
+}
+
 Status unpack_layer(const std::string& blob_path, const std::string& dest, const std::string& what, bool from_inside) {
   if (from_inside && ::chdir(dest.c_str()) != 0) return errno_status(errno, what + ": chdir " + dest);
   struct BackToRoot {

@@ -16,4 +16,8 @@ namespace berth {
 Status unpack_layer(const std::string& blob_path, const std::string& dest, const std::string& what,
                     bool from_inside = false);
 
+// An overlayfs whiteout (a 0:0 character device) for `rel` (normalised, relative) in the upper dir
+// `root`, its directories made where missing and none of them a symlink; what was there goes.
+Status make_overlay_whiteout(const std::string& root, const std::string& rel);
+
 }  // namespace berth

@@ -62,6 +62,7 @@ std::vector<std::string> monitor_argv(const MonitorSpawnOptions& o, const std::s
   if (o.open_stdin) a.push_back("--stdin");
   if (o.stdin_once) a.push_back("--stdin-once");
   if (o.start) a.push_back("--start");
+  if (!o.restore_from.empty()) a.insert(a.end(), {"--restore-from", abs(o.restore_from)});
   return a;
 }
 

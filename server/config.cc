@@ -199,6 +199,7 @@ Status read_config(const toml::table& root, const std::string& source, Config& c
   r.integer("image_pull_progress_log_seconds", c.image_pull_progress_log_seconds, 0, 3600);
   r.integer("image_pull_helper_idle_seconds", c.image_pull_helper_idle_seconds, 0, 3600);
   r.str("registry_auth_file", c.registry_auth_file);
+  r.str("criu_path", c.criu_path);
   r.integer("credential_helper_timeout_seconds", c.credential_helper_timeout_seconds, 1, 600);
   r.integer("credential_helper_cache_seconds", c.credential_helper_cache_seconds, 0, 86400);
   r.integer("disk_usage_refresh_seconds", c.disk_usage_refresh_seconds, 1, 3600);
@@ -508,6 +509,7 @@ nlohmann::json config_to_json(const Config& c) {
           {"image_pull_progress_log_seconds", c.image_pull_progress_log_seconds},
           {"image_pull_helper_idle_seconds", c.image_pull_helper_idle_seconds},
           {"registry_auth_file", c.registry_auth_file},
+          {"criu_path", c.criu_path},
           {"credential_helper_timeout_seconds", c.credential_helper_timeout_seconds},
           {"credential_helper_cache_seconds", c.credential_helper_cache_seconds},
           {"disk_usage_refresh_seconds", c.disk_usage_refresh_seconds},

@@ -101,6 +101,7 @@ std::string config_to_toml(const Config& c) {
   w.integer("image_pull_progress_log_seconds", c.image_pull_progress_log_seconds);
   w.integer("image_pull_helper_idle_seconds", c.image_pull_helper_idle_seconds);
   w.str("registry_auth_file", c.registry_auth_file);
+  w.str("criu_path", c.criu_path);
   w.integer("credential_helper_timeout_seconds", c.credential_helper_timeout_seconds);
   w.integer("credential_helper_cache_seconds", c.credential_helper_cache_seconds);
   w.integer("disk_usage_refresh_seconds", c.disk_usage_refresh_seconds);

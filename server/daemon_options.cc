@@ -12,6 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "berth/criu_support.h"
 #include "berth/own_privileges.h"
 #include "berth/systemd_units.h"
 
@@ -157,7 +158,9 @@ ContainerManagerOptions container_manager_options(const Config& config, const Ru
           .events = &events,
           .cdi = &cdi,
           .on_log_bytes_lost = [&lost = metrics.log_bytes_lost](uint64_t n) { lost.add({}, static_cast<double>(n)); },
-          .process_defaults = container_process_defaults(config)};
+          .process_defaults = container_process_defaults(config),
+          .criu = config.criu_path.empty() ? nullptr : CriuSupport::probe(config.criu_path),
+          .checkpoint_archive_helper = helper_binary_path("berth-checkpoint-archive")};
 }
 
 }  // namespace berth

@@ -26,11 +26,6 @@ grpc::Status to_grpc(const Status& s) {
   return {grpc::StatusCode::UNKNOWN, s.message()};
 }
 
-grpc::Status unimplemented_rpc(const char* rpc) {
-  RpcScope scope(rpc);
-  return scope.done(unimplemented(std::string(rpc) + " is not implemented by berth yet"));
-}
-
 RpcScope::RpcScope(const char* method, std::string ids)
     : method_(method),
       ids_(std::move(ids)),

@@ -13,7 +13,6 @@
 namespace berth {
 
 grpc::Status to_grpc(const Status& s);
-grpc::Status unimplemented_rpc(const char* rpc);
 
 class RpcScope {
  public:

@@ -3,6 +3,7 @@
 // the network (with UpdateRuntimeConfig's pod CIDR) as JSON. The handlers and features say what
 // kubelet may ask for (it copies them into the node's status and refuses pods that need more).
 #include "berth/runtime_handlers.h"
+#include "berth/container_manager.h"
 #include "rpc_scope.h"
 #include "services.h"
 #include "berth/cni_manager.h"
@@ -78,6 +79,14 @@ grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRe
                           {"pod_cidr", ctx_.cni.pod_cidr()}};
     (*resp->mutable_info())["network"] = dump(cni);
     (*resp->mutable_info())["streaming"] = nlohmann::json({{"address", ctx_.streaming.address()}}).dump();
+    // CRI has no field for it: where CRIU works, CheckpointContainer and restores do.
+    nlohmann::json criu = {{"supported", false}, {"reason", "checkpoint/restore is turned off (criu_path = \"\")"}};
+    if (auto r = ctx_.containers.criu_status()) {
+      criu = {{"supported", r->usable}, {"criuVersion", r->version}};
+      if (!r->done) criu["reason"] = "the CRIU probe (criu check) is still running";
+      else if (!r->usable) criu["reason"] = r->reason;
+    }
+    (*resp->mutable_info())["checkpointRestore"] = dump(criu);
   }
   return rpc.done({});
 }

@@ -31,6 +31,7 @@ bool parse_monitor_options(int argc, char** argv, MonitorOptions* o, char* err, 
       {"--pid-file", &o->pid_file},
       {"--runtime-log", &o->runtime_log},
       {"--console-socket", &o->console_socket},
+      {"--restore-from", &o->restore_from},
   };
   struct Flag {
     const char* flag;

@@ -20,6 +20,7 @@ struct MonitorOptions {
   bool open_stdin = false;
   bool stdin_once = false;
   bool start = false;                    // `run --detach` (create and start in one runtime call)
+  const char* restore_from = nullptr;    // CRIU images: `restore --detach` instead of create or run
   const char* pid_file = nullptr;        // default <bundle>/pid
   const char* runtime_log = nullptr;     // default <bundle>/runtime.log
   const char* console_socket = nullptr;  // default console.sock beside the control socket

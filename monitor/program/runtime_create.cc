@@ -143,7 +143,15 @@ void run_runtime_create(const MonitorOptions& o, const RuntimeStdio& stdio, Chil
   argv[n++] = "--log-format";
   argv[n++] = "json";
   // `run --detach` spares a second runtime process for `start` when the caller starts at once.
-  if (o.start) {
+  if (o.restore_from) {
+    // A container made from a checkpoint: CRIU brings its processes back instead, started.
+    argv[n++] = "restore";
+    argv[n++] = "--detach";
+    argv[n++] = "--image-path";
+    argv[n++] = o.restore_from;
+    argv[n++] = "--work-path";
+    argv[n++] = o.bundle;
+  } else if (o.start) {
     argv[n++] = "run";
     argv[n++] = "--detach";
   } else {

@@ -31,19 +31,19 @@ TEST(DaemonMetrics, RpcCountersAndHistogramsMove) {
     grpc::ClientContext ctx;
     v1::CheckpointContainerResponse resp;
     EXPECT_EQ(rt->CheckpointContainer(&ctx, v1::CheckpointContainerRequest(), &resp).error_code(),
-              grpc::StatusCode::UNIMPLEMENTED);
+              grpc::StatusCode::INVALID_ARGUMENT);
   }
   std::string reply = http_get(port, "/metrics");
   ASSERT_EQ(reply.rfind("HTTP/1.0 200", 0), 0u) << reply;
   EXPECT_NE(reply.find("Content-Type: text/plain; version=0.0.4"), std::string::npos) << reply;
   double versions = sample(reply, "berth_rpc_requests_total{method=\"Version\",code=\"OK\"}");
   EXPECT_GE(versions, 3) << reply;  // the harness's readiness probe calls Version too
-  EXPECT_EQ(sample(reply, "berth_rpc_requests_total{method=\"CheckpointContainer\",code=\"UNIMPLEMENTED\"}"), 1)
+  EXPECT_EQ(sample(reply, "berth_rpc_requests_total{method=\"CheckpointContainer\",code=\"INVALID_ARGUMENT\"}"), 1)
       << reply;
   EXPECT_EQ(sample(reply, "berth_rpc_duration_seconds_count{method=\"Version\",code=\"OK\"}"), versions) << reply;
   EXPECT_EQ(sample(reply, "berth_rpc_duration_seconds_bucket{method=\"Version\",code=\"OK\",le=\"+Inf\"}"), versions)
       << reply;
-  EXPECT_EQ(sample(reply, "berth_rpc_duration_seconds_count{method=\"CheckpointContainer\",code=\"UNIMPLEMENTED\"}"), 1)
+  EXPECT_EQ(sample(reply, "berth_rpc_duration_seconds_count{method=\"CheckpointContainer\",code=\"INVALID_ARGUMENT\"}"), 1)
       << reply;
   {
     grpc::ClientContext ctx;

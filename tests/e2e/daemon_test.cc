@@ -102,16 +102,6 @@ TEST(Daemon, RuntimeConfigReportsCgroupDriver) {
   EXPECT_EQ(resp.linux().cgroup_driver(), v1::CgroupDriver::SYSTEMD);
 }
 
-TEST(Daemon, UnimplementedRpcNamesItself) {
-  DaemonProcess d;
-  ASSERT_TRUE(d.start()) << d.log();
-  grpc::ClientContext ctx;
-  v1::CheckpointContainerResponse resp;
-  auto s = d.runtime()->CheckpointContainer(&ctx, v1::CheckpointContainerRequest(), &resp);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED);
-  EXPECT_NE(s.error_message().find("CheckpointContainer"), std::string::npos) << s.error_message();
-}
-
 TEST(Daemon, SocketHasMode0660) {
   DaemonProcess d;
   ASSERT_TRUE(d.start()) << d.log();

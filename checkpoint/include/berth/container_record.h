@@ -33,6 +33,9 @@ struct ContainerRecord {
   int pid = 0;  // the container's init, on the host
   uint32_t uid = 0, gid = 0;
   std::vector<uint32_t> additional_gids;
+  // A container made from a checkpoint: the CRIU images its StartContainer restores (the runtime's
+  // `restore` instead of `run`); empty once started, and for every other container.
+  std::string restore_from;
 };
 
 std::string container_record_path(const std::string& dir, const std::string& id);

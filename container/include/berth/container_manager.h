@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/criu_support.h"
 #include "berth/runtime_handlers.h"
 #include "berth/cri_messages.h"
 #include "berth/oci_spec.h"
@@ -23,6 +24,7 @@ namespace berth {
 class SystemdUnits;
 
 class CdiRegistry;
+struct RestoreImport;
 class ImageHold;
 struct ImageRecord;
 struct SandboxInfo;
@@ -92,6 +94,9 @@ struct ContainerManagerOptions {
   std::function<Status(const SandboxInfo& pod, const runtime::v1::ContainerConfig& config, const std::string& id,
                        oci::Spec& spec)>
       adjust_spec;
+  // Checkpoint and restore: CRIU's probe (null: neither is offered) and berth-checkpoint-archive.
+  std::shared_ptr<CriuSupport> criu;
+  std::string checkpoint_archive_helper;
 };
 
 // What the streaming server and the stats need of a container.
@@ -153,6 +158,8 @@ class ContainerManager {
   // and containers that run without a monitor are killed.
   void finish_recovery();
 
+  // A config whose image is an absolute path restores the checkpoint archive there: the container
+  // is made from the checkpoint's image with its writable layer, and its start restores it.
   Result<std::string> create(const std::string& sandbox_id, const runtime::v1::ContainerConfig& config);
   Status start(const std::string& id_or_prefix);
   // timeout_seconds 0: SIGKILL at once. Idempotent; an unknown id succeeds.
@@ -166,6 +173,11 @@ class ContainerManager {
                                    int64_t timeout_seconds);
   Status update_resources(const std::string& id_or_prefix, const runtime::v1::LinuxContainerResources& resources);
   Status reopen_log(const std::string& id_or_prefix);
+  // CheckpointContainer: a running container's processes (CRIU, through the runtime) and writable
+  // layer into a new archive at `location`; the container runs on. timeout_seconds 0: 5 minutes.
+  Status checkpoint(const std::string& id_or_prefix, const std::string& location, int64_t timeout_seconds);
+  // CRIU's probe as it stands; nullopt when checkpoint/restore is off.
+  std::optional<CriuProbeResult> criu_status() const;
   // A reload's defaults, for the containers created after it (those that run keep theirs).
   void set_process_defaults(ContainerProcessDefaults defaults);
 
@@ -181,6 +193,8 @@ class ContainerManager {
 
  private:
   explicit ContainerManager(std::unique_ptr<Impl> impl);
+  Result<std::string> create_container(const std::string& sandbox_id, const runtime::v1::ContainerConfig& config,
+                                       const RestoreImport* restore);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -32,6 +32,7 @@ struct MonitorSpawnOptions {
   bool open_stdin = false;
   bool stdin_once = false;
   bool start = false;                        // also start the container (`run --detach`): no `runtime start` after
+  std::string restore_from;                  // CRIU images to restore the container from (`restore --detach`)
   std::string diagnostics_path;              // the monitor's own stderr (appended); empty: /dev/null
   std::chrono::milliseconds timeout{60000};  // for the whole create
 };

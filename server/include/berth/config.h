@@ -92,6 +92,8 @@ struct Config {
   // The node's registry credentials (auths, credHelpers, credsStore: docker's config.json and
   // containers-auth.json format), for pulls that bring none; empty: none.
   std::string registry_auth_file;
+  // CRIU for CheckpointContainer and restores: a name looked up in PATH or a path; "" turns both off.
+  std::string criu_path = "criu";
   int credential_helper_timeout_seconds = 10;  // a docker-credential-<name> still running is killed
   int credential_helper_cache_seconds = 300;   // a helper's answer is reused this long (less for a JWT's exp)
   int disk_usage_refresh_seconds = 10;         // writable layers and the image store are re-measured this often
