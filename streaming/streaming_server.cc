@@ -62,7 +62,9 @@ Status check_stdio(bool tty, bool in, bool out, bool err) {
 
 struct StreamingServer::Impl {
   Impl(StreamingServerConfig cfg, StreamingBackend& backend)
-      : ctx{backend, workers, connectors, cfg, {}, {}, {}, {}}, tokens(cfg.token_ttl, cfg.max_tokens), acceptor(asio::make_strand(ioc)) {
+      : ctx{backend, workers, connectors, cfg, {}, {}, {}, {}},
+        tokens(cfg.token_ttl, cfg.max_tokens),
+        acceptor(asio::make_strand(ioc)) {
     ctx.idle_timeout_ms = cfg.idle_timeout.count();
   }
 
