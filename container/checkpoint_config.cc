@@ -24,7 +24,8 @@ Result<CheckpointConfig> parse_checkpoint_config(const std::string& text) {
     if (it == j.end() || it->is_null()) continue;
     if (!it->is_string()) return invalid_argument(std::string("config.dump: ") + f.key + " is not a string");
     *f.out = it->get<std::string>();
-    if (f.out->size() > 4096) return invalid_argument(std::string("config.dump: ") + f.key + " is longer than 4096 bytes");
+    if (f.out->size() > 4096)
+      return invalid_argument(std::string("config.dump: ") + f.key + " is longer than 4096 bytes");
   }
   return c;
 }

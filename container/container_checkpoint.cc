@@ -48,7 +48,9 @@ Status run_archive_helper(const std::string& helper, std::vector<std::string> ar
   while (!err.empty() && err.back() == '\n') err.pop_back();
   if (err.empty()) err = r->describe(timeout);
   if (r->timed_out) return deadline_exceeded(what + ": timed out after " + r->describe(timeout));
-  Code code = r->exit_code == 2 ? Code::invalid_argument : r->exit_code == 3 ? Code::resource_exhausted : Code::internal;
+  Code code = r->exit_code == 2   ? Code::invalid_argument
+              : r->exit_code == 3 ? Code::resource_exhausted
+                                  : Code::internal;
   return Status(code, what + ": " + err);
 }
 
@@ -106,8 +108,10 @@ void sweep_checkpoint_leftovers(const std::string& checkpoints_dir, const std::s
   }
   for (const std::string& dir : {checkpoints_dir, restores_dir})
     for (const auto& e : fs::directory_iterator(dir, ec))
-      if (Status s = remove_tree(e.path()); !s.ok()) spdlog::warn("containers: {}", s.message());
-      else spdlog::info("containers: removed {}, left by a checkpoint or restore cut short", e.path().string());
+      if (Status s = remove_tree(e.path()); !s.ok())
+        spdlog::warn("containers: {}", s.message());
+      else
+        spdlog::info("containers: removed {}, left by a checkpoint or restore cut short", e.path().string());
 }
 
 Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::string& location,
@@ -138,11 +142,12 @@ Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::
     return failed_precondition(what + ": it is " + v1::ContainerState_Name(c->state()) + ", not RUNNING");
   auto rt = impl_->runtime_for(c->runtime_handler);
   if (!rt.ok()) return rt.status().context(what);
-  const auto deadline = std::chrono::steady_clock::now() +
-                        (timeout_seconds > 0 ? std::chrono::seconds(timeout_seconds) : std::chrono::seconds(kDefaultTimeout));
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      (timeout_seconds > 0 ? std::chrono::seconds(timeout_seconds) : std::chrono::seconds(kDefaultTimeout));
   auto left = [&] {
-    return std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                      deadline - std::chrono::steady_clock::now()));
+    return std::max(std::chrono::milliseconds(1),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
   };
 
   const std::string name = id.substr(0, 12) + "-" + new_object_id().substr(0, 12);
@@ -174,9 +179,9 @@ Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::
   const auto dumped = std::chrono::steady_clock::now();
 
   const std::string& helper = impl_->opt.checkpoint_archive_helper;
-  if (Status s = run_archive_helper(helper,
-                                    {"diff", c->upper, work.dir + "/rootfs-diff.tar", work.dir + "/deleted.files"},
-                                    left(), what + ": the writable layer's diff");
+  if (Status s =
+          run_archive_helper(helper, {"diff", c->upper, work.dir + "/rootfs-diff.tar", work.dir + "/deleted.files"},
+                             left(), what + ": the writable layer's diff");
       !s.ok())
     return s;
 
@@ -203,19 +208,20 @@ Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::
   nlohmann::json status_dump = nlohmann::json::object();
   if (Status s = this->status(id, false, &status); s.ok()) {
     const auto& st = status.status();
-    status_dump = {{"id", st.id()},
-                   {"metadata", {{"name", st.metadata().name()}, {"attempt", st.metadata().attempt()}}},
-                   {"state", static_cast<int>(st.state())},
-                   {"created_at", st.created_at()},
-                   {"started_at", st.started_at()},
-                   {"image", {{"image", st.image().image()}}},
-                   {"image_ref", st.image_ref()},
-                   {"labels", std::map<std::string, std::string>(st.labels().begin(), st.labels().end())},
-                   {"annotations", std::map<std::string, std::string>(st.annotations().begin(), st.annotations().end())},
-                   {"log_path", st.log_path()}};
+    status_dump = {
+        {"id", st.id()},
+        {"metadata", {{"name", st.metadata().name()}, {"attempt", st.metadata().attempt()}}},
+        {"state", static_cast<int>(st.state())},
+        {"created_at", st.created_at()},
+        {"started_at", st.started_at()},
+        {"image", {{"image", st.image().image()}}},
+        {"image_ref", st.image_ref()},
+        {"labels", std::map<std::string, std::string>(st.labels().begin(), st.labels().end())},
+        {"annotations", std::map<std::string, std::string>(st.annotations().begin(), st.annotations().end())},
+        {"log_path", st.log_path()}};
   }
-  for (const auto& [file, text] : {std::pair<std::string, std::string>{"config.dump", config_dump.dump(2)},
-                                   {"status.dump", status_dump.dump()}})
+  for (const auto& [file, text] :
+       {std::pair<std::string, std::string>{"config.dump", config_dump.dump(2)}, {"status.dump", status_dump.dump()}})
     if (Status s = write_file_atomically(work.dir + "/" + file, text, 0600, false); !s.ok()) return s.context(what);
   std::error_code ec;
   fs::copy_file(c->bundle + "/config.json", work.dir + "/spec.dump", ec);
@@ -227,8 +233,7 @@ Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::
 
   const std::string tmp = location + ".berth-checkpoint-" + new_object_id().substr(0, 12);
   if (Status s = write_file_atomically(work.marker, tmp, 0600, true); !s.ok()) return s.context(what);
-  if (Status s = run_archive_helper(helper, {"pack", work.dir, tmp}, left(), what + ": the archive"); !s.ok())
-    return s;
+  if (Status s = run_archive_helper(helper, {"pack", work.dir, tmp}, left(), what + ": the archive"); !s.ok()) return s;
   if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, location.c_str(), RENAME_NOREPLACE) != 0)
     return errno_status(errno, what + ": rename the archive onto " + location,
                         errno == EEXIST ? Code::already_exists : Code::internal);
@@ -246,10 +251,13 @@ std::optional<CriuProbeResult> ContainerManager::criu_status() const {
 
 Result<RestoreImport> import_checkpoint(const ContainerManager::Impl& impl, const std::string& archive) {
   const std::string field = "config.image.image";
-  if (!impl.opt.criu) return failed_precondition(field + ": " + archive + " is a checkpoint archive, and checkpoint/restore is not configured in this berthd");
+  if (!impl.opt.criu)
+    return failed_precondition(field + ": " + archive +
+                               " is a checkpoint archive, and checkpoint/restore is not configured in this berthd");
   if (Status s = impl.opt.criu->usable(); !s.ok()) return s.context(field + ": restore " + archive);
   struct stat st {};
-  if (::stat(archive.c_str(), &st) != 0) return not_found(field + ": checkpoint archive " + archive + " does not exist");
+  if (::stat(archive.c_str(), &st) != 0)
+    return not_found(field + ": checkpoint archive " + archive + " does not exist");
   if (!S_ISREG(st.st_mode)) return invalid_argument(field + ": " + archive + " is not a file (a checkpoint archive)");
   RestoreImport imp;
   imp.dir = impl.restores_dir + "/" + new_object_id().substr(0, 24);

@@ -210,7 +210,8 @@ Status carry_log(const std::string& from, const std::string& to) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return errno_status(errno, "restore: read the checkpoint's log");
     if (n == 0) return ok_status();
-    if (::write(out.get(), buf, static_cast<size_t>(n)) != n) return errno_status(errno, "restore: write the log " + to);
+    if (::write(out.get(), buf, static_cast<size_t>(n)) != n)
+      return errno_status(errno, "restore: write the log " + to);
   }
 }
 

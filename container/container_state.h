@@ -39,7 +39,7 @@ struct Container {
   std::string bundle, rootfs, upper, work, socket, exit_file, cgroups_path;
   int stop_signal = 15;
   bool removed BERTH_GUARDED_BY(mu) = false;
-  std::atomic<bool> checkpointing{false};  // one CheckpointContainer at a time
+  std::atomic<bool> checkpointing{false};            // one CheckpointContainer at a time
   uint64_t log_bytes_lost BERTH_GUARDED_BY(mu) = 0;  // as the monitor last told (on_log_loss)
   bool log_losing BERTH_GUARDED_BY(mu) = false;      // the monitor repeats it while it lasts
   // Whether the runtime may hold state for it: false from CreateContainer until StartContainer

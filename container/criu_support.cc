@@ -4,6 +4,7 @@
 #include "berth/criu_support.h"
 
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 
@@ -111,24 +112,12 @@ int criu_version_number(const std::string& text, std::string* version) {
   if (at == std::string::npos) return 0;
   at += 8;
   while (at < text.size() && text[at] == ' ') ++at;
-  int parts[3] = {0, 0, 0};
-  size_t i = at;
-  for (int k = 0; k < 3 && i < text.size(); ++k) {
-    if (!isdigit(static_cast<unsigned char>(text[i]))) {
-      if (k < 2) return 0;
-      break;
-    }
-    int v = 0;
-    while (i < text.size() && isdigit(static_cast<unsigned char>(text[i])) && v < 1000) v = v * 10 + (text[i++] - '0');
-    parts[k] = v;
-    if (i < text.size() && text[i] == '.') ++i;
-    else break;
-  }
-  if (version) {
-    size_t end = text.find_first_of(" \n", at);
-    *version = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
-  }
-  return parts[0] * 10000 + parts[1] * 100 + parts[2];
+  size_t end = text.find_first_of(" \n", at);
+  std::string word = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  int major = 0, minor = 0, sub = 0;
+  if (std::sscanf(word.c_str(), "%3d.%3d.%3d", &major, &minor, &sub) < 2) return 0;
+  if (version) *version = word;
+  return major * 10000 + minor * 100 + sub;
 }
 
 }  // namespace berth

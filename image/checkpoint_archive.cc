@@ -108,7 +108,8 @@ Status add_tree(archive* out, int dir_fd, const std::string& rel, std::vector<st
       archive_entry_set_size(e.get(), 0);
     }
     if (archive_write_header(out, e.get()) != ARCHIVE_OK) return write_failed(out, "add " + path);
-    if (++*entries > kMaxEntries) return Status(Code::resource_exhausted, "more than " + std::to_string(kMaxEntries) + " entries");
+    if (++*entries > kMaxEntries)
+      return Status(Code::resource_exhausted, "more than " + std::to_string(kMaxEntries) + " entries");
     if (fd)
       if (Status s = copy_file_data(out, fd.get(), path); !s.ok()) return s;
     if (S_ISDIR(st.st_mode)) {
@@ -130,8 +131,7 @@ Result<uint64_t> write_tar(const std::string& dir, const std::string& out_path, 
   archive_write_add_filter_none(out.get());
   if (archive_write_open_fd(out.get(), out_fd.get()) != ARCHIVE_OK) return write_failed(out.get(), "open " + out_path);
   uint64_t entries = 0;
-  if (Status s = add_tree(out.get(), root.get(), "", whiteouts, &entries); !s.ok())
-    return s.context("archive " + dir);
+  if (Status s = add_tree(out.get(), root.get(), "", whiteouts, &entries); !s.ok()) return s.context("archive " + dir);
   if (archive_write_close(out.get()) != ARCHIVE_OK) return write_failed(out.get(), "close " + out_path);
   if (::fsync(out_fd.get()) != 0) return errno_status(errno, "fsync " + out_path);
   return entries;
@@ -172,12 +172,12 @@ Status unpack_checkpoint_archive(const std::string& archive_path, const std::str
   ArchivePtr in(archive_read_new(), ArchiveFree{false});
   archive_read_support_format_tar(in.get());
   archive_read_support_format_gnutar(in.get());
-  if (archive_read_open_filename(in.get(), archive_path.c_str(), 1 << 16) != ARCHIVE_OK)
-    return invalid_argument("checkpoint archive " + archive_path + ": " + archive_error_string(in.get()));
   uint64_t bytes = 0, entries = 0;
   auto refuse = [&](const std::string& why) {
     return invalid_argument("checkpoint archive " + archive_path + ": " + why + "; archive refused");
   };
+  if (archive_read_open_filename(in.get(), archive_path.c_str(), 1 << 16) != ARCHIVE_OK)
+    return refuse(std::string("not a tar: ") + archive_error_string(in.get()));
   for (;;) {
     archive_entry* e = nullptr;
     int r = archive_read_next_header(in.get(), &e);
@@ -207,7 +207,8 @@ Status unpack_checkpoint_archive(const std::string& archive_path, const std::str
       if (offset < 0 || static_cast<uint64_t>(offset) + n > static_cast<uint64_t>(size))
         return refuse("file '" + raw + "' holds more than its size");
       if (::pwrite(file.get(), buf, n, offset) != static_cast<ssize_t>(n))
-        return errno_status(errno, "write " + dest + "/" + *rel, errno == ENOSPC ? Code::resource_exhausted : Code::internal);
+        return errno_status(errno, "write " + dest + "/" + *rel,
+                            errno == ENOSPC ? Code::resource_exhausted : Code::internal);
       written = std::max<uint64_t>(written, static_cast<uint64_t>(offset) + n);
     }
     if (r < ARCHIVE_WARN) return refuse("file '" + raw + "': " + archive_error_string(in.get()));
@@ -226,7 +227,8 @@ Result<std::vector<std::string>> parse_deleted_files(const std::string& json_tex
     const std::string& p = v.get_ref<const std::string&>();
     if (p.empty() || p.front() != '/') return invalid_argument("deleted.files: '" + p + "' is not absolute");
     auto rel = relative_entry_path(p.substr(1));
-    if (!rel || rel->empty()) return invalid_argument("deleted.files: '" + p + "' is the root, climbs with '..' or is too long");
+    if (!rel || rel->empty())
+      return invalid_argument("deleted.files: '" + p + "' is the root, climbs with '..' or is too long");
     out.push_back(*rel);
   }
   return out;

@@ -24,7 +24,7 @@ Status pack_checkpoint_archive(const std::string& dir, const std::string& out);
 Status unpack_checkpoint_archive(const std::string& archive, const std::string& dest, uint64_t max_bytes);
 
 struct RootfsDiff {
-  uint64_t entries = 0;  // in the tar
+  uint64_t entries = 0;              // in the tar
   std::vector<std::string> deleted;  // "/a/b", from overlayfs whiteouts
 };
 

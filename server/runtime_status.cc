@@ -83,8 +83,10 @@ grpc::Status RuntimeServiceImpl::Status(grpc::ServerContext*, const v1::StatusRe
     nlohmann::json criu = {{"supported", false}, {"reason", "checkpoint/restore is turned off (criu_path = \"\")"}};
     if (auto r = ctx_.containers.criu_status()) {
       criu = {{"supported", r->usable}, {"criuVersion", r->version}};
-      if (!r->done) criu["reason"] = "the CRIU probe (criu check) is still running";
-      else if (!r->usable) criu["reason"] = r->reason;
+      if (!r->done)
+        criu["reason"] = "the CRIU probe (criu check) is still running";
+      else if (!r->usable)
+        criu["reason"] = r->reason;
     }
     (*resp->mutable_info())["checkpointRestore"] = dump(criu);
   }

@@ -49,10 +49,12 @@ nlohmann::json checkpoint_info(CriClient& cri) {
 // The probe runs on a thread of berthd's from its start: its answer, once it has one.
 nlohmann::json settled_checkpoint_info(CriClient& cri) {
   nlohmann::json info;
-  eventually([&] {
-    info = checkpoint_info(cri);
-    return info.value("reason", "").find("still running") == std::string::npos;
-  }, std::chrono::seconds(120));
+  eventually(
+      [&] {
+        info = checkpoint_info(cri);
+        return info.value("reason", "").find("still running") == std::string::npos;
+      },
+      std::chrono::seconds(120));
   return info;
 }
 
@@ -307,7 +309,8 @@ TEST_F(CheckpointRestore, TwoCheckpointsOfOneContainerAtOnceOneIsRefused) {
   auto& cri = ready("pod");
   if (!criu_works(cri)) GTEST_SKIP() << reason_;
   std::string id = run(shell_container("c", "sleep 1000"));
-  auto first = std::async(std::launch::async, [&] { return checkpoint_container(cri, id, out_->path() + "/1.tar", 600); });
+  auto first =
+      std::async(std::launch::async, [&] { return checkpoint_container(cri, id, out_->path() + "/1.tar", 600); });
   // The second asks while the first dumps (seconds, emulated).
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   auto s = checkpoint_container(cri, id, out_->path() + "/2.tar", 600);
@@ -338,8 +341,10 @@ TEST_F(CheckpointRestore, CorruptAndHostileArchivesAreRefusedLeavingNothing) {
   write_file(work / "garbage.tar", std::string(4096, '\x7f'));
   std::vector<std::string> archives{work / "garbage.tar"};
   // A member climbing out, and one with an absolute name.
-  archives.push_back(tar("climbs.tar", good, {"--transform=s,config.dump,../../outside/escaped,", "config.dump", "checkpoint"}));
-  archives.push_back(tar("absolute.tar", good, {"-P", "--transform=s,^config.dump,/tmp/berth-escaped,", "config.dump"}));
+  archives.push_back(
+      tar("climbs.tar", good, {"--transform=s,config.dump,../../outside/escaped,", "config.dump", "checkpoint"}));
+  archives.push_back(
+      tar("absolute.tar", good, {"-P", "--transform=s,^config.dump,/tmp/berth-escaped,", "config.dump"}));
   // A symlink member.
   ::symlink(outside.c_str(), (good + "/link").c_str());
   archives.push_back(tar("symlink.tar", good, {"config.dump", "checkpoint", "link"}));

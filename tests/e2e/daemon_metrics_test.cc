@@ -43,7 +43,8 @@ TEST(DaemonMetrics, RpcCountersAndHistogramsMove) {
   EXPECT_EQ(sample(reply, "berth_rpc_duration_seconds_count{method=\"Version\",code=\"OK\"}"), versions) << reply;
   EXPECT_EQ(sample(reply, "berth_rpc_duration_seconds_bucket{method=\"Version\",code=\"OK\",le=\"+Inf\"}"), versions)
       << reply;
-  EXPECT_EQ(sample(reply, "berth_rpc_duration_seconds_count{method=\"CheckpointContainer\",code=\"INVALID_ARGUMENT\"}"), 1)
+  EXPECT_EQ(sample(reply, "berth_rpc_duration_seconds_count{method=\"CheckpointContainer\",code=\"INVALID_ARGUMENT\"}"),
+            1)
       << reply;
   {
     grpc::ClientContext ctx;

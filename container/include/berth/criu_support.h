@@ -13,7 +13,7 @@
 namespace berth {
 
 struct CriuProbeResult {
-  bool done = false;    // false while the probe runs
+  bool done = false;  // false while the probe runs
   bool usable = false;
   std::string version;  // "3.17.1", when criu ran
   std::string reason;   // why not, when not usable
@@ -33,7 +33,8 @@ class CriuSupport {
   const std::string& binary() const { return binary_; }
 
   struct State;
-  CriuSupport(std::string binary, std::shared_ptr<State> state) : binary_(std::move(binary)), state_(std::move(state)) {}
+  CriuSupport(std::string binary, std::shared_ptr<State> state)
+      : binary_(std::move(binary)), state_(std::move(state)) {}
 
  private:
   std::string binary_;
