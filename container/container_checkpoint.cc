@@ -244,6 +244,42 @@ Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::
   return ok_status();
 }
 
+bool is_checkpoint_image(const std::map<std::string, std::string>& annotations) {
+  // checkpointctl's current key, and the engines' older ones.
+  for (const char* key : {"org.criu.checkpoint.container.name", "io.kubernetes.cri-o.annotations.checkpoint.name",
+                          "io.kubernetes.containerd.annotations.checkpoint.name",
+                          "checkpointctl.annotation.checkpoint.name", "io.podman.annotations.checkpoint.name"})
+    if (annotations.count(key)) return true;
+  return false;
+}
+
+Result<RestoreImport> import_checkpoint_image(const ContainerManager::Impl& impl, const std::string& image,
+                                              const std::vector<std::string>& snapshot_dirs) {
+  const std::string field = "config.image.image";
+  // The layer that holds config.dump (the top one that does); its files, from a registry, are
+  // repacked by the helper (regular files and directories only) and read as an archive would be.
+  std::string holder;
+  for (auto it = snapshot_dirs.rbegin(); it != snapshot_dirs.rend() && holder.empty(); ++it) {
+    struct stat st {};
+    if (::lstat((*it + "/config.dump").c_str(), &st) == 0) holder = *it;
+  }
+  if (holder.empty()) return invalid_argument(field + ": checkpoint image " + image + " holds no config.dump");
+  if (!impl.opt.criu)
+    return failed_precondition(field + ": " + image +
+                               " is a checkpoint image, and checkpoint/restore is not configured in this berthd");
+  if (Status s = impl.opt.criu->usable(); !s.ok()) return s.context(field + ": restore " + image);
+  const std::string tar = impl.restores_dir + "/" + new_object_id().substr(0, 24) + ".tar";
+  struct Remove {
+    std::string path;
+    ~Remove() { ::unlink(path.c_str()); }
+  } remove{tar};
+  if (Status s = run_archive_helper(impl.opt.checkpoint_archive_helper, {"pack", holder, tar}, kHelperTimeout,
+                                    field + ": checkpoint image " + image);
+      !s.ok())
+    return s;
+  return import_checkpoint(impl, tar);
+}
+
 std::optional<CriuProbeResult> ContainerManager::criu_status() const {
   if (!impl_->opt.criu) return std::nullopt;
   return impl_->opt.criu->result();

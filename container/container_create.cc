@@ -246,10 +246,17 @@ Status restore_writable_layer(const ContainerManager::Impl& impl, const RestoreI
 
 Result<std::string> ContainerManager::create(const std::string& sandbox_id, const v1::ContainerConfig& config) {
   const std::string& image = config.image().image();
-  if (image.empty() || image.front() != '/') return create_container(sandbox_id, config, nullptr);
-  // A checkpoint archive: unpacked (its dir goes whatever comes of it), then the container is made
-  // from the image it names, as the request asks for everything else.
-  auto imp = import_checkpoint(*impl_, image);
+  // A checkpoint archive, or an image holding one: unpacked (its dir goes whatever comes of it),
+  // then the container is made from the image it names, as the request asks for everything else.
+  Result<RestoreImport> imp = invalid_argument("");
+  if (!image.empty() && image.front() == '/') {
+    imp = import_checkpoint(*impl_, image);
+  } else {
+    auto found = impl_->opt.images->find(image);
+    if (!found || !is_checkpoint_image(impl_->opt.images->annotations(*found)))
+      return create_container(sandbox_id, config, nullptr);
+    imp = import_checkpoint_image(*impl_, image, impl_->opt.images->snapshot_dirs(*found));
+  }
   if (!imp.ok()) return imp.status().context("create container " + config.metadata().name() + " in pod " + sandbox_id);
   struct Imported {
     std::string dir;

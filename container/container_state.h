@@ -120,6 +120,11 @@ struct ContainerManager::Impl {
 };
 
 Result<RestoreImport> import_checkpoint(const ContainerManager::Impl& impl, const std::string& archive);
+// The same from an image whose layers hold a checkpoint's files (buildah's way: the archive added
+// to an empty image), found by the annotations CRI-O and containerd look for.
+Result<RestoreImport> import_checkpoint_image(const ContainerManager::Impl& impl, const std::string& image,
+                                              const std::vector<std::string>& snapshot_dirs);
+bool is_checkpoint_image(const std::map<std::string, std::string>& annotations);
 // What a checkpoint or a restore cut short by a crash left: work dirs and temp archives.
 void sweep_checkpoint_leftovers(const std::string& checkpoints_dir, const std::string& restores_dir);
 

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <spdlog/spdlog.h>
 
@@ -133,6 +134,29 @@ Status ImageManager::remove_locked(const std::string& reference, const std::opti
 std::vector<std::string> ImageManager::snapshot_dirs(const ImageRecord& image) const {
   std::vector<std::string> out;
   for (const auto& l : image.layers) out.push_back(impl_->snapshot_dir(l));
+  return out;
+}
+
+std::map<std::string, std::string> ImageManager::manifest_annotations(const ImageRecord& image) const {
+  std::map<std::string, std::string> out;
+  auto add = [&out](const nlohmann::json& j) {
+    auto a = j.find("annotations");
+    if (a == j.end() || !a->is_object()) return;
+    for (const auto& [k, v] : a->items())
+      if (v.is_string()) out.emplace(k, v.get<std::string>());
+  };
+  for (const std::string& ref : image.repo_digests) {
+    size_t at = ref.rfind('@');
+    if (at == std::string::npos) continue;
+    auto body = impl_->blobs->read(ref.substr(at + 1), 4 << 20);
+    if (!body.ok()) continue;
+    auto j = nlohmann::json::parse(*body, nullptr, false);
+    if (!j.is_object()) continue;
+    add(j);
+    if (auto m = j.find("manifests"); m != j.end() && m->is_array())
+      for (const auto& e : *m)
+        if (e.is_object()) add(e);
+  }
   return out;
 }
 

@@ -25,6 +25,9 @@ class StoredImages final : public ContainerImages {
   Result<ImageHold> acquire(const std::string& reference) override { return images_.acquire(reference); }
   std::vector<std::string> snapshot_dirs(const ImageRecord& image) override { return images_.snapshot_dirs(image); }
   std::optional<ImageRecord> find(const std::string& reference) override { return images_.find(reference); }
+  std::map<std::string, std::string> annotations(const ImageRecord& image) override {
+    return images_.manifest_annotations(image);
+  }
   void hold(const std::string& image_id) override { images_.hold(image_id); }
   void release(const std::string& image_id) override { images_.release(image_id); }
 

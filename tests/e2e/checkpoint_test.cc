@@ -287,6 +287,23 @@ TEST_F(CheckpointRestore, ACountingContainerContinuesInANewPod) {
   EXPECT_EQ(exec_out(restored, {"/bin/sh", "-c", "readlink /proc/1/ns/net"}), pause_net + "\n");
   EXPECT_TRUE(dir_entries(d_->root() + "/restores").empty());
   EXPECT_TRUE(dir_entries(d_->root() + "/checkpoints").empty());
+
+  // The same archive as a checkpoint image in a registry (buildah's layout, checkpointctl's
+  // annotation), pulled, and named as the image of another container of the pod.
+  const std::string digest = run_output({std::string(BERTH_SOURCE_DIR) + "/tests/registry/push-checkpoint-image.py",
+                                         registry_->url(), archive, "test/counter-checkpoint", "v1", "counter"});
+  ASSERT_FALSE(digest.empty());
+  const std::string checkpoint_image = registry_->host() + "/test/counter-checkpoint:v1";
+  ASSERT_TRUE(cri.pull_image(checkpoint_image).ok());
+  std::string from_image;
+  s = cri.create_container(pod_, test_container("from-image", checkpoint_image, {}), &from_image, pod_config_);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(cri.start_container(from_image).ok());
+  ASSERT_TRUE(eventually([&] { return numbers(log_of("from-image")).size() >= carried + 3; }, std::chrono::seconds(60)))
+      << log_of("from-image");
+  EXPECT_GE(numbers(log_of("from-image"))[carried], before + 1) << log_of("from-image");
+  EXPECT_EQ(exec_out(from_image, {"cat", "/made.txt"}), "made-before\n");
+  EXPECT_TRUE(dir_entries(d_->root() + "/restores").empty());
 }
 
 TEST_F(CheckpointRestore, ATimeoutTooShortFailsAndTheContainerRunsOn) {

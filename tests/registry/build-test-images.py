@@ -117,7 +117,7 @@ def config(diff_ids, user="", cmd=None, arch="amd64", env=None, entrypoint=None,
 
 
 def push_image(reg, repo, tags, layers, user="", arch="amd64", docker=False, cmd=None, env=None, entrypoint=None,
-               labels=None):
+               labels=None, annotations=None):
     """layers: list of (uncompressed tar, compressed bytes, media type). Also used by
     packaging/node-image/build-node-image (env, entrypoint, labels)."""
     descs = []
@@ -130,6 +130,8 @@ def push_image(reg, repo, tags, layers, user="", arch="amd64", docker=False, cmd
     manifest = {"schemaVersion": 2, "mediaType": DOCKER_MANIFEST if docker else OCI_MANIFEST,
                 "config": {"mediaType": DOCKER_CONFIG if docker else OCI_CONFIG, "digest": cfg_digest, "size": len(cfg)},
                 "layers": descs}
+    if annotations:
+        manifest["annotations"] = annotations
     body = json.dumps(manifest).encode()
     mt = DOCKER_MANIFEST if docker else OCI_MANIFEST
     digest = None

@@ -40,7 +40,8 @@ TEST(CheckpointArchive, PackAndUnpackGiveTheSameFilesOwnedByNobodyElse) {
   EXPECT_FALSE(pack_checkpoint_archive(d + "/src", d + "/a.tar").ok());
   fs::create_directories(d + "/dst");
   ASSERT_TRUE(unpack_checkpoint_archive(d + "/a.tar", d + "/dst", 1 << 30).ok());
-  EXPECT_EQ(sh_in(d, "cmp src/config.dump dst/config.dump && cmp src/checkpoint/pages-1.img dst/checkpoint/pages-1.img"), 0);
+  EXPECT_EQ(
+      sh_in(d, "cmp src/config.dump dst/config.dump && cmp src/checkpoint/pages-1.img dst/checkpoint/pages-1.img"), 0);
   // More bytes than allowed: refused.
   fs::create_directories(d + "/small");
   auto s = unpack_checkpoint_archive(d + "/a.tar", d + "/small", 1000);

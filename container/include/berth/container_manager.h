@@ -50,6 +50,8 @@ class ContainerImages {
   virtual Result<ImageHold> acquire(const std::string& reference) = 0;
   virtual std::vector<std::string> snapshot_dirs(const ImageRecord& image) = 0;
   virtual std::optional<ImageRecord> find(const std::string& reference) = 0;
+  // Its manifest's annotations (a checkpoint image is known by them).
+  virtual std::map<std::string, std::string> annotations(const ImageRecord&) { return {}; }
   // Recovery takes the holds of recovered containers again; removal releases them.
   virtual void hold(const std::string& image_id) = 0;
   virtual void release(const std::string& image_id) = 0;

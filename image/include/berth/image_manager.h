@@ -150,6 +150,9 @@ class ImageManager {
 
   // Snapshot directories of the image's layers, lowest first, for an overlayfs lowerdir.
   std::vector<std::string> snapshot_dirs(const ImageRecord& image) const;
+  // The annotations of the manifest (or index) the image was pulled by, and of an index's
+  // entries: how a checkpoint image says what it is. Empty when none or when it does not read.
+  std::map<std::string, std::string> manifest_annotations(const ImageRecord& image) const;
 
   // Finds the image (as find) and holds its layers in one step under the store's lock, so no
   // RemoveImage can free them between the two. not_found names the reference.
