@@ -12,6 +12,7 @@
 #include "berth/cri_api.h"
 #include "container_bench.h"
 #include "density_bench.h"
+#include "checkpoint_bench.h"
 #include "lifecycle_bench.h"
 #include "pull_bench.h"
 #include "runtime_procs.h"
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   std::string pod_image;
   bool lifecycle = false, steady = false, density = false;
   LifecycleBenchOptions lifecycle_o;
+  CheckpointBenchOptions checkpoint_o;
   SteadyStateOptions steady_o;
   DensityOptions density_o;
   RuntimeProcsOptions procs_o;
@@ -75,6 +77,11 @@ int main(int argc, char** argv) {
                "measure each rpc of a pod's life: Run, Create+Start, ExecSync, StopContainer, RemoveContainer, "
                "StopPodSandbox, RemovePodSandbox");
   app.add_option("--lifecycle-pods", lifecycle_o.pods, "pods --lifecycle makes, one after another");
+  app.add_option("--checkpoint-dir", checkpoint_o.dir,
+                 "checkpoint a container of --checkpoint-mib MiB of touched memory (the --pod-image) into "
+                 "archives here and restore each (CheckpointContainer, CreateContainer + StartContainer)");
+  app.add_option("--checkpoint-mib", checkpoint_o.mib, "memory the checkpointed container touches");
+  app.add_option("--checkpoint-runs", checkpoint_o.runs, "checkpoints and restores --checkpoint-dir makes");
   app.add_option(
       "--lifecycle-userns", lifecycle_o.userns_host_base,
       "also make, in turn with --lifecycle's pods, as many with a user namespace of their own, host ids from this one");
@@ -151,5 +158,7 @@ int main(int argc, char** argv) {
   if (lifecycle) run_lifecycle_bench(*rt, *images, procs, lifecycle_o);
   if (steady) run_steady_state_bench(*rt, *images, procs, steady_o);
   if (density) run_density_bench(*rt, *images, procs, density_o);
+  checkpoint_o.image = pod_image;
+  if (!checkpoint_o.dir.empty()) run_checkpoint_bench(*rt, *images, checkpoint_o);
   return 0;
 }

@@ -17,6 +17,7 @@
 #include "berth/test/cri_client.h"
 #include "berth/test/eventually.h"
 #include "berth/test/helper_process.h"
+#include "berth/test/host_cgroup.h"
 #include "pod_fixture.h"
 
 namespace berth::test {
@@ -287,6 +288,16 @@ TEST_F(CheckpointRestore, ACountingContainerContinuesInANewPod) {
   EXPECT_EQ(exec_out(restored, {"/bin/sh", "-c", "readlink /proc/1/ns/net"}), pause_net + "\n");
   EXPECT_TRUE(dir_entries(d_->root() + "/restores").empty());
   EXPECT_TRUE(dir_entries(d_->root() + "/checkpoints").empty());
+  // Its processes are in its own cgroup (where its limits and stats are), and the checkpointed
+  // container's is not made again.
+  v1::ContainerStatusResponse verbose;
+  ASSERT_TRUE(cri.container_status(restored, &verbose, true).ok());
+  auto info = nlohmann::json::parse(verbose.info().at("info"));
+  const std::string pid = std::to_string(info.value("pid", 0));
+  if (host_cgroup_v2()) {
+    EXPECT_EQ(read_file("/proc/" + pid + "/cgroup"), "0::" + test_cgroup_parent() + "/" + restored + "\n");
+    EXPECT_FALSE(fs::exists("/sys/fs/cgroup" + test_cgroup_parent() + "/" + id));
+  }
 
   // The same archive as a checkpoint image in a registry (buildah's layout, checkpointctl's
   // annotation), pulled, and named as the image of another container of the pod.
