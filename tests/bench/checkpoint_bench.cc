@@ -23,9 +23,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path);
@@ -89,8 +87,9 @@ void run_checkpoint_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& 
     c.add_args("-c");
     // A string of `mib` MiB of spaces: touched memory the dump must copy, held by a process
     // that then only sleeps.
-    c.add_args("busybox awk -v n=" + std::to_string(o.mib << 20) +
-               " 'BEGIN { s = sprintf(\"%\" n \"s\", \"\"); print \"ready\"; fflush(); while (1) system(\"sleep 1\") }'");
+    c.add_args(
+        "busybox awk -v n=" + std::to_string(o.mib << 20) +
+        " 'BEGIN { s = sprintf(\"%\" n \"s\", \"\"); print \"ready\"; fflush(); while (1) system(\"sleep 1\") }'");
     c.set_log_path(name + ".log");
     std::string id;
     auto t = Clock::now();
@@ -160,7 +159,7 @@ void run_checkpoint_bench(v1::RuntimeService::Stub& rt, v1::ImageService::Stub& 
     start_ms.push_back(s);
     // Stats come from berthd's periodic collection: the restored container's first sample.
     uint64_t ws = 0;
-    for (auto until = Clock::now() + std::chrono::seconds(30); Clock::now() < until; ) {
+    for (auto until = Clock::now() + std::chrono::seconds(30); Clock::now() < until;) {
       if ((ws = working_set(rt, restored)) > (static_cast<uint64_t>(o.mib) << 20) / 2) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }

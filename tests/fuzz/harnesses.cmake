@@ -6,7 +6,8 @@ set(BERTH_FUZZ_HARNESSES
   image_reference manifest www_authenticate
   cni_result config records
   monitor_protocol exit_record cri_log
-  cgroup_files cdi pull_worker exec_request traceparent registry_auth image_signature layer_unpack nri_wire)
+  cgroup_files cdi pull_worker exec_request traceparent registry_auth image_signature layer_unpack nri_wire
+  checkpoint_archive)
 
 # A tree that builds everything (the default build, the ASan tree that also builds the fuzzers)
 # links the harnesses to the libraries it builds anyway. A fuzz-only tree (scripts/fuzz's own)
@@ -93,6 +94,20 @@ function(berth_fuzz_harness target name)
     target_link_libraries(${target} PRIVATE berth_tracing nlohmann_json::nlohmann_json)
   elseif(name STREQUAL "nri_wire")
     target_link_libraries(${target} PRIVATE berth_nri)
+  elseif(name STREQUAL "checkpoint_archive")
+    # The archive code (libarchive linked directly, as berth-checkpoint-archive has it) and
+    # config.dump's parser: in a fuzz-only tree their sources alone (berth_container brings every
+    # manager along).
+    target_include_directories(${target} PRIVATE ${src}/image ${src}/container/include)
+    if(berth_fuzz_lean)
+      pkg_check_modules(BERTH_FUZZ_LIBARCHIVE REQUIRED libarchive)
+      target_sources(${target} PRIVATE ${src}/image/checkpoint_archive.cc ${src}/container/checkpoint_config.cc)
+      target_include_directories(${target} PRIVATE ${BERTH_FUZZ_LIBARCHIVE_INCLUDE_DIRS})
+      target_link_libraries(${target} PRIVATE berth_fuzz_image_parsers ${BERTH_FUZZ_LIBARCHIVE_LIBRARIES} berth_json
+                                              berth_posix berth_status nlohmann_json::nlohmann_json)
+    else()
+      target_link_libraries(${target} PRIVATE berth_checkpoint_archive berth_container)
+    endif()
   else()
     message(FATAL_ERROR "berth_fuzz_harness: unknown harness ${name}")
   endif()

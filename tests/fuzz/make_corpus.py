@@ -552,6 +552,31 @@ def layer_unpack():
     write("layer_unpack", "escapes_streamed", b"\x02" + escapes)
 
 
+def checkpoint_archive():
+    # fuzz_checkpoint_archive: a mode byte (0 an archive, 1 deleted.files, 2 config.dump), then the bytes.
+    def tar(entries):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+            for name, kind, data, link in entries:
+                info = tarfile.TarInfo(name)
+                info.type = kind
+                info.linkname = link
+                info.size = len(data) if data else 0
+                t.addfile(info, io.BytesIO(data) if data else None)
+        return buf.getvalue()
+    good = tar([("checkpoint", tarfile.DIRTYPE, None, ""), ("checkpoint/inventory.img", tarfile.REGTYPE, b"\x01" * 64, ""),
+                ("config.dump", tarfile.REGTYPE, b'{"id":"a","rootfsImageName":"busybox"}', ""),
+                ("deleted.files", tarfile.REGTYPE, b'["/etc/motd"]', "")])
+    hostile = tar([("../outside/x", tarfile.REGTYPE, b"no", ""), ("l", tarfile.SYMTYPE, None, "../outside"),
+                   ("l/y", tarfile.REGTYPE, b"no", ""), ("h", tarfile.LNKTYPE, None, "config.dump"),
+                   ("/abs", tarfile.REGTYPE, b"no", "")])
+    write("checkpoint_archive", "archive", b"\x00" + good)
+    write("checkpoint_archive", "hostile", b"\x00" + hostile)
+    write("checkpoint_archive", "deleted_files", b'\x01["/etc/motd", "/a/./b", "/../x"]')
+    write("checkpoint_archive", "config_dump", b'\x02{"id":"abc","name":"c","rootfsImage":"r/b:1","rootfsImageRef":"sha256:00",'
+          b'"rootfsImageName":"r/b:1","runtime":"runc","createdTime":"2026-12-07T00:00:00Z","restored":false}')
+
+
 # ---- NRI's wire (nri/: the multiplexer, ttrpc frames and envelopes) ----
 def nri_wire():
     """fuzz_nri_wire: mode byte (bit 0: a ttrpc stream alone; else multiplexed; the rest: cut size - 1)."""
@@ -603,6 +628,7 @@ def main():
     image_signature()
     layer_unpack()
     nri_wire()
+    checkpoint_archive()
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@
   X(spdy_frame) X(spdy_headers) X(spdy_session) X(websocket) X(http_upgrade) X(image_reference) X(manifest) \
   X(www_authenticate) X(cni_result) X(config) X(records) X(monitor_protocol) X(exit_record) X(cri_log)      \
   X(cgroup_files) X(cdi) X(pull_worker) X(exec_request) X(traceparent) X(registry_auth) X(image_signature) \
-  X(layer_unpack) X(nri_wire)
+  X(layer_unpack) X(nri_wire) X(checkpoint_archive)
 // clang-format on
 
 #define BERTH_DECLARE_HARNESS(name) int berth_fuzz_##name(const uint8_t* data, size_t size);
