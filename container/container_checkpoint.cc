@@ -247,35 +247,6 @@ Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::
   return ok_status();
 }
 
-Status adopt_restored_processes(int init_pid, const std::string& cgroups_path, bool systemd) {
-  if (init_pid <= 0 || !host_cgroup_v2()) return ok_status();
-  const std::string mine = "/sys/fs/cgroup" + cgroup_dir_of(cgroups_path, systemd);
-  std::string line = read_text_file("/proc/" + std::to_string(init_pid) + "/cgroup");
-  if (line.rfind("0::", 0) != 0) return ok_status();
-  std::string where = line.substr(3);
-  while (!where.empty() && where.back() == '\n') where.pop_back();
-  const std::string stray = "/sys/fs/cgroup" + where;
-  if (stray == mine) return ok_status();
-  // The restored tree is what shares the init's pid namespace; anything else in that cgroup (the
-  // checkpointed container, still running) stays where it is.
-  struct stat init_ns {};
-  if (::stat(("/proc/" + std::to_string(init_pid) + "/ns/pid").c_str(), &init_ns) != 0)
-    return errno_status(errno, "restore: the restored init " + std::to_string(init_pid) + " is gone");
-  std::istringstream procs(read_text_file(stray + "/cgroup.procs"));
-  for (std::string pid; std::getline(procs, pid);) {
-    struct stat ns {};
-    if (pid.empty() || ::stat(("/proc/" + pid + "/ns/pid").c_str(), &ns) != 0 || ns.st_ino != init_ns.st_ino) continue;
-    UniqueFd fd(::open((mine + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
-    if (!fd || ::write(fd.get(), pid.data(), pid.size()) < 0)
-      return errno_status(errno, "restore: move process " + pid + " into " + mine);
-  }
-  // CRIU made it again for the restore when the checkpointed container was gone; an empty cgroup
-  // is all rmdir removes, so one that still holds anything stays.
-  if (::rmdir(stray.c_str()) == 0)
-    spdlog::info("restore: removed {}, which CRIU made for the restored processes", stray);
-  return ok_status();
-}
-
 bool is_checkpoint_image(const std::map<std::string, std::string>& annotations) {
   // checkpointctl's current key, and the engines' older ones.
   for (const char* key : {"org.criu.checkpoint.container.name", "io.kubernetes.cri-o.annotations.checkpoint.name",

@@ -359,6 +359,18 @@ Result<std::string> ContainerManager::create_container(const std::string& sandbo
     // A plugin may have moved the container's cgroup: the record follows the spec.
     if (spec->spec.linux && !spec->spec.linux->cgroups_path.empty()) c->cgroups_path = spec->spec.linux->cgroups_path;
   }
+  if (restore && host_cgroup_v2()) {
+    // runc's restore names the new cgroup to CRIU only on v1: on v2 CRIU would put the processes
+    // (and charge their memory) in the checkpointed container's cgroup, made again if gone. A CRIU
+    // config file, which runc hands CRIU when the spec names it, gives it the new one as the root.
+    const std::string conf = c->bundle + "/criu.conf";
+    if (Status s = write_file_atomically(
+            conf, "cgroup-root " + cgroup_dir_of(c->cgroups_path, impl_->opt.runtimes.systemd_cgroup()) + "\n", 0600,
+            false);
+        !s.ok())
+      return fail(s);
+    spec->spec.annotations["org.criu.config"] = conf;
+  }
   undo.add("prepared mounts", [dir = in->mounts.prepared_dir] { return release_prepared_mounts(dir); });
   if (Status s = prepare_mounts(spec->prepared_mounts, {pod.userns_path, pod.userns.uids, pod.userns.gids}); !s.ok())
     return fail(s);

@@ -247,15 +247,8 @@ Status ContainerManager::start(const std::string& id_or_prefix) {
     if (Status s = impl_->save(*c); !s.ok()) spdlog::error("container {}: {}", id, s.message());
   }
   // A restore's images are spent once its processes run again (they hold all of its memory).
-  if (!restore_from.empty()) {
+  if (!restore_from.empty())
     if (Status s = remove_tree(restore_from); !s.ok()) spdlog::warn("container {}: {}", id, s.message());
-    if (Status s =
-            adopt_restored_processes(started->container_pid, c->cgroups_path, impl_->opt.runtimes.systemd_cgroup());
-        !s.ok()) {
-      if (Status k = rt->kill(id, 9); !k.ok()) spdlog::error("container {}: {}", id, k.message());
-      return start_failed(s);
-    }
-  }
   fault_point(FaultPoint::start_container_running_recorded);
   impl_->emit(*c, v1::CONTAINER_STARTED_EVENT);
   if (Status s = impl_->watcher->watch(id, c->socket, c->exit_file); !s.ok()) {

@@ -125,10 +125,6 @@ Result<RestoreImport> import_checkpoint(const ContainerManager::Impl& impl, cons
 Result<RestoreImport> import_checkpoint_image(const ContainerManager::Impl& impl, const std::string& image,
                                               const std::vector<std::string>& snapshot_dirs);
 bool is_checkpoint_image(const std::map<std::string, std::string>& annotations);
-// On cgroup v2, runc's restore leaves the restored processes in the checkpointed container's cgroup
-// (CRIU makes it again when it is gone): they are moved into the new container's, and a cgroup CRIU
-// made for them, empty then, removed. Nothing to do on v1 (runc tells CRIU the new cgroups).
-Status adopt_restored_processes(int init_pid, const std::string& cgroups_path, bool systemd);
 // What a checkpoint or a restore cut short by a crash left: work dirs and temp archives.
 void sweep_checkpoint_leftovers(const std::string& checkpoints_dir, const std::string& restores_dir);
 

@@ -34,8 +34,10 @@ BERTH_FUZZ_TARGET(checkpoint_archive) {
   }
   if (data[0] % 3 == 2) {
     auto c = parse_checkpoint_config(rest);
-    if (!c.ok()) FUZZ_CHECK(!c.status().message().empty());
-    else FUZZ_CHECK(c->base_image().size() <= 4096);
+    if (!c.ok())
+      FUZZ_CHECK(!c.status().message().empty());
+    else
+      FUZZ_CHECK(c->base_image().size() <= 4096);
     return 0;
   }
   char tmpl[] = "/tmp/berth-fuzz-checkpoint-XXXXXX";
