@@ -14,11 +14,9 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <sstream>
 #include <spdlog/spdlog.h>
 
 #include "berth/atomic_file.h"
-#include "berth/cgroups_path.h"
 #include "berth/checkpoint_config.h"
 #include "berth/command.h"
 #include "berth/container_manager.h"
@@ -26,7 +24,6 @@
 #include "berth/file_text.h"
 #include "berth/file_tree.h"
 #include "berth/object_id.h"
-#include "berth/unique_fd.h"
 #include "berth/wall_clock.h"
 #include "container_state.h"
 
