@@ -24,6 +24,7 @@
 #include "berth/file_text.h"
 #include "berth/file_tree.h"
 #include "berth/object_id.h"
+#include "berth/oci_spec.h"
 #include "berth/wall_clock.h"
 #include "container_state.h"
 
@@ -220,12 +221,25 @@ Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::
         {"annotations", std::map<std::string, std::string>(st.annotations().begin(), st.annotations().end())},
         {"log_path", st.log_path()}};
   }
-  for (const auto& [file, text] :
-       {std::pair<std::string, std::string>{"config.dump", config_dump.dump(2)}, {"status.dump", status_dump.dump()}})
+  // The spec as the runtime has it, with the annotations CRI-O's restore reads back from it (the
+  // container's annotations, labels and metadata as JSON text, its pod and name).
+  auto spec = oci::read_spec_file(c->bundle + "/config.json");
+  if (!spec.ok()) return spec.status().context(what);
+  auto& a = spec->annotations;
+  a["io.kubernetes.cri-o.Annotations"] =
+      nlohmann::json(std::map<std::string, std::string>(config.annotations().begin(), config.annotations().end()))
+          .dump();
+  a["io.kubernetes.cri-o.Labels"] =
+      nlohmann::json(std::map<std::string, std::string>(config.labels().begin(), config.labels().end())).dump();
+  a["io.kubernetes.cri-o.Metadata"] =
+      nlohmann::json({{"name", config.metadata().name()}, {"attempt", config.metadata().attempt()}}).dump();
+  a["io.kubernetes.cri-o.SandboxID"] = c->sandbox_id;
+  a["io.kubernetes.cri-o.ContainerName"] = rec.name;
+  for (const auto& [file, text] : {std::pair<std::string, std::string>{"config.dump", config_dump.dump(2)},
+                                   {"status.dump", status_dump.dump()},
+                                   {"spec.dump", oci::to_json(*spec).dump(2)}})
     if (Status s = write_file_atomically(work.dir + "/" + file, text, 0600, false); !s.ok()) return s.context(what);
   std::error_code ec;
-  fs::copy_file(c->bundle + "/config.json", work.dir + "/spec.dump", ec);
-  if (ec) return internal_error(what + ": copy the spec: " + ec.message());
   if (!rec.log_path.empty() && fs::exists(rec.log_path, ec)) {
     fs::copy_file(rec.log_path, work.dir + "/container.log", ec);
     if (ec) return internal_error(what + ": copy the log " + rec.log_path + ": " + ec.message());

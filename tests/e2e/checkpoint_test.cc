@@ -254,6 +254,14 @@ TEST_F(CheckpointRestore, ACountingContainerContinuesInANewPod) {
   auto dump = nlohmann::json::parse(run_output({"tar", "xOf", archive, "config.dump"}));
   EXPECT_EQ(dump.value("id", ""), id);
   EXPECT_EQ(dump.value("rootfsImageName", ""), image());
+  // What CRI-O's restore reads of spec.dump, and containerd's of status.dump.
+  auto spec_dump = nlohmann::json::parse(run_output({"tar", "xOf", archive, "spec.dump"}));
+  EXPECT_EQ(spec_dump["annotations"].value("io.kubernetes.cri-o.ContainerName", ""), "counter") << spec_dump.dump();
+  EXPECT_TRUE(nlohmann::json::parse(spec_dump["annotations"].value("io.kubernetes.cri-o.Annotations", "")).is_object());
+  EXPECT_FALSE(spec_dump["process"]["args"].empty());
+  auto status_dump = nlohmann::json::parse(run_output({"tar", "xOf", archive, "status.dump"}));
+  EXPECT_EQ(status_dump["metadata"].value("name", ""), "counter") << status_dump.dump();
+  EXPECT_EQ(status_dump["image"].value("image", ""), image());
 
   // The container and its pod go; the archive comes back in another pod.
   ASSERT_TRUE(cri.stop_container(id, 0).ok());
