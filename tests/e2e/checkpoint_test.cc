@@ -323,6 +323,11 @@ TEST_F(CheckpointRestore, ACountingContainerContinuesInANewPod) {
   EXPECT_GE(numbers(log_of("from-image"))[carried], before + 1) << log_of("from-image");
   EXPECT_EQ(exec_out(from_image, {"cat", "/made.txt"}), "made-before\n");
   EXPECT_TRUE(dir_entries(d_->root() + "/restores").empty());
+  // Its monitor holds the restored process as it holds a created one: its end is seen, with its code.
+  ASSERT_TRUE(cri.stop_container(restored, 0).ok());
+  auto stopped = wait_exited(restored);
+  EXPECT_EQ(stopped.state(), v1::CONTAINER_EXITED);
+  EXPECT_EQ(stopped.exit_code(), 128 + SIGKILL) << stopped.reason();
 }
 
 TEST_F(CheckpointRestore, ATimeoutTooShortFailsAndTheContainerRunsOn) {
