@@ -162,14 +162,19 @@ TEST_F(InheritedDescriptors, WhatBerthStartsHoldsItsStdioAlone) {
   ASSERT_OK(cri_->exec_sync(box, {"ls", "-l", "/proc/self/fd"}, &r, 10));
   auto probed = descriptors_listed(r.stdout());
   EXPECT_TRUE(only_stdio(probed)) << "ExecSync'd ls holds:\n" << r.stdout();
-  // An exec session's command (through the runtime's exec): its terminal. (Listed from a child of
-  // the session's shell, which holds /dev/tty itself for job control: what the child inherits is
-  // what the session was given.)
-  // The marker is written split in the command, whole only in its output: the terminal's echo of
-  // the typed line must not pass for the end of the listing (it did, once, in a loaded run).
-  ASSERT_TRUE((*shell)->send_stdin("sh -c 'ls -l /proc/$$/fd'; echo END-OF-\"\"LISTING\n").ok());
-  ASSERT_TRUE((*shell)->wait_stdout("\nEND-OF-LISTING\r\n", kDescriptorsWait));
-  auto session = (*shell)->wait(std::chrono::milliseconds(200));
+  // An exec session's command (through the runtime's exec, with a terminal, while the shell's
+  // session stays open): its terminal alone. It is a session of its own rather than a line typed
+  // into the shell, whose end had to be found in the terminal's output (twice, under load, it was
+  // not found in time).
+  auto listing = RemoteCommandClient::connect(exec_url(box, {"ls", "-l", "/proc/self/fd"}, false, true, false, true),
+                                              {.transport = Transport::websocket,
+                                               .protocols = {"v5.channel.k8s.io"},
+                                               .stdin = false,
+                                               .stderr = false,
+                                               .tty = true});
+  ASSERT_TRUE(listing.ok()) << listing.status().message();
+  auto session = (*listing)->wait(kDescriptorsWait);
+  ASSERT_TRUE(session.ended) << session.out;
   EXPECT_TRUE(only_stdio(descriptors_listed(session.out))) << "the exec session's ls holds:\n" << session.out;
   // A container's init and a pause made now.
   std::string late = run(test_container("late", image(), {"sleep", "1000"}));
