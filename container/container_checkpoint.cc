@@ -1,13 +1,13 @@
 // CheckpointContainer and the import half of a restore. A checkpoint is made in a work dir of
-// berthd's (<state>/checkpoints/<name>): the runtime's `checkpoint --leave-running` writes CRIU's
+// berthd's (<root>/checkpoints/<name>): the runtime's `checkpoint --leave-running` writes CRIU's
 // images and logs there, berth-checkpoint-archive the writable layer's diff, berthd the dumps of
 // config, spec and status and a copy of the log; the helper then packs it into a temp file beside
 // the location, which is renamed onto it (never over a file that is there). The temp file's name is
 // kept in <name>.target until then, so a berthd killed mid-way removes it at its next start along
 // with the work dir: no half-written archive stays at the location's side.
-// A restore's archive is unpacked (confined, by the helper) into <state>/restores/<name>, its
+// A restore's archive is unpacked (confined, by the helper) into <root>/restores/<name>, its
 // config.dump names the base image, and create_container builds the container from that image
-// with the diff applied to its new upper dir and the CRIU images moved into its bundle.
+// with the diff applied to its new upper dir and the CRIU images moved beside that dir.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -38,37 +38,6 @@ namespace {
 constexpr auto kDefaultTimeout = std::chrono::minutes(5);
 constexpr auto kHelperTimeout = std::chrono::minutes(30);
 
-// berth-checkpoint-archive's exit status as a Status: 2 refused input, 3 no space.
-Status run_archive_helper(const std::string& helper, std::vector<std::string> args, std::chrono::milliseconds timeout,
-                          const std::string& what) {
-  args.insert(args.begin(), helper);
-  auto r = run_command({.argv = std::move(args), .timeout = timeout});
-  if (!r.ok()) return r.status().context(what);
-  if (r->success()) return ok_status();
-  std::string err = r->err;
-  while (!err.empty() && err.back() == '\n') err.pop_back();
-  if (err.empty()) err = r->describe(timeout);
-  if (r->timed_out) return deadline_exceeded(what + ": timed out after " + r->describe(timeout));
-  Code code = r->exit_code == 2   ? Code::invalid_argument
-              : r->exit_code == 3 ? Code::resource_exhausted
-                                  : Code::internal;
-  return Status(code, what + ": " + err);
-}
-
-// The last "Error" line of a CRIU log, for a message that says what CRIU refused.
-std::string criu_log_error(const std::string& path) {
-  std::string text = read_text_file(path), last;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t j = text.find('\n', i);
-    std::string line = text.substr(i, j == std::string::npos ? std::string::npos : j - i);
-    if (line.find("Error") != std::string::npos) last = line;
-    if (j == std::string::npos) break;
-    i = j + 1;
-  }
-  return last;
-}
-
 std::string rfc3339(int64_t ns) {
   time_t s = static_cast<time_t>(ns / 1'000'000'000);
   tm t{};
@@ -96,6 +65,22 @@ uint64_t free_bytes(const std::string& dir) {
 }
 
 }  // namespace
+
+Status run_archive_helper(const std::string& helper, std::vector<std::string> args, std::chrono::milliseconds timeout,
+                          const std::string& what) {
+  args.insert(args.begin(), helper);
+  auto r = run_command({.argv = std::move(args), .timeout = timeout});
+  if (!r.ok()) return r.status().context(what);
+  if (r->success()) return ok_status();
+  std::string err = r->err;
+  while (!err.empty() && err.back() == '\n') err.pop_back();
+  if (err.empty()) err = r->describe(timeout);
+  if (r->timed_out) return deadline_exceeded(what + ": timed out after " + r->describe(timeout));
+  Code code = r->exit_code == 2   ? Code::invalid_argument
+              : r->exit_code == 3 ? Code::resource_exhausted
+                                  : Code::internal;
+  return Status(code, what + ": " + err);
+}
 
 void sweep_checkpoint_leftovers(const std::string& checkpoints_dir, const std::string& restores_dir) {
   std::error_code ec;
@@ -168,10 +153,11 @@ Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::
         spdlog::error("container {}: thawing it after a failed checkpoint failed", id);
     if (!dump.ok()) return dump.status().context(what);
     if (dump->timed_out)
-      return deadline_exceeded(what + ": the dump did not finish in the timeout (" +
-                               std::to_string(timeout_seconds > 0 ? timeout_seconds : 300) +
-                               " s); the container runs on");
-    std::string criu = criu_log_error(work.dir + "/dump.log");
+      return deadline_exceeded(
+          what + ": the dump did not finish in the timeout (" +
+          std::to_string(timeout_seconds > 0 ? timeout_seconds : std::chrono::seconds(kDefaultTimeout).count()) +
+          " s); the container runs on");
+    std::string criu = criu_error_line(read_text_file(work.dir + "/dump.log"));
     std::string runtime_err = dump->err;
     while (!runtime_err.empty() && runtime_err.back() == '\n') runtime_err.pop_back();
     return internal_error(what + ": " + rt->binary() + " checkpoint: " + runtime_err +
@@ -329,7 +315,6 @@ Result<RestoreImport> import_checkpoint(const ContainerManager::Impl& impl, cons
     return fail(invalid_argument(field + ": " + archive + " holds no CRIU images (checkpoint/inventory.img)"));
   imp.base_image = cfg->base_image();
   if (imp.base_image.empty()) return fail(invalid_argument(field + ": " + archive + "'s config.dump names no image"));
-  imp.checkpointed_id = cfg->id;
   return imp;
 }
 

@@ -11,7 +11,6 @@
 #include "berth/atomic_file.h"
 #include "berth/cdi.h"
 #include "berth/cgroups_path.h"
-#include "berth/command.h"
 #include "berth/container_manager.h"
 #include "berth/free_space.h"
 #include "berth/container_rootfs.h"
@@ -218,7 +217,9 @@ Status carry_log(const std::string& from, const std::string& to) {
 // A restore's writable layer, made before the overlay is mounted over it: the checkpoint's diff
 // and deletions (berth-checkpoint-archive, confined), the CRIU images beside it, and the old log's
 // lines in the new log file, as containerd carries them.
-Status restore_writable_layer(const ContainerManager::Impl& impl, const RestoreImport& restore, const Container& c) {
+// Returns where the CRIU images went (the record's restore_from).
+Result<std::string> restore_writable_layer(const ContainerManager::Impl& impl, const RestoreImport& restore,
+                                           const Container& c) {
   std::error_code ec;
   std::filesystem::create_directories(c.upper, ec);
   if (ec) return internal_error("restore: mkdir " + c.upper + ": " + ec.message());
@@ -226,20 +227,15 @@ Status restore_writable_layer(const ContainerManager::Impl& impl, const RestoreI
     std::string p = restore.dir + "/" + name;
     return ::access(p.c_str(), F_OK) == 0 ? p : std::string("-");
   };
-  auto r = run_command({.argv = {impl.opt.checkpoint_archive_helper, "apply", present("rootfs-diff.tar"),
-                                 present("deleted.files"), c.upper},
-                        .timeout = std::chrono::minutes(30)});
-  if (!r.ok()) return r.status().context("restore the writable layer");
-  if (!r->success()) {
-    std::string err = r->err;
-    while (!err.empty() && err.back() == '\n') err.pop_back();
-    return Status(r->exit_code == 2 ? Code::invalid_argument : Code::internal,
-                  "config.image.image: the checkpoint's writable layer: " + err);
-  }
+  if (Status s = run_archive_helper(impl.opt.checkpoint_archive_helper,
+                                    {"apply", present("rootfs-diff.tar"), present("deleted.files"), c.upper},
+                                    std::chrono::minutes(30), "config.image.image: the checkpoint's writable layer");
+      !s.ok())
+    return s;
   const std::string images = std::filesystem::path(c.upper).parent_path().string() + "/checkpoint";
   if (::rename((restore.dir + "/checkpoint").c_str(), images.c_str()) != 0)
     return errno_status(errno, "restore: move the CRIU images to " + images);
-  return ok_status();
+  return images;
 }
 
 }  // namespace
@@ -327,8 +323,12 @@ Result<std::string> ContainerManager::create_container(const std::string& sandbo
   UniqueFd userns_fd;
   auto idmap = pod_rootfs_idmap(*impl_, config, pod, *c, userns_fd);
   if (!idmap.ok()) return fail(idmap.status());
-  if (restore)
-    if (Status s = restore_writable_layer(*impl_, *restore, *c); !s.ok()) return fail(s);
+  std::string restore_from;
+  if (restore) {
+    auto images = restore_writable_layer(*impl_, *restore, *c);
+    if (!images.ok()) return fail(images.status());
+    restore_from = std::move(*images);
+  }
   if (Status s = mount_container_rootfs(impl_->opt.images->snapshot_dirs(image), c->upper, c->work, c->rootfs,
                                         *idmap ? &**idmap : nullptr);
       !s.ok())
@@ -393,7 +393,7 @@ Result<std::string> ContainerManager::create_container(const std::string& sandbo
     MutexLock lock(c->mu);
     c->config = config;
     c->rec = new_record(id, pod, config, image, *spec, std::move(*log_path), std::move(*config_json));
-    if (restore) c->rec.restore_from = impl_->layers_dir + "/" + id + "/checkpoint";
+    c->rec.restore_from = restore_from;
     c->runtime_may_exist = false;
     auto poststop = spec->spec.hooks.find("poststop");
     c->exit_delete_in_process = impl_->opt.runtimes.features(pod.runtime_handler).runtime == "runc" &&

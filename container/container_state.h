@@ -63,7 +63,7 @@ struct Container {
 // container is made or refused.
 struct RestoreImport {
   std::string dir;  // <state>/restores/<name>: checkpoint/, rootfs-diff.tar, deleted.files, ...
-  std::string base_image, checkpointed_id;
+  std::string base_image;
 };
 
 struct ContainerManager::Impl {
@@ -120,6 +120,10 @@ struct ContainerManager::Impl {
 };
 
 Result<RestoreImport> import_checkpoint(const ContainerManager::Impl& impl, const std::string& archive);
+// One step of berth-checkpoint-archive; its exit status as a Status (2: the input is refused,
+// INVALID_ARGUMENT; 3: no space), the helper's complaint in the message after `what`.
+Status run_archive_helper(const std::string& helper, std::vector<std::string> args, std::chrono::milliseconds timeout,
+                          const std::string& what);
 // The same from an image whose layers hold a checkpoint's files (buildah's way: the archive added
 // to an empty image), found by the annotations CRI-O and containerd look for.
 Result<RestoreImport> import_checkpoint_image(const ContainerManager::Impl& impl, const std::string& image,

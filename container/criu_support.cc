@@ -16,21 +16,6 @@ namespace {
 
 constexpr int kMinimumVersion = 31600;  // 3.16: restoring into a pod's namespaces and cgroups
 
-// The last line of criu's complaint that names an error, else its last line.
-std::string error_line(const std::string& text) {
-  std::string last, last_error;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t j = text.find('\n', i);
-    std::string line = text.substr(i, j == std::string::npos ? std::string::npos : j - i);
-    if (!line.empty()) last = line;
-    if (line.find("Error") != std::string::npos) last_error = line;
-    if (j == std::string::npos) break;
-    i = j + 1;
-  }
-  return last_error.empty() ? last : last_error;
-}
-
 CriuProbeResult run_probe(const std::string& binary) {
   CriuProbeResult r;
   r.done = true;
@@ -56,7 +41,7 @@ CriuProbeResult run_probe(const std::string& binary) {
   }
   if (!check->success()) {
     r.reason = "criu check failed on this kernel (" + check->describe(std::chrono::seconds(60)) +
-               "): " + error_line(check->err + check->out);
+               "): " + criu_error_line(check->err + check->out);
     return r;
   }
   r.usable = true;
@@ -87,13 +72,6 @@ std::shared_ptr<CriuSupport> CriuSupport::probe(std::string criu_binary) {
   return std::make_shared<CriuSupport>(std::move(criu_binary), std::move(state));
 }
 
-std::shared_ptr<CriuSupport> CriuSupport::known(CriuProbeResult result) {
-  auto state = std::make_shared<State>();
-  state->result = std::move(result);
-  state->result.done = true;
-  return std::make_shared<CriuSupport>("criu", std::move(state));
-}
-
 CriuProbeResult CriuSupport::result() const {
   std::lock_guard lock(state_->mu);
   return state_->result;
@@ -105,6 +83,20 @@ Status CriuSupport::usable(std::chrono::milliseconds wait) const {
     return Status(Code::unavailable, "the CRIU probe (criu check) is still running");
   if (state_->result.usable) return ok_status();
   return failed_precondition("checkpoint/restore is not available on this node: " + state_->result.reason);
+}
+
+std::string criu_error_line(const std::string& text) {
+  std::string last, last_error;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = text.find('\n', i);
+    std::string line = text.substr(i, j == std::string::npos ? std::string::npos : j - i);
+    if (!line.empty()) last = line;
+    if (line.find("Error") != std::string::npos) last_error = line;
+    if (j == std::string::npos) break;
+    i = j + 1;
+  }
+  return last_error.empty() ? last : last_error;
 }
 
 int criu_version_number(const std::string& text, std::string* version) {

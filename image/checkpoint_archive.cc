@@ -41,7 +41,7 @@ constexpr uint64_t kMaxEntries = 1u << 20;
 
 std::vector<std::string> sorted_names(int dir_fd) {
   std::vector<std::string> names;
-  int fd = ::dup(dir_fd);
+  int fd = ::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) return names;
   DIR* d = ::fdopendir(fd);
   if (!d) {

@@ -23,8 +23,6 @@ class CriuSupport {
  public:
   // Starts the probe of `criu_binary` (a name looked up in PATH, or a path).
   static std::shared_ptr<CriuSupport> probe(std::string criu_binary);
-  // A fixed answer (a node configured without checkpoints, tests).
-  static std::shared_ptr<CriuSupport> known(CriuProbeResult result);
 
   // OK when usable; FAILED_PRECONDITION with the reason otherwise. Waits up to `wait` for a probe
   // still running (UNAVAILABLE when it is still not done).
@@ -40,6 +38,9 @@ class CriuSupport {
   std::string binary_;
   std::shared_ptr<State> state_;
 };
+
+// What CRIU says went wrong in its output or log: the last line naming an Error, else the last line.
+std::string criu_error_line(const std::string& text);
 
 // "Version: 3.17.1\n" (criu --version) as 31701; 0 when it does not read.
 int criu_version_number(const std::string& version_output, std::string* version = nullptr);
