@@ -1,19 +1,20 @@
 // CheckpointContainer and the import half of a restore. A checkpoint is made in a work dir of
 // berthd's (<root>/checkpoints/<name>): the runtime's `checkpoint --leave-running` writes CRIU's
 // images and logs there, berth-checkpoint-archive the writable layer's diff, berthd the dumps of
-// config, spec and status and a copy of the log; the helper then packs it into a temp file beside
-// the location, which is renamed onto it (never over a file that is there). The temp file's name is
-// kept in <name>.target until then, so a berthd killed mid-way removes it at its next start along
-// with the work dir: no half-written archive stays at the location's side.
-// A restore's archive is unpacked (confined, by the helper) into <root>/restores/<name>, its
-// config.dump names the base image, and create_container builds the container from that image
-// with the diff applied to its new upper dir and the CRIU images moved beside that dir.
+// config, spec and status, CRI-O's list of bind mounts and a copy of the log; the helper then packs it into a temp file
+// beside the location, which is renamed onto it (never over a file that is there). The temp file's name is kept in
+// <name>.target until then, so a berthd killed mid-way removes it at its next start along with the work dir: no
+// half-written archive stays at the location's side. A restore's archive is unpacked (confined, by the helper) into
+// <root>/restores/<name>, its config.dump names the base image, and create_container builds the container from that
+// image with the diff applied to its new upper dir and the CRIU images moved beside that dir.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 #include <spdlog/spdlog.h>
 
 #include "berth/atomic_file.h"
@@ -21,6 +22,7 @@
 #include "berth/command.h"
 #include "berth/container_manager.h"
 #include "berth/criu_support.h"
+#include "berth/fault_point.h"
 #include "berth/file_text.h"
 #include "berth/file_tree.h"
 #include "berth/object_id.h"
@@ -64,6 +66,37 @@ uint64_t free_bytes(const std::string& dir) {
   return static_cast<uint64_t>(v.f_bavail) * v.f_frsize;
 }
 
+// CRI-O's bind.mounts: the container's bind mounts but those its restore makes itself, with what
+// each source is (CRIU binds only a directory onto a directory), so that a restore on another node
+// can make the sources missing there.
+nlohmann::json bind_mounts_of(const oci::Spec& spec) {
+  static const std::set<std::string> kMadeByTheRestore = {
+      "/dev", "/dev/shm", "/proc", "/run", "/run/.containerenv", "/run/secrets", "/sys"};
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& m : spec.mounts) {
+    const bool bind = m.type == "bind" || std::any_of(m.options.begin(), m.options.end(),
+                                                      [](const std::string& o) { return o == "bind" || o == "rbind"; });
+    struct stat st {};
+    if (!bind || kMadeByTheRestore.count(m.destination) || ::stat(m.source.c_str(), &st) != 0) continue;
+    out.push_back({{"source", m.source},
+                   {"destination", m.destination},
+                   {"file_type", S_ISDIR(st.st_mode) ? "directory" : "file"},
+                   {"permissions", st.st_mode & 07777}});
+  }
+  return out;
+}
+
+// Resumes a container CRIU left frozen; a failure is the operator's to see in the log.
+void thaw_if_paused(const OciRuntime& rt, const std::string& id, const std::string& why) {
+  auto state = rt.state(id);
+  if (!state.ok() || state->status != "paused") return;
+  auto resumed = run_command({.argv = rt.argv({"resume", id}), .timeout = std::chrono::seconds(30)});
+  if (resumed.ok() && resumed->success())
+    spdlog::warn("container {}: resumed, found frozen ({})", id, why);
+  else
+    spdlog::error("container {}: found frozen ({}), and resuming it failed", id, why);
+}
+
 }  // namespace
 
 Status run_archive_helper(const std::string& helper, std::vector<std::string> args, std::chrono::milliseconds timeout,
@@ -82,10 +115,16 @@ Status run_archive_helper(const std::string& helper, std::vector<std::string> ar
   return Status(code, what + ": " + err);
 }
 
-void sweep_checkpoint_leftovers(const std::string& checkpoints_dir, const std::string& restores_dir) {
+std::vector<std::string> sweep_checkpoint_leftovers(const std::string& checkpoints_dir,
+                                                    const std::string& restores_dir) {
   std::error_code ec;
+  std::vector<std::string> cut;
   for (const auto& e : fs::directory_iterator(checkpoints_dir, ec)) {
-    if (e.path().extension() != ".target") continue;
+    const std::string name = e.path().filename();
+    if (e.path().extension() != ".target") {
+      if (name.size() == 25 && name[12] == '-') cut.push_back(name.substr(0, 12));  // <id12>-<random12>
+      continue;
+    }
     // The temp archive a killed checkpoint left beside its location (its name, and only a name
     // berth gives, is in the marker).
     std::string tmp = read_text_file(e.path());
@@ -98,6 +137,22 @@ void sweep_checkpoint_leftovers(const std::string& checkpoints_dir, const std::s
         spdlog::warn("containers: {}", s.message());
       else
         spdlog::info("containers: removed {}, left by a checkpoint or restore cut short", e.path().string());
+  return cut;
+}
+
+void thaw_cut_checkpoints(ContainerManager::Impl& impl, const std::vector<std::string>& prefixes) {
+  if (prefixes.empty()) return;
+  std::vector<std::shared_ptr<Container>> found;
+  {
+    MutexLock lock(impl.mu);
+    for (const auto& [id, c] : impl.containers)
+      for (const auto& p : prefixes)
+        if (id.rfind(p, 0) == 0) found.push_back(c);
+  }
+  for (const auto& c : found) {
+    auto rt = impl.runtime_for(c->runtime_handler);
+    if (rt.ok()) thaw_if_paused(*rt, c->id, "its checkpoint was cut short");
+  }
 }
 
 Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::string& location,
@@ -147,10 +202,7 @@ Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::
                                              work.dir + "/checkpoint", "--work-path", work.dir, id}),
                            .timeout = left()});
   if (!dump.ok() || !dump->success()) {
-    if (auto state = rt->state(id); state.ok() && state->status == "paused")
-      if (auto resumed = run_command({.argv = rt->argv({"resume", id}), .timeout = std::chrono::seconds(30)});
-          !resumed.ok() || !resumed->success())
-        spdlog::error("container {}: thawing it after a failed checkpoint failed", id);
+    thaw_if_paused(*rt, id, "its checkpoint failed");
     if (!dump.ok()) return dump.status().context(what);
     if (dump->timed_out)
       return deadline_exceeded(
@@ -164,6 +216,7 @@ Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::
                           (criu.empty() ? "" : " (criu: " + criu + ")") + "; the container runs on");
   }
   const auto dumped = std::chrono::steady_clock::now();
+  fault_point(FaultPoint::checkpoint_container_dumped);
 
   const std::string& helper = impl_->opt.checkpoint_archive_helper;
   if (Status s =
@@ -223,17 +276,20 @@ Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::
   a["io.kubernetes.cri-o.ContainerName"] = rec.name;
   for (const auto& [file, text] : {std::pair<std::string, std::string>{"config.dump", config_dump.dump(2)},
                                    {"status.dump", status_dump.dump()},
-                                   {"spec.dump", oci::to_json(*spec).dump(2)}})
+                                   {"spec.dump", oci::to_json(*spec).dump(2)},
+                                   {"bind.mounts", bind_mounts_of(*spec).dump()}})
     if (Status s = write_file_atomically(work.dir + "/" + file, text, 0600, false); !s.ok()) return s.context(what);
   std::error_code ec;
   if (!rec.log_path.empty() && fs::exists(rec.log_path, ec)) {
     fs::copy_file(rec.log_path, work.dir + "/container.log", ec);
     if (ec) return internal_error(what + ": copy the log " + rec.log_path + ": " + ec.message());
   }
+  fault_point(FaultPoint::checkpoint_container_files_written);
 
   const std::string tmp = location + ".berth-checkpoint-" + new_object_id().substr(0, 12);
   if (Status s = write_file_atomically(work.marker, tmp, 0600, true); !s.ok()) return s.context(what);
   if (Status s = run_archive_helper(helper, {"pack", work.dir, tmp}, left(), what + ": the archive"); !s.ok()) return s;
+  fault_point(FaultPoint::checkpoint_container_packed);
   if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, location.c_str(), RENAME_NOREPLACE) != 0)
     return errno_status(errno, what + ": rename the archive onto " + location,
                         errno == EEXIST ? Code::already_exists : Code::internal);
@@ -315,6 +371,7 @@ Result<RestoreImport> import_checkpoint(const ContainerManager::Impl& impl, cons
     return fail(invalid_argument(field + ": " + archive + " holds no CRIU images (checkpoint/inventory.img)"));
   imp.base_image = cfg->base_image();
   if (imp.base_image.empty()) return fail(invalid_argument(field + ": " + archive + "'s config.dump names no image"));
+  fault_point(FaultPoint::restore_archive_unpacked);
   return imp;
 }
 

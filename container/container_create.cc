@@ -328,6 +328,7 @@ Result<std::string> ContainerManager::create_container(const std::string& sandbo
     auto images = restore_writable_layer(*impl_, *restore, *c);
     if (!images.ok()) return fail(images.status());
     restore_from = std::move(*images);
+    fault_point(FaultPoint::restore_layer_applied);
   }
   if (Status s = mount_container_rootfs(impl_->opt.images->snapshot_dirs(image), c->upper, c->work, c->rootfs,
                                         *idmap ? &**idmap : nullptr);

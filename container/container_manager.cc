@@ -108,7 +108,7 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
   for (const auto& d : {impl->containers_state, impl->monitors_dir, impl->layers_dir, impl->records_dir,
                         impl->checkpoints_dir, impl->restores_dir})
     if (Status s = make_private_dir(d); !s.ok()) return s.context("containers");
-  sweep_checkpoint_leftovers(impl->checkpoints_dir, impl->restores_dir);
+  const auto cut_checkpoints = sweep_checkpoint_leftovers(impl->checkpoints_dir, impl->restores_dir);
   if (Status s = make_private_dir(impl->opt.state_dir + "/image-volumes"); !s.ok()) return s.context("containers");
   impl->volumes = std::make_unique<ImageVolumes>(impl->opt.state_dir + "/image-volumes", *impl->opt.images);
   auto helper = ExecHelperBinary::load(impl->opt.exec_helper);
@@ -121,6 +121,7 @@ Result<std::unique_ptr<ContainerManager>> ContainerManager::open(ContainerManage
       [raw](const std::string& id, const MonitorWatcher::LogLoss& l) { raw->on_log_loss(id, l); });
 
   impl->recover();
+  thaw_cut_checkpoints(*impl, cut_checkpoints);
   return std::unique_ptr<ContainerManager>(new ContainerManager(std::move(impl)));
 }
 

@@ -71,6 +71,10 @@ bool ContainerManager::Impl::settle_created(Container& c, bool* monitor_lost) {
     spdlog::info(
         "container {}: adopted as RUNNING (pid {}): its StartContainer was cut short after the monitor started it",
         r.id, r.pid);
+    if (!r.restore_from.empty()) {  // its restore ran: the images (all of its memory) are spent
+      if (Status s = remove_tree(r.restore_from); !s.ok()) spdlog::warn("container {}: {}", r.id, s.message());
+      r.restore_from.clear();
+    }
     if (Status s = save(c); !s.ok()) spdlog::error("container {}: {}", r.id, s.message());
     return true;
   }

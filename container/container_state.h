@@ -129,8 +129,14 @@ Status run_archive_helper(const std::string& helper, std::vector<std::string> ar
 Result<RestoreImport> import_checkpoint_image(const ContainerManager::Impl& impl, const std::string& image,
                                               const std::vector<std::string>& snapshot_dirs);
 bool is_checkpoint_image(const std::map<std::string, std::string>& annotations);
-// What a checkpoint or a restore cut short by a crash left: work dirs and temp archives.
-void sweep_checkpoint_leftovers(const std::string& checkpoints_dir, const std::string& restores_dir);
+// What a checkpoint or a restore cut short by a crash left: work dirs and temp archives. Returns
+// the id prefixes (12 hex) of the containers whose checkpoint was cut short.
+std::vector<std::string> sweep_checkpoint_leftovers(const std::string& checkpoints_dir,
+                                                    const std::string& restores_dir);
+// A dump cut short (berthd killed, and the runtime and CRIU with it) can leave the container's
+// cgroup frozen: those of `prefixes` that the runtime says are paused are resumed (CRI has no
+// pause, so berth never leaves one paused on purpose).
+void thaw_cut_checkpoints(ContainerManager::Impl& impl, const std::vector<std::string>& prefixes);
 
 std::string name_key(const std::string& sandbox_id, const runtime::v1::ContainerMetadata& m);
 // The config as records keep it (serialized protobuf, base64), and back.

@@ -182,6 +182,43 @@ TEST_F(Checkpoint, WhatACheckpointCutShortLeftIsSweptAtStart) {
   EXPECT_EQ(dir_entries(out.path()), std::vector<std::string>{"users-file"});
 }
 
+// A dump cut short with berthd (the runtime and CRIU die with it) can leave the container frozen
+// in its cgroup: berthd's next start finds the cut checkpoint's work dir, sees the runtime call
+// the container paused, and resumes it. The frozen state is made here with the runtime's own pause
+// (CRIU's freeze is the same cgroup freezer), so this runs without CRIU.
+TEST_F(Checkpoint, AContainerADumpCutShortLeftFrozenIsResumedAtStart) {
+  TempDir& shared = scratch();
+  auto net = std::make_shared<TestNetwork>();
+  const std::string root = shared / "root", state = shared / "state";
+  DaemonProcess& first = daemon_at({.network = net}, shared / "a.sock", root, state);
+  cri_ = std::make_unique<CriClient>(first);
+  ASSERT_TRUE(cri_->pull_image(image()).ok());
+  pod_config_ = test_pod("frozen");
+  pod_config_.set_log_directory(logs_->path());
+  ASSERT_TRUE(cri_->run_pod(pod_config_, &pod_).ok());
+  const std::string id = run(shell_container("ticker", "i=0; while :; do i=$((i+1)); echo $i; sleep 0.1; done"));
+  ASSERT_TRUE(wait_for_file_text(logs_->path() + "/ticker.log", "3\n"));
+  first.stop(SIGKILL);
+  const std::string rt = test_runtime() + " --root " + state + "/runtime/" + test_runtime() + " ";
+  ASSERT_EQ(shell(rt + "pause " + id + " >/dev/null 2>&1; echo $?"), "0\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const size_t frozen_at = read_file(logs_->path() + "/ticker.log").size();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_EQ(read_file(logs_->path() + "/ticker.log").size(), frozen_at) << "the pause did not freeze it";
+  // What the cut checkpoint left: its work dir, named after the container.
+  ::mkdir((root + "/checkpoints/" + id.substr(0, 12) + "-0123456789ab").c_str(), 0700);
+  DaemonProcess& second = daemon_at({.network = net}, shared / "b.sock", root, state);
+  cri_ = std::make_unique<CriClient>(second);
+  EXPECT_NE(second.log().find("container " + id + ": resumed, found frozen"), std::string::npos) << second.log();
+  EXPECT_NE(shell(rt + "state " + id).find("\"running\""), std::string::npos);
+  EXPECT_TRUE(eventually([&] { return read_file(logs_->path() + "/ticker.log").size() > frozen_at; }))
+      << "it still does not count";
+  EXPECT_EQ(status(id).state(), v1::CONTAINER_RUNNING);
+  EXPECT_TRUE(dir_entries(root + "/checkpoints").empty());
+  ASSERT_TRUE(cri_->stop_pod(pod_).ok());
+  ASSERT_TRUE(cri_->remove_pod(pod_).ok());
+}
+
 // ---- in the guest, where CRIU works ----
 
 class CheckpointRestore : public PodFixture {
@@ -247,7 +284,7 @@ TEST_F(CheckpointRestore, ACountingContainerContinuesInANewPod) {
   // The layout CRI-O and containerd read (checkpointctl's names).
   std::string listing = run_output({"tar", "tf", archive});
   for (const char* member : {"checkpoint/inventory.img", "config.dump", "spec.dump", "status.dump", "rootfs-diff.tar",
-                             "deleted.files", "container.log", "dump.log", "stats-dump"})
+                             "deleted.files", "container.log", "dump.log", "stats-dump", "bind.mounts"})
     EXPECT_NE(listing.find(member), std::string::npos) << member << " missing from:\n" << listing;
   std::string deleted = run_output({"tar", "xOf", archive, "deleted.files"});
   EXPECT_EQ(nlohmann::json::parse(deleted), nlohmann::json({"/etc/group"})) << deleted;
@@ -259,6 +296,20 @@ TEST_F(CheckpointRestore, ACountingContainerContinuesInANewPod) {
   EXPECT_EQ(spec_dump["annotations"].value("io.kubernetes.cri-o.ContainerName", ""), "counter") << spec_dump.dump();
   EXPECT_TRUE(nlohmann::json::parse(spec_dump["annotations"].value("io.kubernetes.cri-o.Annotations", "")).is_object());
   EXPECT_FALSE(spec_dump["process"]["args"].empty());
+  // CRI-O's list of the bind mounts, with each source's type, but those its restore makes.
+  auto binds = nlohmann::json::parse(run_output({"tar", "xOf", archive, "bind.mounts"}));
+  ASSERT_TRUE(binds.is_array()) << binds.dump();
+  bool hosts = false;
+  for (const auto& b : binds) {
+    EXPECT_NE(b.value("destination", ""), "/dev/shm") << binds.dump();
+    EXPECT_NE(b.value("destination", ""), "/proc") << binds.dump();
+    if (b.value("destination", "") == "/etc/hosts") {
+      hosts = true;
+      EXPECT_EQ(b.value("file_type", ""), "file");
+      EXPECT_TRUE(fs::exists(b.value("source", ""))) << b.dump();
+    }
+  }
+  EXPECT_TRUE(hosts) << binds.dump();
   auto status_dump = nlohmann::json::parse(run_output({"tar", "xOf", archive, "status.dump"}));
   EXPECT_EQ(status_dump["metadata"].value("name", ""), "counter") << status_dump.dump();
   EXPECT_EQ(status_dump["image"].value("image", ""), image());

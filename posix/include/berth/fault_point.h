@@ -12,7 +12,8 @@ namespace berth {
 
 // X(name, rpc): rpc is the CRI call (or "Recovery") during which the point is first reached in
 // kubelet's order of calls (atomic_write_temp_written is in every durable write; the first is the
-// pulled image's index).
+// pulled image's index). "CheckpointContainer" and "Restore" (a CreateContainer whose image is a
+// checkpoint) are not in that life: they need CRIU, and their crash test runs where it works.
 #define BERTH_FAULT_POINTS_LIST(X)                             \
   X(run_pod_sandbox_checkpoint_created, "RunPodSandbox")       \
   X(run_pod_sandbox_bundle_made, "RunPodSandbox")              \
@@ -65,7 +66,12 @@ namespace berth {
   X(pull_image_recorded, "PullImage")                          \
   X(atomic_write_temp_written, "PullImage")                    \
   X(recovery_undoing_sandbox, "Recovery")                      \
-  X(recovery_removing_container, "Recovery")
+  X(recovery_removing_container, "Recovery")                   \
+  X(checkpoint_container_dumped, "CheckpointContainer")        \
+  X(checkpoint_container_files_written, "CheckpointContainer") \
+  X(checkpoint_container_packed, "CheckpointContainer")        \
+  X(restore_archive_unpacked, "Restore")                       \
+  X(restore_layer_applied, "Restore")
 
 enum class FaultPoint {
 #define BERTH_FAULT_POINT_ENUM(name, rpc) name,
