@@ -191,6 +191,13 @@ Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::
                     std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
   };
 
+  ContainerRecord rec;
+  v1::ContainerConfig config;
+  {
+    MutexLock lock(c->mu);
+    rec = c->rec;
+    config = c->config;
+  }
   const std::string name = id.substr(0, 12) + "-" + new_object_id().substr(0, 12);
   CheckpointWork work{impl_->checkpoints_dir + "/" + name, impl_->checkpoints_dir + "/" + name + ".target"};
   if (::mkdir(work.dir.c_str(), 0700) != 0) return errno_status(errno, what + ": mkdir " + work.dir);
@@ -216,6 +223,13 @@ Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::
                           (criu.empty() ? "" : " (criu: " + criu + ")") + "; the container runs on");
   }
   const auto dumped = std::chrono::steady_clock::now();
+  // The log as the dump left it, at once: the container runs on, and what it prints from here a
+  // restore prints again.
+  std::error_code ec;
+  if (!rec.log_path.empty() && fs::exists(rec.log_path, ec)) {
+    fs::copy_file(rec.log_path, work.dir + "/container.log", ec);
+    if (ec) return internal_error(what + ": copy the log " + rec.log_path + ": " + ec.message());
+  }
   fault_point(FaultPoint::checkpoint_container_dumped);
 
   const std::string& helper = impl_->opt.checkpoint_archive_helper;
@@ -225,13 +239,6 @@ Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::
       !s.ok())
     return s;
 
-  ContainerRecord rec;
-  v1::ContainerConfig config;
-  {
-    MutexLock lock(c->mu);
-    rec = c->rec;
-    config = c->config;
-  }
   nlohmann::json config_dump = {{"id", id},
                                 {"name", rec.name},
                                 {"rootfsImage", config.image().image()},
@@ -279,11 +286,6 @@ Status ContainerManager::checkpoint(const std::string& id_or_prefix, const std::
                                    {"spec.dump", oci::to_json(*spec).dump(2)},
                                    {"bind.mounts", bind_mounts_of(*spec).dump()}})
     if (Status s = write_file_atomically(work.dir + "/" + file, text, 0600, false); !s.ok()) return s.context(what);
-  std::error_code ec;
-  if (!rec.log_path.empty() && fs::exists(rec.log_path, ec)) {
-    fs::copy_file(rec.log_path, work.dir + "/container.log", ec);
-    if (ec) return internal_error(what + ": copy the log " + rec.log_path + ": " + ec.message());
-  }
   fault_point(FaultPoint::checkpoint_container_files_written);
 
   const std::string tmp = location + ".berth-checkpoint-" + new_object_id().substr(0, 12);
