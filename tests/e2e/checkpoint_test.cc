@@ -201,10 +201,14 @@ TEST_F(Checkpoint, AContainerADumpCutShortLeftFrozenIsResumedAtStart) {
   first.stop(SIGKILL);
   const std::string rt = test_runtime() + " --root " + state + "/runtime/" + test_runtime() + " ";
   ASSERT_EQ(shell(rt + "pause " + id + " >/dev/null 2>&1; echo $?"), "0\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const size_t frozen_at = read_file(logs_->path() + "/ticker.log").size();
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  ASSERT_EQ(read_file(logs_->path() + "/ticker.log").size(), frozen_at) << "the pause did not freeze it";
+  // Frozen: once the monitor has logged what was left in the pipe, the log stops growing.
+  size_t frozen_at = 0;
+  ASSERT_TRUE(eventually([&] {
+    const size_t was = read_file(logs_->path() + "/ticker.log").size();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    frozen_at = read_file(logs_->path() + "/ticker.log").size();
+    return frozen_at == was;
+  })) << "the pause did not freeze it";
   // What the cut checkpoint left: its work dir, named after the container.
   ::mkdir((root + "/checkpoints/" + id.substr(0, 12) + "-0123456789ab").c_str(), 0700);
   DaemonProcess& second = daemon_at({.network = net}, shared / "b.sock", root, state);
