@@ -86,17 +86,6 @@ nlohmann::json bind_mounts_of(const oci::Spec& spec) {
   return out;
 }
 
-// Resumes a container CRIU left frozen; a failure is the operator's to see in the log.
-void thaw_if_paused(const OciRuntime& rt, const std::string& id, const std::string& why) {
-  auto state = rt.state(id);
-  if (!state.ok() || state->status != "paused") return;
-  auto resumed = run_command({.argv = rt.argv({"resume", id}), .timeout = std::chrono::seconds(30)});
-  if (resumed.ok() && resumed->success())
-    spdlog::warn("container {}: resumed, found frozen ({})", id, why);
-  else
-    spdlog::error("container {}: found frozen ({}), and resuming it failed", id, why);
-}
-
 }  // namespace
 
 Status run_archive_helper(const std::string& helper, std::vector<std::string> args, std::chrono::milliseconds timeout,
@@ -138,6 +127,16 @@ std::vector<std::string> sweep_checkpoint_leftovers(const std::string& checkpoin
       else
         spdlog::info("containers: removed {}, left by a checkpoint or restore cut short", e.path().string());
   return cut;
+}
+
+void thaw_if_paused(const OciRuntime& rt, const std::string& id, const std::string& why) {
+  auto state = rt.state(id);
+  if (!state.ok() || state->status != "paused") return;
+  auto resumed = run_command({.argv = rt.argv({"resume", id}), .timeout = std::chrono::seconds(30)});
+  if (resumed.ok() && resumed->success())
+    spdlog::warn("container {}: resumed, found frozen ({})", id, why);
+  else
+    spdlog::error("container {}: found frozen ({}), and resuming it failed", id, why);
 }
 
 void thaw_cut_checkpoints(ContainerManager::Impl& impl, const std::vector<std::string>& prefixes) {

@@ -137,6 +137,9 @@ std::vector<std::string> sweep_checkpoint_leftovers(const std::string& checkpoin
 // cgroup frozen: those of `prefixes` that the runtime says are paused are resumed (CRI has no
 // pause, so berth never leaves one paused on purpose).
 void thaw_cut_checkpoints(ContainerManager::Impl& impl, const std::vector<std::string>& prefixes);
+// Resumes a container the runtime says is paused (CRI has no pause: CRIU, or a hand, froze it);
+// `why` is logged with it.
+void thaw_if_paused(const OciRuntime& rt, const std::string& id, const std::string& why);
 
 std::string name_key(const std::string& sandbox_id, const runtime::v1::ContainerMetadata& m);
 // The config as records keep it (serialized protobuf, base64), and back.

@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 
 #include <spdlog/spdlog.h>
@@ -153,7 +154,12 @@ Status ContainerManager::Impl::kill_and_wait(Container& c, std::chrono::seconds 
   auto rt = runtime_for(c.runtime_handler);
   if (!rt.ok()) return rt.status();
   Status killed = send_signal(c, *rt, SIGKILL);
-  if (wait_exited(c, timeout)) return ok_status();
+  // On cgroup v1 a frozen process takes its SIGKILL only once thawed: a kill that has not ended the
+  // container within a second looks for that (one runtime call, only then).
+  const auto first = std::min(timeout, std::chrono::seconds(1));
+  if (wait_exited(c, first)) return ok_status();
+  thaw_if_paused(*rt, c.id, "it was being killed");
+  if (wait_exited(c, timeout - first)) return ok_status();
   // No exit came: the monitor could not be watched (logged at start). When the runtime says the
   // container is gone, record the exit from its exit file (or as unknown) rather than fail
   // every stop of it from now on.

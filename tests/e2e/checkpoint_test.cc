@@ -223,6 +223,26 @@ TEST_F(Checkpoint, AContainerADumpCutShortLeftFrozenIsResumedAtStart) {
   ASSERT_TRUE(cri_->remove_pod(pod_).ok());
 }
 
+// A container frozen in its cgroup by someone else (the runtime's pause here; a dump cut short
+// in a berthd that is not restarted yet) is still stopped: on cgroup v1 its SIGKILL is taken
+// only once thawed, and StopContainer thaws it.
+TEST_F(Checkpoint, AFrozenContainerIsStillStoppedAndItsPodRemoved) {
+  auto& cri = ready("frozen-stop");
+  const std::string id = run(shell_container("ticker", "i=0; while :; do i=$((i+1)); echo $i; sleep 0.1; done"));
+  ASSERT_TRUE(wait_for_file_text(logs_->path() + "/ticker.log", "3\n"));
+  const std::string rt = test_runtime() + " --root " + d_->state() + "/runtime/" + test_runtime() + " ";
+  ASSERT_EQ(shell(rt + "pause " + id + " >/dev/null 2>&1; echo $?"), "0\n");
+  auto s = cri.stop_container(id, 0);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  auto st = wait_exited(id);
+  EXPECT_EQ(st.state(), v1::CONTAINER_EXITED);
+  EXPECT_EQ(st.exit_code(), 128 + SIGKILL) << st.reason();
+  EXPECT_NE(d_->log().find("container " + id + ": resumed, found frozen (it was being killed)"), std::string::npos)
+      << d_->log();
+  ASSERT_TRUE(cri.stop_pod(pod_).ok());
+  ASSERT_TRUE(cri.remove_pod(pod_).ok());
+}
+
 // ---- in the guest, where CRIU works ----
 
 class CheckpointRestore : public PodFixture {
