@@ -1,12 +1,14 @@
 // CheckpointContainer and the import half of a restore. A checkpoint is made in a work dir of
 // berthd's (<root>/checkpoints/<name>): the runtime's `checkpoint --leave-running` writes CRIU's
-// images and logs there, berth-checkpoint-archive the writable layer's diff, berthd the dumps of
-// config, spec and status, CRI-O's list of bind mounts and a copy of the log; the helper then packs it into a temp file
-// beside the location, which is renamed onto it (never over a file that is there). The temp file's name is kept in
-// <name>.target until then, so a berthd killed mid-way removes it at its next start along with the work dir: no
-// half-written archive stays at the location's side. A restore's archive is unpacked (confined, by the helper) into
-// <root>/restores/<name>, its config.dump names the base image, and create_container builds the container from that
-// image with the diff applied to its new upper dir and the CRIU images moved beside that dir.
+// images and logs there, berthd a copy of the log at once, berth-checkpoint-archive the writable
+// layer's diff, berthd the dumps of config, spec and status and CRI-O's list of bind mounts; the
+// helper then packs it into a temp file beside the location, which is renamed onto it (never over
+// a file that is there). The temp file's name is kept in <name>.target until then, so a berthd
+// killed mid-way removes it at its next start along with the work dir: no half-written archive
+// stays at the location's side, and a container the cut dump left frozen is resumed.
+// A restore's archive is unpacked (confined, by the helper) into <root>/restores/<name>, its
+// config.dump names the base image, and create_container builds the container from that image
+// with the diff applied to its new upper dir and the CRIU images moved beside that dir.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>

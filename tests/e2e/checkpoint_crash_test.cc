@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <sstream>
 
 #include "berth/fault_point.h"
 #include "berth/test/cri_client.h"
@@ -37,28 +36,6 @@ std::vector<std::string> points_of([[maybe_unused]] const std::string& rpc) {
   BERTH_FAULT_POINTS_LIST(BERTH_TEST_POINT_OF)
 #undef BERTH_TEST_POINT_OF
 #endif
-  return out;
-}
-
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path().filename());
-  return out;
-}
-
-// The numbers a counting container printed, in order (the last word of each log line).
-std::vector<long> numbers(const std::string& log) {
-  std::vector<long> out;
-  std::istringstream in(log);
-  for (std::string line; std::getline(in, line);) {
-    size_t sp = line.rfind(' ');
-    if (sp == std::string::npos) continue;
-    try {
-      out.push_back(std::stol(line.substr(sp + 1)));
-    } catch (...) {
-    }
-  }
   return out;
 }
 
@@ -129,9 +106,9 @@ class CheckpointCrash : public PodFixture {
     return "";
   }
   void expect_no_work_left() {
-    EXPECT_TRUE(entries(dir_ + "/root/checkpoints").empty());
-    EXPECT_TRUE(entries(dir_ + "/root/restores").empty());
-    EXPECT_EQ(entries(out_->path()), std::vector<std::string>{"counter.tar"});
+    EXPECT_TRUE(dir_entries(dir_ + "/root/checkpoints").empty());
+    EXPECT_TRUE(dir_entries(dir_ + "/root/restores").empty());
+    EXPECT_EQ(dir_entries(out_->path()), std::vector<std::string>{"counter.tar"});
   }
 
   std::shared_ptr<TestNetwork> net_;
@@ -193,7 +170,7 @@ TEST_F(CheckpointCrash, EveryStepOfACheckpointAndARestoreIsFinishedOrUndoneAtThe
     DaemonProcess& next = berthd();
     if (point != "start_container_runtime_started" && point != "create_container_record_written") {
       EXPECT_EQ(id_of(name), "") << "a restore cut before its record left a container";
-      EXPECT_EQ(entries(dir_ + "/root/containers"), std::vector<std::string>{id}) << "its writable layer stays";
+      EXPECT_EQ(dir_entries(dir_ + "/root/containers"), std::vector<std::string>{id}) << "its writable layer stays";
       expect_no_work_left();
       continue;
     }

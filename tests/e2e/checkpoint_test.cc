@@ -70,14 +70,6 @@ std::string run_output(const std::vector<std::string>& argv) {
   return shell(cmd + "2>/dev/null");
 }
 
-std::vector<std::string> dir_entries(const std::string& dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path().filename());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 class Checkpoint : public PodFixture {};
 
 TEST_F(Checkpoint, BadRequestsNameTheFieldAndLeaveNothing) {
@@ -267,20 +259,6 @@ class CheckpointRestore : public PodFixture {
     EXPECT_TRUE(s.ok()) << s.error_message();
     pod_config_ = config;
     return id;
-  }
-  // The numbers a counting container printed, in order.
-  static std::vector<long> numbers(const std::string& log) {
-    std::vector<long> out;
-    std::istringstream in(log);
-    for (std::string line; std::getline(in, line);) {
-      size_t sp = line.rfind(' ');
-      if (sp == std::string::npos) continue;
-      try {
-        out.push_back(std::stol(line.substr(sp + 1)));
-      } catch (...) {
-      }
-    }
-    return out;
   }
   std::unique_ptr<TempDir> out_;
   std::string reason_;

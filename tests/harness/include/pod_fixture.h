@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include "berth/test/cri_client.h"
@@ -115,6 +118,29 @@ class PodFixture : public BusyboxRegistryTest {
     grpc::Status s = cri_->runtime().PortForward(&ctx, req, &resp);
     EXPECT_TRUE(s.ok()) << s.error_message();
     return resp.url();
+  }
+
+  // The numbers a counting container printed, in order (the last word of each line of its log).
+  static std::vector<long> numbers(const std::string& log) {
+    std::vector<long> out;
+    std::istringstream in(log);
+    for (std::string line; std::getline(in, line);) {
+      size_t sp = line.rfind(' ');
+      if (sp == std::string::npos) continue;
+      try {
+        out.push_back(std::stol(line.substr(sp + 1)));
+      } catch (...) {
+      }
+    }
+    return out;
+  }
+  // A dir's entry names, sorted; none when it cannot be read.
+  static std::vector<std::string> dir_entries(const std::string& dir) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) out.push_back(e.path().filename());
+    std::sort(out.begin(), out.end());
+    return out;
   }
 
   std::unique_ptr<TempDir> logs_;
